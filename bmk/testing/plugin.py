@@ -1,0 +1,1 @@
+"""pytest plugin (entry point `bmk`): the `cmdbuf_golden` fixture and `--bmk-update-golden`."""

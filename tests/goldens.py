@@ -1,0 +1,58 @@
+"""Replay the `calls` of a golden case (tests/golden/bm1880/*.json) through the public API."""
+import json
+import pathlib
+
+from bmk import bm1880
+
+GOLDEN_DIR = pathlib.Path(__file__).parent / "golden" / "bm1880"
+CONSTANTS = {"FMT_I8": bm1880.FMT_I8, "FMT_U8": bm1880.FMT_U8, "CTRL_NULL": bm1880.CTRL_NULL,
+             "CTRL_AL": bm1880.CTRL_AL, "CTRL_TP": bm1880.CTRL_TP, "CTRL_RA": bm1880.CTRL_RA,
+             "CTRL_RELU": bm1880.CTRL_RELU}
+SHAPE_ARGS = {"shape"}
+STRIDE_ARGS = {"stride", "dst_stride", "src_stride"}
+
+
+def load_cases():
+    return {p.stem: json.loads(p.read_text()) for p in sorted(GOLDEN_DIR.glob("*.json"))}
+
+
+def _value(key, value, handles):
+    if key in SHAPE_ARGS and isinstance(value, list):
+        return bm1880.shape_t4(*value) if len(value) == 4 else bm1880.shape_t2(*value)
+    if key in STRIDE_ARGS and isinstance(value, list):
+        return bm1880.stride_t4(*value) if len(value) == 4 else bm1880.stride_t2(*value)
+    if isinstance(value, str):
+        if value in CONSTANTS:
+            return CONSTANTS[value]
+        return handles[value]
+    return value
+
+
+def run_calls(case):
+    """Run every call; return the list of (ctx name, bytes) of each acquire_cmdbuf."""
+    handles, contexts, acquired = {}, {}, []
+
+    def walk(calls):
+        for call in calls:
+            api, args = call["api"], call.get("args", {})
+            if api == "repeat":
+                for _ in range(args["count"]):
+                    walk(args["body"])
+                continue
+            if api == "register":
+                ctx = bm1880.register(**args)
+                contexts[call.get("as", "ctx")] = ctx
+                continue
+            ctx_name = call.get("ctx", "ctx")
+            if api == "TensorGmem":
+                result = bm1880.TensorGmem(**{k: _value(k, v, handles) for k, v in args.items()})
+            else:
+                kwargs = {k: _value(k, v, handles) for k, v in args.items()}
+                result = getattr(contexts[ctx_name], api)(**kwargs)
+                if api == "acquire_cmdbuf":
+                    acquired.append((ctx_name, result))
+            if "as" in call:
+                handles[call["as"]] = result
+
+    walk(case["calls"])
+    return acquired
