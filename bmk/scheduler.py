@@ -14,8 +14,6 @@ The three modes differ only in where the "last descriptor per engine" comes from
 """
 import enum
 
-import attrs
-
 from bmk.errors import ScheduleError, must
 
 MAX_SYNC_ID = 0xFFFF
@@ -27,12 +25,7 @@ class Mode(enum.Enum):
     STREAMS = "streams"
 
 
-@attrs.frozen
-class SyncIds:
-    """What acquisition writes into one descriptor: its own id and {engine: id waited for}."""
-
-    own: int
-    waits: dict
+SERIAL, PARALLEL, STREAMS = Mode.SERIAL, Mode.PARALLEL, Mode.STREAMS
 
 
 class Scheduler:
@@ -40,7 +33,7 @@ class Scheduler:
 
     def __init__(self):
         self.engine_of = []        # descriptor index -> engine name
-        self.followers = []        # descriptor index -> {engine: follower index} or None
+        self.followers = {}        # descriptor index -> {engine: follower index}
         self.mode = Mode.SERIAL
         self.last = {}             # engine -> last descriptor index (all streams)
         self.snapshot = None       # parallel mode: `last` when the group opened
@@ -86,18 +79,19 @@ class Scheduler:
     # -- descriptors ---------------------------------------------------------------------
     def add(self, engine):
         """Record a new descriptor on `engine`, linked as the mode says; return its index."""
-        index = len(self.engine_of)
-        self.engine_of.append(engine)
-        self.followers.append(None)
-        if self.mode is Mode.SERIAL:
-            sources = self.last
-        elif self.mode is Mode.PARALLEL:
-            sources = self.snapshot
-        else:
-            sources = self.streams[self.current]
-        for before in sources.values():
-            self.link(before, index)
-        if self.mode is Mode.STREAMS:
+        engine_of, followers, mode = self.engine_of, self.followers, self.mode
+        index = len(engine_of)
+        engine_of.append(engine)
+        sources = self.last if mode is SERIAL else (
+            self.snapshot if mode is PARALLEL else self.streams[self.current])
+        for before in sources.values():      # link(before, index), inlined: this is the hot path
+            if engine_of[before] != engine:
+                f = followers.get(before)
+                if f is None:
+                    followers[before] = {engine: index}
+                elif engine not in f:
+                    f[engine] = index
+        if mode is STREAMS:
             sources[engine] = index
         self.last[engine] = index
         return index
@@ -106,14 +100,17 @@ class Scheduler:
         engine = self.engine_of[after]
         if self.engine_of[before] == engine:
             return
-        followers = self.followers[before]
+        followers = self.followers.get(before)
         if followers is None:
             self.followers[before] = {engine: after}
         elif engine not in followers:
             followers[engine] = after
 
     def assign(self, inherit_wait=()):
-        """Sync ids of every descriptor, in emission order (see the module docstring)."""
+        """Sync ids of every descriptor, in emission order (see the module docstring).
+
+        Returns (own, waits): own[i] is descriptor i's id on its engine; waits[i] is None or
+        {other engine: id waited for}."""
         n = len(self.engine_of)
         own = [0] * n
         waits = [None] * n
@@ -128,7 +125,7 @@ class Scheduler:
             chunks.append((start, n))
         for lo, hi in chunks:
             for d in range(lo, hi):
-                followers = self.followers[d]
+                followers = self.followers.get(d)
                 if followers:
                     for f in followers.values():
                         if f < hi:
@@ -148,4 +145,4 @@ class Scheduler:
                             if not w.get(other):
                                 w[other] = value
                     prev = dict(w) if w else prev
-        return [SyncIds(own[i], waits[i] or {}) for i in range(n)]
+        return own, waits

@@ -87,3 +87,29 @@ def patch(codec, data, fields):
             raise EncodeError(f"{codec.format.name}.{name} must be in [0, {mask >> bit}], not {value!r}")
         word = (word & ~mask) | (value << bit)
     return word.to_bytes(codec.nbytes, "little")
+
+
+class Patcher:
+    """Rewrites a few fields (e.g. sync ids) of many packed descriptors, fast.
+
+    `prepare(body)` splits a packed descriptor once into (the integer of the byte span
+    holding the fields, with those fields cleared; the bytes before; the bytes after);
+    `fill(prepared, values)` returns the descriptor with the values written. Values are not
+    range-checked: callers pass values that fit by construction (16-bit sync ids).
+    """
+
+    def __init__(self, codec, names):
+        fields = [codec.format.by_name[n] for n in names]
+        self.lo = min(f.bit for f in fields) // 8
+        self.hi = -(-max(f.bit + f.width for f in fields) // 8)
+        self.shifts = tuple(f.bit - self.lo * 8 for f in fields)
+        self.keep = ~sum(((1 << f.width) - 1) << s for f, s in zip(fields, self.shifts))
+
+    def prepare(self, body):
+        return (int.from_bytes(body[self.lo:self.hi], "little") & self.keep, body[:self.lo], body[self.hi:])
+
+    def fill(self, prepared, values):
+        word, before, after = prepared
+        for shift, value in zip(self.shifts, values):
+            word |= value << shift
+        return before + word.to_bytes(self.hi - self.lo, "little") + after

@@ -8,7 +8,7 @@ import contextlib
 
 from bmk.bm1880 import checks, lowering, params
 from bmk.bm1880.constants import CTRL_AL, CTRL_NULL
-from bmk.encoders.codec import codec_for, patch
+from bmk.encoders.codec import Patcher, codec_for
 from bmk.encoders.cmdbuf import encode_header
 from bmk.errors import AllocError, ArgumentError, CmdbufOverflowError, EncodeError, ScheduleError, must
 from bmk.isa import load_chip
@@ -49,6 +49,12 @@ class Context:
         self._engines = {e.name: e for e in self.chip.engines if e.format is not None}
         self._codecs = {name: codec_for(e.format) for name, e in self._engines.items()}
         self._headers = {name: encode_header(self.chip, e, e.format.nbytes) for name, e in self._engines.items()}
+        # Per engine: the sync-id fields (enable flags, own id, waits) written at acquisition.
+        self._sync_plan = {}
+        for name, e in self._engines.items():
+            names = [f for f, _ in e.enable] + [e.own_id] + [f for _, f in e.wait_for]
+            self._sync_plan[name] = (Patcher(self._codecs[name], names), tuple(v for _, v in e.enable),
+                                     tuple(other for other, _ in e.wait_for))
         self._stack = []          # tl_alloc / tl_alloc_bank tensors, allocation order
         self._stack_top = 0       # next tl_alloc address
         self._cleaned = False
@@ -56,7 +62,7 @@ class Context:
         self._start()
 
     def _start(self):
-        self._bodies = []         # packed descriptors without sync ids, emission order
+        self._bodies = []         # packed descriptors (Patcher-prepared, no sync ids), emission order
         self._nbytes = 0
         self._sched = Scheduler()
         self._lowered = {}        # op record -> ((engine, body), ...): lowering is pure
@@ -182,18 +188,20 @@ class Context:
             getattr(checks, call)(self, record)
             descriptors = getattr(lowering, call)(self.chip, record)
             try:
-                lowered = tuple((engine, self._codecs[engine].pack(fields)) for engine, fields in descriptors)
+                packed = [(engine, self._codecs[engine].pack(fields)) for engine, fields in descriptors]
             except EncodeError as e:
                 raise ArgumentError(f"{call}: the arguments do not fit the bm1880 encoding: {e}") from None
-            self._lowered[record] = lowered
-        size = sum(len(self._headers[engine]) + len(body) for engine, body in lowered)
-        if self._nbytes + size > self.cmdbuf_size:
-            raise CmdbufOverflowError(f"{call}: the command buffer would grow to {self._nbytes + size} bytes, "
-                                      f"past cmdbuf_size {self.cmdbuf_size}")
-        for engine, body in lowered:
-            index = self._sched.add(engine)
-            self._bodies.append(body)
-        self._nbytes += size
+            size = sum(len(self._headers[engine]) + len(body) for engine, body in packed)
+            lowered = self._lowered[record] = (
+                tuple((engine, self._sync_plan[engine][0].prepare(body)) for engine, body in packed), size)
+        if self._nbytes + lowered[1] > self.cmdbuf_size:
+            raise CmdbufOverflowError(f"{call}: the command buffer would grow to {self._nbytes + lowered[1]} "
+                                      f"bytes, past cmdbuf_size {self.cmdbuf_size}")
+        add, bodies = self._sched.add, self._bodies
+        for engine, prepared in lowered[0]:
+            index = add(engine)
+            bodies.append(prepared)
+        self._nbytes += lowered[1]
         return Op(self, self._generation, index, call)
 
     def _compute(self, call, record_class, p, fields):
@@ -420,18 +428,15 @@ class Context:
         """bmk1880_acquire_cmdbuf (seed 3.3): every descriptor since register/reset, framed
         with cmd_hdr_t, with sync ids assigned now."""
         inherit = [e.name for e in self._engines.values() if e.inherit_wait]
-        ids = self._sched.assign(inherit)
-        out = bytearray()
-        engines, codecs, headers = self._engines, self._codecs, self._headers
-        for engine, body, sync in zip(self._sched.engine_of, self._bodies, ids):
-            e = engines[engine]
-            fields = dict(e.enable)
-            fields[e.own_id] = sync.own
-            for other, field in e.wait_for:
-                fields[field] = sync.waits.get(other, 0)
-            out += headers[engine]
-            out += patch(codecs[engine], body, fields)
-        return bytes(out)
+        own, waits = self._sched.assign(inherit)
+        headers, plans = self._headers, self._sync_plan
+        parts = []
+        for engine, prepared, own_id, wait in zip(self._sched.engine_of, self._bodies, own, waits):
+            patch, enable, others = plans[engine]
+            values = enable + (own_id,) + (tuple(wait.get(o, 0) for o in others) if wait else (0,) * len(others))
+            parts.append(headers[engine])
+            parts.append(patch.fill(prepared, values))
+        return b"".join(parts)
 
     def reset(self):
         """bmk1880_reset (seed 3.4): empty the command buffer, forget links, serial mode;
