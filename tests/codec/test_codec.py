@@ -1,0 +1,85 @@
+"""Bit order pinned by hand, and pack/unpack round trips of every format (hypothesis)."""
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bmk
+from bmk.encoders import codec_for, decode_cmdbuf, encode_record
+from bmk.encoders.codec import Patcher
+from bmk.errors import DecodeError, EncodeError
+from bmk.isa import load_chip
+
+BM1880 = load_chip("bm1880")
+TIU = codec_for(BM1880.engine("tiu").format)
+TDMA = codec_for(BM1880.engine("tdma").format)
+FORMATS = [(chip, fmt) for chip in bmk.chips() for fmt in load_chip(chip).formats + (load_chip(chip).header,)]
+
+
+def test_field_crossing_a_word_boundary():
+    # cmd_id_gdma is bits [19, 35): byte 2 bits 3-7, byte 3, byte 4 bits 0-2 (LSB first, LE words).
+    body = TIU.pack({f.name: 0 for f in TIU.format.fields} | {"cmd_id_gdma": 0xFFFF})
+    assert body[:6] == bytes([0x00, 0x00, 0xF8, 0xFF, 0x07, 0x00])
+    assert TIU.unpack(body)["cmd_id_gdma"] == 0xFFFF
+
+
+def test_little_endian_words():
+    body = TDMA.pack({f.name: 0 for f in TDMA.format.fields} | {"cmd_id": 0x1234, "vld": 1})
+    assert body[:4] == bytes([0x01, 0x00, 0x34, 0x12])
+
+
+def test_header_layout():
+    rec = encode_record(BM1880, "tdma", {})
+    assert rec[:8] == bytes([0xA5, 64, 2, 0, 0, 0, 0, 0])
+
+
+def test_value_too_wide_names_the_field():
+    with pytest.raises(EncodeError, match=r"tiu.res0_c must be in \[0, 4095\], not 4096"):
+        TIU.pack({"res0_c": 4096})
+    with pytest.raises(EncodeError, match=r"unknown fields \['nope'\]"):
+        TIU.pack({"nope": 1})
+
+
+def values_for(fmt):
+    return st.fixed_dictionaries({f.name: st.integers(0, f.max) for f in fmt.fields})
+
+
+@pytest.mark.parametrize("chip, fmt", FORMATS, ids=[f"{c}.{f.name}" for c, f in FORMATS])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_unpack_pack_round_trip(chip, fmt, data):
+    codec = codec_for(fmt)
+    values = data.draw(values_for(fmt))
+    packed = codec.pack(values)
+    assert len(packed) == fmt.nbytes
+    assert codec.unpack(packed) == values
+    raw = data.draw(st.binary(min_size=fmt.nbytes, max_size=fmt.nbytes))
+    assert codec.pack(codec.unpack(raw)) == raw
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(min_size=112, max_size=112), st.integers(0, 0xFFFF), st.integers(0, 0xFFFF))
+def test_patcher_changes_only_its_fields(raw, own, wait):
+    patch = Patcher(TIU, ["cmd_id_tpu", "cmd_id_gdma"])
+    out = patch.fill(patch.prepare(raw), (own, wait))
+    expected = TIU.unpack(raw) | {"cmd_id_tpu": own, "cmd_id_gdma": wait}
+    assert TIU.unpack(out) == expected
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"\xa5\x40\x02", "byte 0: truncated cmd_hdr_t: 3 bytes left, a header is 8"),
+    (b"\x5a\x40\x02\x00\x00\x00\x00\x00" + bytes(64), "byte 0: bad magic 0x5a, expected 0xa5 for bm1880"),
+    (b"\xa5\x40\x07\x00\x00\x00\x00\x00" + bytes(64), "byte 0: unknown engine id 7"),
+    (b"\xa5\x40\x00\x00\x00\x00\x00\x00" + bytes(64), "byte 0: length mismatch: header says 64 bytes, a tiu descriptor is 112"),
+    (b"\xa5\x40\x02\x00\x00\x00\x00\x00" + bytes(10), "byte 0: truncated tdma descriptor: 10 of 64 bytes"),
+])
+def test_corrupt_buffers(data, message):
+    with pytest.raises(DecodeError) as e:
+        decode_cmdbuf(BM1880, data)
+    assert str(e.value) == message
+
+
+def test_corrupt_offset_points_at_the_bad_record():
+    good = encode_record(BM1880, "tdma", {"vld": 1})
+    with pytest.raises(DecodeError) as e:
+        decode_cmdbuf(BM1880, good + b"\x00" * 8)
+    assert e.value.offset == len(good)
