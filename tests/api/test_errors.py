@@ -212,3 +212,17 @@ def test_reset_and_independent_contexts():
     assert len(c0.acquire_cmdbuf()) == 72
     c0.reset()
     assert c0.acquire_cmdbuf() == b""
+
+
+def test_entered_context_style():
+    ctx = bm1880.register(cmdbuf_size=4096)
+    bm1880.enter(ctx)
+    try:
+        t = bm1880.tl_prealloc(0, S, FMT_I8)
+        bm1880.bmk1880_gdma_load(t, 0x1000, CTRL_NULL)
+        bm1880.bmkl880_tl_load(t, 0x1000, CTRL_NULL)
+        assert len(bm1880.acquire_cmdbuf()) == 144
+    finally:
+        bm1880.exit()
+    with pytest.raises(bmk.ArgumentError, match=r"acquire_cmdbuf: no context was entered"):
+        bm1880.acquire_cmdbuf()
