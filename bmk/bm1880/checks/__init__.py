@@ -4,3 +4,5 @@ is recorded, with the message "<call>: <argument> must be <rule>, not <value!r>"
 """
 from bmk.bm1880.checks.dma import *  # noqa: F401,F403
 from bmk.bm1880.checks.eltwise import *  # noqa: F401,F403
+from bmk.bm1880.checks.conv import *  # noqa: F401,F403
+from bmk.bm1880.checks.matrix import *  # noqa: F401,F403

@@ -6,3 +6,5 @@ Shared helpers and the field-value constants are in common.py.
 """
 from bmk.bm1880.lowering.dma import *  # noqa: F401,F403
 from bmk.bm1880.lowering.eltwise import *  # noqa: F401,F403
+from bmk.bm1880.lowering.conv import *  # noqa: F401,F403
+from bmk.bm1880.lowering.matrix import *  # noqa: F401,F403
