@@ -66,29 +66,6 @@ def codec_for(fmt):
     return codec
 
 
-def _patch_masks(codec):
-    masks = getattr(codec, "_patch_masks", None)
-    if masks is None:
-        masks = codec._patch_masks = {f.name: (f.bit, ((1 << f.width) - 1) << f.bit) for f in codec.format.fields}
-    return masks
-
-
-def patch(codec, data, fields):
-    """Return `data` (packed by `codec`) with some fields rewritten, all others unchanged.
-
-    Used at acquisition to write sync ids into descriptors packed earlier; positions come
-    from the same Field records as pack/unpack.
-    """
-    masks = _patch_masks(codec)
-    word = int.from_bytes(data, "little")
-    for name, value in fields.items():
-        bit, mask = masks[name]
-        if not 0 <= value <= mask >> bit:
-            raise EncodeError(f"{codec.format.name}.{name} must be in [0, {mask >> bit}], not {value!r}")
-        word = (word & ~mask) | (value << bit)
-    return word.to_bytes(codec.nbytes, "little")
-
-
 class Patcher:
     """Rewrites a few fields (e.g. sync ids) of many packed descriptors, fast.
 
