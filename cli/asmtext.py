@@ -16,7 +16,7 @@ import re
 
 import attrs
 
-from bmk.encoders.cmdbuf import Record, encode_header, encode_record
+from bmk.encoders.cmdbuf import Record, encode_record
 from bmk.encoders.codec import codec_for
 from bmk.errors import BmkError
 from bmk.isa import load_chip
@@ -25,7 +25,6 @@ FIELD_MODES = ("changed", "nonzero", "all")
 RAW = "raw"
 # Header fields the text may set: the rest (magic, engine_id, a non-zero len) follow from the line.
 _HDR_FIXED = ("magic", "engine_id")
-_INT_RE = re.compile(r"[+-]?(0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|[0-9][0-9_]*)$")
 _ENGINE_ALIASES = {"gdma": "tdma", "bdc": "tiu"}
 
 
@@ -149,9 +148,15 @@ def _suggest(name, names):
 
 
 def parse_int(token):
-    if not _INT_RE.match(token):
+    """Python integer literal syntax (0x, 0b, 0o, _ separators; a sign), plus decimals with leading zeros."""
+    if not token.isascii():
         return None
-    return int(token.replace("_", ""), 0)
+    if token.isdigit():
+        return int(token)
+    try:
+        return int(token, 0)
+    except ValueError:
+        return None
 
 
 class _Parser:
@@ -159,6 +164,7 @@ class _Parser:
         self.text, self.filename = text, filename
         self.chip = chip
         self.mode = "changed"
+        self._bases, self._aliases, self._engines = {}, {}, {}
 
     def error(self, line, col, message):
         raise AsmError(self.filename, line, col, message)
@@ -166,7 +172,7 @@ class _Parser:
     def parse(self):
         records, lines, offset = [], [], 0
         seen_chip = False
-        for lineno, raw in enumerate(self.text.splitlines(), 1):
+        for lineno, raw in enumerate(self.text.removeprefix("\ufeff").splitlines(), 1):
             toks = _tokens(raw)
             if not toks:
                 continue
@@ -210,6 +216,12 @@ class _Parser:
         return True
 
     def _engine(self, lineno, col, name):
+        eng = self._engines.get(name)
+        if eng is None:
+            eng = self._engines[name] = self._find_engine(lineno, col, name)
+        return eng
+
+    def _find_engine(self, lineno, col, name):
         chip = self.chip
         names = [e.name for e in chip.engines if e.format is not None]
         if name not in names and _ENGINE_ALIASES.get(name) in names:
@@ -225,14 +237,18 @@ class _Parser:
         ename, kind = head.split(".", 1)
         eng = self._engine(lineno, col, ename)
         fmt = eng.format
-        kinds = [i.name for i in fmt.instructions] + [RAW]
         ins = fmt.instruction(kind)
         if ins is None and kind != RAW:
-            self.error(lineno, col, f"unknown mnemonic {eng.name}.{kind!r}"
-                       f"{_suggest(kind, kinds) or ' (expected one of ' + ', '.join(kinds) + ')'}")
-        fields = _base(fmt, self.mode, ins)
+            full = [f"{eng.name}.{i.name}" for i in fmt.instructions] + [f"{eng.name}.{RAW}"]
+            self.error(lineno, col, f"unknown mnemonic '{eng.name}.{kind}'"
+                       f"{_suggest(f'{eng.name}.{kind}', full) or ' (expected one of ' + ', '.join(full) + ')'}")
+        key = (eng.name, self.mode, kind)
+        if key not in self._bases:
+            self._bases[key] = _base(fmt, self.mode, ins)
+            self._aliases[eng.name] = dict(sync_fields(eng))
+        fields = dict(self._bases[key])
         header, given = {}, {}
-        aliases = dict(sync_fields(eng))
+        aliases = self._aliases[eng.name]
         hdr = self.chip.header
         for tcol, tok in toks[1:]:
             name, eq, text = tok.partition("=")
@@ -241,16 +257,16 @@ class _Parser:
             vcol = tcol + len(name) + 1
             if not text:
                 self.error(lineno, vcol, f"expected a value after {name}=")
-            if name in given:
-                self.error(lineno, tcol, f"field {name!r} given twice (first at column {given[name]})")
-            given[name] = tcol
             if name.startswith("hdr."):
+                if name in given:
+                    self.error(lineno, tcol, f"field {name!r} given twice (first at column {given[name][1]})")
+                given[name] = (name, tcol)
                 hname = name[4:]
                 if hname not in hdr.by_name or hname in _HDR_FIXED:
                     allowed = [f.name for f in hdr.fields if f.name not in _HDR_FIXED]
                     self.error(lineno, tcol, f"unknown header field {hname!r} "
                                f"(expected one of {', '.join('hdr.' + a for a in allowed)})")
-                header[hname] = self._value(lineno, vcol, hdr.by_name[hname], text)
+                header[hname] = self._value(lineno, vcol, hdr.by_name[hname], text, "hdr.")
                 continue
             if name.startswith("wait.") and name not in aliases:
                 other = _ENGINE_ALIASES.get(name[5:])
@@ -260,30 +276,33 @@ class _Parser:
             if fname not in fmt.by_name:
                 self.error(lineno, tcol, f"unknown field {name!r} for {eng.name}"
                            f"{_suggest(name, list(fmt.by_name) + list(aliases))}")
-            if fname != name and fname in given:
-                self.error(lineno, tcol, f"{name} and {fname} name the same field")
-            given[fname] = tcol
+            if fname in given:
+                first, fcol = given[fname]
+                same = f"field {name!r} given twice" if first == name else f"{first} and {name} name the same field"
+                self.error(lineno, tcol, f"{same} (first at column {fcol})")
+            given[fname] = (name, tcol)
             fields[fname] = self._value(lineno, vcol, fmt.by_name[fname], text)
         if ins is not None:
             got = fmt.instruction_of(fields)
             if got is None or got.name != kind:
                 what = f"{eng.name}.{got.name}" if got else f"{eng.name}.raw"
                 self.error(lineno, col, f"the fields make this a {what}, not {eng.name}.{kind} "
-                           f"(expected {' '.join(f'{k}={v}' for k, v in ins.match)} or the mnemonic {what})")
+                           f"(expected {' '.join(f'{k}={format_value(fmt.by_name[k], v)}' for k, v in ins.match)} "
+                           f"or the mnemonic {what})")
         if "len" in header:
             nbytes = fmt.nbytes
             if header["len"] == nbytes:
                 del header["len"]          # the normal case: len is derived from the engine
             elif header["len"] != 0:
-                self.error(lineno, given["hdr.len"], f"hdr.len must be 0 or {nbytes} for {eng.name}, "
+                self.error(lineno, given["hdr.len"][1], f"hdr.len must be 0 or {nbytes} for {eng.name}, "
                            f"not {header['len']}")
             elif header.get("mask", 0) != nbytes:
-                self.error(lineno, given["hdr.len"], f"hdr.len=0 means the length is in hdr.mask, "
+                self.error(lineno, given["hdr.len"][1], f"hdr.len=0 means the length is in hdr.mask, "
                            f"so expected hdr.mask={hex(nbytes)}")
         header = {k: v for k, v in header.items() if v or k == "len"}
         return Record(offset, eng.name, fields, header)
 
-    def _value(self, lineno, col, field, text):
+    def _value(self, lineno, col, field, text, prefix=""):
         value = parse_int(text)
         if value is None and field.enum:
             value = field.enum_value(text)
@@ -293,7 +312,7 @@ class _Parser:
         if value is None:
             self.error(lineno, col, f"expected an integer for {field.name}, not {text!r}")
         if not 0 <= value <= field.max:
-            self.error(lineno, col, f"{field.name} must be in [0, {field.max}] ({field.width} bits), "
+            self.error(lineno, col, f"{prefix}{field.name} must be in [0, {field.max}] ({field.width} bits), "
                        f"not {text}")
         return value
 
@@ -309,7 +328,3 @@ def assemble(text, chip=None, filename="<text>"):
     """Assembly text -> command buffer bytes."""
     return parse(text, chip, filename).to_bytes()
 
-
-def header_bytes(chip, engine, header=None):
-    eng = chip.engine(engine)
-    return encode_header(chip, eng, eng.format.nbytes, header)

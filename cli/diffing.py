@@ -126,14 +126,16 @@ def expand_ignore(chip, names):
     return fields
 
 
-def _key(record, ignored):
+def _key(record, ignored, names):
+    fields = record.fields
     return (record.engine,
-            tuple(v for k, v in record.fields.items() if k not in ignored),
+            tuple(fields[k] for k in names[record.engine] if k not in ignored),
             tuple(sorted((k, v) for k, v in record.header.items() if "hdr." + k not in ignored)))
 
 
 def _field_changes(chip, ra, rb, ignored):
-    out = [(k, v, rb.fields[k]) for k, v in ra.fields.items() if k not in ignored and rb.fields[k] != v]
+    out = [(f.name, ra.fields[f.name], rb.fields[f.name]) for f in chip.engine(ra.engine).format.fields
+           if f.name not in ignored and ra.fields[f.name] != rb.fields[f.name]]
     nbytes = chip.engine(ra.engine).format.nbytes      # an absent hdr.len is the descriptor length
     for k in sorted(set(ra.header) | set(rb.header)):
         if "hdr." + k in ignored:
@@ -151,8 +153,9 @@ def diff_listings(a, b, ignore=()):
         raise BmkError(f"cannot compare a {a.chip.name} buffer ({a.name}) with a {b.chip.name} one ({b.name})")
     chip = a.chip
     ignored = expand_ignore(chip, ignore)
-    ka = [_key(r, ignored) for r in a.records]
-    kb = [_key(r, ignored) for r in b.records]
+    names = {e.name: [f.name for f in e.format.fields] for e in chip.engines if e.format is not None}
+    ka = [_key(r, ignored, names) for r in a.records]
+    kb = [_key(r, ignored, names) for r in b.records]
     entries, equal = [], 0
 
     def kind(listing, i):

@@ -57,10 +57,11 @@ def is_text(data, chip=None):
     if data[0] in magics:
         return False
     try:
-        data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    return True
+    # Text has no control characters other than whitespace.
+    return not any(ord(ch) < 32 and ch not in "\t\n\r\f\v" or ch == "\x7f" for ch in text)
 
 
 def load(data, chip=None, name="<input>"):
@@ -70,9 +71,15 @@ def load(data, chip=None, name="<input>"):
     if is_text(data, chip):
         prog = asmtext.parse(data.decode("utf-8"), chip, name)
         return Listing(prog.chip, prog.records, "text", name, prog.lines)
-    if chip is None:
-        chip = _detect_chip(data, name)
-    return Listing(chip, tuple(decode_cmdbuf(chip, data)), "binary", name)
+    try:
+        if chip is None:
+            chip = _detect_chip(data, name)
+        records = tuple(decode_cmdbuf(chip, data))
+    except DecodeError as e:
+        err = DecodeError(f"{name}: {e}")
+        err.offset = e.offset
+        raise err from None
+    return Listing(chip, records, "binary", name)
 
 
 def load_path(path, chip=None):
