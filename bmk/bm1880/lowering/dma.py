@@ -101,17 +101,23 @@ def gdma_copy_lmem(chip, p):
     return ((TDMA, f),)
 
 
+def _channel_address(chip, t, channel):
+    """Lane-qualified lmem address of channel `channel` of t (seed 2.3): channel c lives in
+    lane c % npu_num, c // npu_num c-strides after la."""
+    npu_num = chip.param("npu_num")
+    return (channel % npu_num) * chip.param("lmem_size") + t.la + (channel // npu_num) * t.stride.c
+
+
 def gdma_lrn_shift(chip, p):
     """Seed 4.18: two descriptors: an l2l copy of C - lrn_step channels between lanes
-    (lane-qualified addresses: lane * lmem_size + la), then a zero fill of lrn_step channels."""
+    (lane-qualified addresses: lane * lmem_size + offset), then a zero fill of lrn_step channels."""
     src, dst, step = p.src, p.dst, p.lrn_step
-    lane = chip.param("lmem_size")
     n, c, h, w = _lmem_dims(src)
     moved = c - step
     if p.right_shift:   # src channel i -> dst channel i + step; dst channels [0, step) = 0
-        src_addr, dst_addr, fill_addr = src.la, step * lane + dst.la, dst.la
+        src_addr, dst_addr, fill_addr = src.la, _channel_address(chip, dst, step), dst.la
     else:               # src channel i -> dst channel i - step; dst channels [C - step, C) = 0
-        src_addr, dst_addr, fill_addr = step * lane + src.la, dst.la, moved * lane + dst.la
+        src_addr, dst_addr, fill_addr = _channel_address(chip, src, step), dst.la, _channel_address(chip, dst, moved)
     sign = int(src.signed)
     copy = _tdma(chip, L2L, src_addr, dst_addr, int8_sign=sign)
     _tdma_side(chip, copy, "src", (n, moved, h, w), src.stride, with_n=True)
@@ -120,5 +126,3 @@ def gdma_lrn_shift(chip, p):
     _tdma_side(chip, fill, "src", (n, moved, h, w), src.stride, with_n=True)
     _tdma_side(chip, fill, "dst", (n, step, h, w), dst.stride)
     return ((TDMA, copy), (TDMA, fill))
-
-
