@@ -11,7 +11,6 @@ lives in lane (L0 + c) % npu_num at offset off + n*Sn + ((L0 + c) // npu_num)*Sc
 with L0 = A // lmem_size and off = A % lmem_size.
 """
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from bmk.errors import SimulationError
 
@@ -19,10 +18,11 @@ LMEM, GMEM = "lmem", "gmem"
 
 
 class AccessLog:
-    """Byte ranges one instruction touched: (space, lane mask, lo, hi, is_write) tuples.
+    """Bytes one instruction touched: (space, lane mask, lo, hi, is_write, layout) tuples.
 
-    For lmem, [lo, hi) is a range of offsets inside every lane set in the mask; for gmem the
-    mask is 1 and [lo, hi) is a range of gmem addresses. Ranges are bounding boxes.
+    For lmem, [lo, hi) bounds the offsets touched inside every lane set in the mask; for gmem
+    the mask is 1 and [lo, hi) bounds the gmem addresses. layout = (base, dims, strides)
+    gives the exact bytes (base + sum(i_k * strides_k), i_k < dims_k) for the race detector.
     """
 
     __slots__ = ("entries",)
@@ -30,8 +30,8 @@ class AccessLog:
     def __init__(self):
         self.entries = []
 
-    def add(self, space, mask, lo, hi, write):
-        self.entries.append((space, mask, lo, hi, write))
+    def add(self, space, mask, lo, hi, write, layout=None):
+        self.entries.append((space, mask, lo, hi, write, layout))
 
 
 def _extent(shape, strides):
@@ -55,7 +55,8 @@ class TensorView:
         return np.concatenate([v for v, _ in self._parts], axis=1)
 
     def write(self, values):
-        values = np.broadcast_to(values, self.shape)
+        if np.shape(values) != self.shape:
+            values = np.broadcast_to(values, self.shape)
         for view, sl in self._parts:
             view[...] = values[:, sl]
         if self._tmp is not None:
@@ -93,7 +94,7 @@ class Lmem:
         l0, off = divmod(addr, lane)
         groups = -(-(l0 + c) // npu)
         sn, sc, sh, sw = strides
-        last = off + _extent((n, groups, h, w), (sn, sc, sh, sw))
+        last = off + (n - 1) * sn + (groups - 1) * sc + (h - 1) * sh + (w - 1) * sw
         if last >= lane:
             raise SimulationError(f"{what} must fit in its lmem lane (offset < 0x{lane:x}), but it spans "
                                   f"lane offsets [0x{off:x}, 0x{last:x}] (address 0x{addr:x}, shape "
@@ -104,10 +105,10 @@ class Lmem:
             else:
                 first = (1 << c) - 1
                 mask = ((first << l0) | (first >> (npu - l0))) & ((1 << npu) - 1)
-            log.add(LMEM, mask, off, last + 1, write)
-        base = self.data[off:]
-        view5 = as_strided(base, shape=(n, groups, npu, h, w), strides=(sn, sc, lane, sh, sw),
-                           writeable=write)
+            log.add(LMEM, mask, off, last + 1, write, (off, (n, groups, h, w), (sn, sc, sh, sw)))
+        view5 = np.ndarray((n, groups, npu, h, w), np.uint8, self.data, off, (sn, sc, lane, sh, sw))
+        if groups == 1:
+            return TensorView((n, c, h, w), [(view5[:, 0, l0:l0 + c], slice(None))])
         parts = []
         for g in range(groups):
             lo_c = max(l0, g * npu)
@@ -176,11 +177,12 @@ class Gmem:
             raise SimulationError(f"{what} must be inside gmem [0, 0x{self.size:x}), but it spans "
                                   f"[0x{addr:x}, 0x{addr + span:x})")
         if log is not None:
-            log.add(GMEM, 1, addr, addr + span, write)
+            log.add(GMEM, 1, addr, addr + span, write, (addr, tuple(shape), tuple(strides)))
         i, o = divmod(addr, self.PAGE)
         if o + span <= self.PAGE:
-            base, tmp = self._page(i)[o:], None
+            base, tmp = self._page(i), None
         else:
-            base = tmp = self.load(addr, span)
-        view = as_strided(base, shape=tuple(shape), strides=tuple(strides), writeable=write)
+            base, tmp, o = self.load(addr, span), True, 0
+        view = np.ndarray(tuple(shape), np.uint8, base, o, tuple(strides))
+        tmp = base if tmp else None
         return TensorView(tuple(shape), [(view, slice(None))], tmp, self, addr)

@@ -209,3 +209,11 @@ def test_matrix_mac_2(ctx):
     rejected(ctx, "tpu_matrix_mac_2", "tpu_matrix_mac_2: right must be a TensorLmem (not NULL), not None",
              **{**ok, "right": None})
     ctx.tpu_matrix_mac_2(**ok)   # and a good one
+
+
+def test_mdsum_reads_the_aligned_layout():
+    ctx = bm1880.register()
+    a = ctx.tl_prealloc(0, bm1880.shape_t4(1, 32, 3, 3), bm1880.FMT_I8)
+    r = ctx.tl_prealloc(1024, bm1880.shape_t4(1, 32, 1, 1), bm1880.FMT_I8)
+    with pytest.raises(bmk.ArgumentError, match=r"tpu_mdsum: a must be aligned \(or with H \* W a multiple of 16"):
+        ctx.tpu_mdsum(res_low=r, a=a)

@@ -70,6 +70,9 @@ def _bias(c, bias, cout, call_note):
 def tpu_mdsum(ctx, p):
     c = Check(ctx, "tpu_mdsum")
     a = c.tensor("a", p.a)
+    if not a.aligned and (a.layout.h * a.layout.w) % ctx.eu_num:
+        # short_opd0_str 0: the engine reads a in the eu-aligned layout, whatever its strides.
+        c.fail("a", f"aligned (or with H * W a multiple of {ctx.eu_num}: mdsum reads the aligned layout)", a)
     res = c.tensor("res_low", p.res_low)
     if res.shape.dims() != (1, a.shape.c, 1, 1):
         c.fail("res_low.shape", f"(1, {a.shape.c}, 1, 1) (one sum per channel of a)", res.shape)

@@ -82,17 +82,22 @@ def planes(m, op, write=False, int8=None):
 
 
 def read(m, op, int8=None, signed=None, dtype=np.int32):
-    """Operand values (N, C, H, W), sign-extended per its sign bit, as `dtype`."""
+    """Operand values (N, C, H, W), sign-extended per its sign bit, as `dtype`.
+
+    dtype None keeps the narrowest exact type (int8/uint8/int16/uint16); numpy widens it in
+    the first arithmetic with a wider operand, which saves a pass over the data.
+    """
     int8 = op.int8 if int8 is None else int8
     signed = op.signed if signed is None else signed
     views = planes(m, op, int8=int8)
     if int8:
         raw = views[0].read()
-        return (raw.view(np.int8) if signed else raw).astype(dtype)
-    lo, hi = views[0].read(), views[1].read()
+        raw = raw.view(np.int8) if signed else raw
+        return raw.copy() if dtype is None else raw.astype(dtype)
     v = np.empty(op.shape + (2,), np.uint8)
-    v[..., 0], v[..., 1] = lo, hi
-    return v.view(np.int16 if signed else np.uint16)[..., 0].astype(dtype)
+    v[..., 0], v[..., 1] = views[0].read(), views[1].read()
+    v = v.view(np.int16 if signed else np.uint16)[..., 0]
+    return v if dtype is None else v.astype(dtype)
 
 
 def limits(int8, signed):
@@ -105,10 +110,12 @@ def write(m, op, values, int8=None, signed=None):
     int8 = op.int8 if int8 is None else int8
     signed = op.signed if signed is None else signed
     lo, hi = limits(int8, signed)
-    v = np.clip(values, lo, hi)
+    v = np.asarray(values)
+    v = np.clip(v, lo, hi, out=v) if v.flags.writeable and v.dtype.kind in "iu" and v.dtype.itemsize >= 4 \
+        else np.clip(v, lo, hi)
     views = planes(m, op, write=True, int8=int8)
     if int8:
-        views[0].write(v.astype(np.int8 if signed else np.uint8).view(np.uint8))
+        views[0].write(v)       # setitem casts unsafely: the clipped value's low byte
         return
     b = v.astype(np.int16 if signed else np.uint16).view(np.uint8).reshape(op.shape + (2,))
     views[0].write(b[..., 0])
@@ -143,7 +150,3 @@ def relu(f, v):
 def same_shape(a, b):
     if a.shape != b.shape:
         raise SimulationError(f"{b.name} shape must equal {a.name} shape {a.shape}, not {b.shape}")
-
-
-def lmem_strides_check(what, strides):
-    return strides

@@ -1,0 +1,103 @@
+"""Race detection between the two engines of a run.
+
+Ordering: each engine runs in order; an instruction that waits for id k of the other engine
+starts after that instruction ended. So for every instruction x we know `known[x]`: the last
+position on the other engine that surely ended before x starts (a running max of the waited
+positions along x's engine; for two engines that max is the whole happens-before relation).
+
+Instructions a (engine A, position p) and b (engine B, position q) may overlap in time iff
+neither is known to precede the other: q > known[a] and known[b] < p. Because `known` never
+decreases along an engine, the b's concurrent with a form one window of positions
+(known[a], first q with known[b] >= p), and the window only moves forward as p grows. For
+each a we test its accesses against the accesses of its window with numpy (one vectorized
+comparison per access), so serial and pipelined programs cost time linear in their length.
+Bounding boxes that meet are then checked byte-exactly (interleaved tensors, e.g. the
+batches or planes of two tensors sharing a lane range, do not race).
+"""
+import numpy as np
+
+from bmk.sim.memory import LMEM
+from bmk.sim.report import Race
+
+SPACES = {LMEM: 0, "gmem": 1}
+
+
+EXACT_LIMIT = 1 << 24      # larger layouts are not enumerated: their bounding box counts
+
+
+def _pack(indices, accesses):
+    """Flatten the accesses of instructions `indices` (engine order) into numpy columns."""
+    starts = np.zeros(len(indices) + 1, np.int64)
+    rows, layouts = [], []
+    for i, idx in enumerate(indices):
+        acc = accesses[idx]
+        rows.extend((idx, SPACES[a[0]], a[1], a[2], a[3], a[4]) for a in acc)
+        layouts.extend(a[5] for a in acc)
+        starts[i + 1] = starts[i] + len(acc)
+    cols = np.array(rows, np.int64).reshape(-1, 6)
+    return starts, cols, layouts
+
+
+def _offsets(layout, lo, hi):
+    base, dims, strides = layout
+    off = np.array([base], np.int64)
+    for d, s in zip(dims, strides):
+        off = (off[:, None] + np.arange(d, dtype=np.int64) * s).reshape(-1)
+    return off[(off >= lo) & (off < hi)]
+
+
+def _common(la, lb, lo, hi):
+    """[first, last + 1) of the bytes both layouts touch inside [lo, hi), or None."""
+    if la is None or lb is None or np.prod(la[1]) > EXACT_LIMIT or np.prod(lb[1]) > EXACT_LIMIT:
+        return lo, hi
+    common = np.intersect1d(_offsets(la, lo, hi), _offsets(lb, lo, hi), assume_unique=False)
+    if not len(common):
+        return None
+    return int(common[0]), int(common[-1]) + 1
+
+
+def find_races(seq_a, seq_b, known, accesses, limit=1000):
+    """Races between engine A's instructions seq_a and engine B's seq_b (buffer indices).
+
+    known[idx] = last position on the other engine known to end before idx starts (-1: none).
+    Returns (races, truncated).
+    """
+    if not seq_a or not seq_b:
+        return [], False
+    known_b = np.array([known[idx] for idx in seq_b], np.int64)
+    starts, cols, layouts = _pack(seq_b, accesses)
+    b_idx, b_space, b_mask, b_lo, b_hi, b_w = cols.T if len(cols) else [np.zeros(0, np.int64)] * 6
+    races, seen = [], set()
+    for p, a in enumerate(seq_a):
+        acc = accesses[a]
+        if not acc:
+            continue
+        q_lo = known[a] + 1
+        q_hi = int(np.searchsorted(known_b, p, side="left"))
+        if q_lo >= q_hi:
+            continue
+        s, e = starts[q_lo], starts[q_hi]
+        if s == e:
+            continue
+        for space, mask, lo, hi, w, layout in acc:
+            sel = slice(s, e)
+            hit = ((b_space[sel] == SPACES[space]) & ((b_mask[sel] & mask) != 0) & (b_lo[sel] < hi)
+                   & (lo < b_hi[sel]) & ((b_w[sel] != 0) | w))
+            for j in np.flatnonzero(hit) + s:
+                other = int(b_idx[j])
+                key = (min(a, other), max(a, other))
+                if key in seen:
+                    continue
+                common_range = _common(layout, layouts[j], max(lo, int(b_lo[j])), min(hi, int(b_hi[j])))
+                if common_range is None:
+                    continue
+                seen.add(key)
+                if len(races) >= limit:
+                    return races, True
+                common = int(b_mask[j]) & mask
+                lanes = tuple(i for i in range(64) if common >> i & 1) if space == LMEM else ()
+                mine, theirs = ("write" if w else "read"), ("write" if b_w[j] else "read")
+                kinds = (mine, theirs) if a < other else (theirs, mine)
+                races.append(Race(key[0], key[1], space, *common_range, lanes, kinds))
+    races.sort(key=lambda r: (r.first, r.second))
+    return races, False

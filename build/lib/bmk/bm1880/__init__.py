@@ -1,0 +1,94 @@
+"""bm1880: the BMKernel 1880 API (seed 002) in Python.
+
+    from bmk import bm1880
+    ctx = bm1880.register(chip_version=1880, cmdbuf_size=1 << 20)
+    a = ctx.tl_prealloc(0, bm1880.shape_t4(1, 32, 8, 8), bm1880.FMT_I8)
+    ctx.gdma_load(a, 0x1000, bm1880.CTRL_NULL)
+    buf = ctx.acquire_cmdbuf()
+"""
+import attrs
+
+from bmk.bm1880.constants import CTRL_AL, CTRL_NULL, CTRL_RA, CTRL_RELU, CTRL_TP, FMT_I8, FMT_U8
+from bmk.bm1880.context import Context, Op
+from bmk.bm1880.params import *  # noqa: F401,F403  (the op records: MulParam, ConvParam, ...)
+from bmk.bm1880.params import __dict__ as _params
+from bmk.tensor import Shape, Stride, TensorGmem, TensorLmem, shape_t2, shape_t4, stride_t2, stride_t4
+
+
+@attrs.frozen
+class ChipInfo:
+    """bmk1880_chip_info_t (seed 4.6)."""
+    version: int
+    npu_num: int
+    eu_num: int
+    lmem_size: int
+    lmem_banks: int
+    lmem_bank_size: int
+
+
+def register(chip_version=1880, cmdbuf_size=1 << 20):
+    """bmk1880_register (seed 3.1): a new, independent context."""
+    return Context(chip_version=chip_version, cmdbuf_size=cmdbuf_size)
+
+
+def chip_info():
+    """bmk1880_chip_info (seed 4.6), without a context."""
+    return Context().chip_info()
+
+
+# -- the seed's global-context style (bmk1880_enter / bmk1880_exit), over an explicit Context -------
+_entered = []
+
+
+def enter(ctx):
+    """bmk1880_enter: make `ctx` the context of the module-level calls (nestable)."""
+    if not isinstance(ctx, Context):
+        from bmk.errors import ArgumentError, must
+        raise ArgumentError(must("enter", "ctx", "a bm1880.Context", ctx))
+    _entered.append(ctx)
+
+
+def exit():  # noqa: A001  (the seed's name)
+    """bmk1880_exit: leave the context entered last."""
+    if not _entered:
+        from bmk.errors import ArgumentError
+        raise ArgumentError("exit: no context was entered (call enter(ctx) first)")
+    _entered.pop()
+
+
+API_NAMES = ("tl_prealloc", "tl_prealloc_align", "tl_alloc", "tl_alloc_bank", "tl_free", "gdma_copy_gmem",
+             "gdma_copy_lmem", "gdma_load", "gdma_store", "gdma_load_stride", "gdma_store_stride",
+             "gdma_lrn_shift", "tl_load", "tl_store", "tpu_mul", "tpu_mul_const", "tpu_mac", "tpu_mac_const",
+             "tpu_add", "tpu_add_const", "tpu_sub", "tpu_max", "tpu_min", "tpu_min_const", "tpu_arith_shift",
+             "tpu_and_int8", "tl_and_int8", "tpu_and_int16", "tpu_or_int8", "tpu_or_int16", "tpu_xor_int8",
+             "tpu_xor_int16", "tpu_copy", "tpu_copy_with_stride", "tpu_mdsum", "tpu_lut", "tpu_relu", "tpu_conv",
+             "tpu_winograd", "tpu_depthwise", "tpu_max_pooling", "tpu_avg_pooling", "tpu_matrix_mac",
+             "tpu_matrix_mac_2", "parallel_enable", "parallel_disable", "create_streams", "set_stream",
+             "destroy_streams", "add_dependency", "acquire_cmdbuf", "reset", "cleanup")
+
+
+def _current(name):
+    if not _entered:
+        from bmk.errors import ArgumentError
+        raise ArgumentError(f"{name}: no context was entered: call bm1880.enter(ctx) or use ctx.{name}(...)")
+    return _entered[-1]
+
+
+def __getattr__(name):
+    """Module-level API calls on the entered context; bmk1880_ / bmkl880_ prefixes accepted."""
+    for prefix in ("bmk1880_", "bmkl880_"):
+        if name.startswith(prefix):
+            return globals().get(name[len(prefix):]) or __getattr__(name[len(prefix):])
+    if name in API_NAMES:
+        def call(*args, **kwargs):
+            return getattr(_current(name), name)(*args, **kwargs)
+        call.__name__ = name
+        call.__doc__ = getattr(Context, name).__doc__
+        return call
+    raise AttributeError(f"module 'bmk.bm1880' has no attribute {name!r}")
+
+
+__all__ = ["register", "chip_info", "enter", "exit", "ChipInfo", "Context", "Op", "Shape", "Stride", "TensorGmem", "TensorLmem",
+           "shape_t2", "shape_t4", "stride_t2", "stride_t4", "FMT_I8", "FMT_U8", "CTRL_NULL", "CTRL_AL",
+           "CTRL_RA", "CTRL_TP", "CTRL_RELU"] + [n for n in _params if n[0].isupper() and n.endswith(("Param",))
+                                                   or n.startswith("Gdma")]

@@ -1,0 +1,89 @@
+"""Argument checks: one function per API function, named after it (seed 002, ch. 4 rules,
+plus the layout rules of the BM1880v2 encoding in isa-facts/bm1880-notes.md).
+
+Each raises ArgumentError before anything is recorded, with the message
+"<call>: <argument> must be <rule>, not <value!r>". Field-width limits are checked once
+more, generically, when the lowered descriptor is packed (see Context._emit).
+"""
+from bmk.bm1880.constants import CTRL_NULL, CTRL_RA, CTRL_RELU, CTRL_TP
+from bmk.errors import ArgumentError, must
+from bmk.tensor import TensorGmem, TensorLmem
+
+
+class Check:
+    """Validation helpers bound to one call name, so every message names the call."""
+
+    def __init__(self, ctx, call):
+        self.ctx, self.call = ctx, call
+
+    def fail(self, argument, rule, value):
+        raise ArgumentError(must(self.call, argument, rule, value))
+
+    def tensor(self, name, t, *, matrix=False, aligned=None, la_multiple=None):
+        if not isinstance(t, TensorLmem):
+            self.fail(name, "a TensorLmem (not NULL)" if t is None else "a TensorLmem", t)
+        if t.is_matrix != matrix:
+            self.fail(name, "a matrix (shape_t2)" if matrix else "a tensor (shape_t4)", t)
+        if aligned is not None and t.aligned != aligned:
+            self.fail(name, "aligned (tl_prealloc_align / CTRL_AL)" if aligned else "unaligned", t)
+        if la_multiple and t.la % la_multiple:
+            self.fail(f"{name}.la", f"a multiple of {la_multiple}", t.la)
+        return t
+
+    def null(self, name, t, why):
+        if t is not None:
+            self.fail(name, f"NULL ({why})", t)
+
+    def optional(self, name, t, **kw):
+        return None if t is None else self.tensor(name, t, **kw)
+
+    def int_range(self, name, value, lo, hi):
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            self.fail(name, f"an integer in [{lo}, {hi}]", value)
+        return value
+
+    def flag(self, name, value):
+        if not isinstance(value, (bool, int)) or value not in (0, 1):
+            self.fail(name, "a bool", value)
+
+    def same_shape(self, name, t, ref_name, ref):
+        if t.shape != ref.shape:
+            self.fail(f"{name}.shape", f"the shape of {ref_name} {ref.shape!r}", t.shape)
+
+    def fmt(self, name, t, fmt, fmt_name):
+        if t.fmt != fmt:
+            self.fail(f"{name}.fmt", fmt_name, _fmt_name(t.fmt))
+
+    def same_sign(self, name, t, ref_name, ref):
+        if t.signed != ref.signed:
+            self.fail(f"{name}.fmt", f"as signed as {ref_name} ({_fmt_name(ref.fmt)})", _fmt_name(t.fmt))
+
+    def pair(self, high_name, high, low_name, low):
+        """A 16-bit value as two 8-bit planes: same shape, high plane above the low one."""
+        self.same_shape(high_name, high, low_name, low)
+        if not 0 < high.la - low.la <= 0xFFFF:
+            self.fail(f"{high_name}.la", f"above {low_name}.la (0x{low.la:x}) by at most 0xffff", high.la)
+        if high.fmt != low.fmt:
+            self.fail(f"{high_name}.fmt", f"the fmt of {low_name} ({_fmt_name(low.fmt)})", _fmt_name(high.fmt))
+
+    def const(self, name, value, signed, bits):
+        if signed:
+            return self.int_range(name, value, -(1 << bits - 1), (1 << bits - 1) - 1)
+        return self.int_range(name, value, 0, (1 << bits) - 1)
+
+    def ctrls(self, name, value, allowed):
+        names = " | ".join(n for n, v in allowed)
+        if not isinstance(value, int) or value not in [v for _, v in allowed]:
+            self.fail(name, f"one of {names}", value)
+
+    def gaddr(self, name, value):
+        return self.int_range(name, value, 0, self.ctx.chip.param("gmem_size") - 1)
+
+
+def _fmt_name(fmt):
+    return {4: "FMT_I8", 9: "FMT_U8"}.get(fmt, fmt)
+
+
+SHIFT_MAX = 31   # opt_right_shift / opt_left_shift are 5-bit fields
+
+

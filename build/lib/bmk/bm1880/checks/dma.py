@@ -1,0 +1,81 @@
+"""Checks of the data-movement functions (seed 4.12-4.18)."""
+from bmk.bm1880.constants import CTRL_NULL, CTRL_TP
+from bmk.bm1880.checks.common import Check
+from bmk.tensor import TensorGmem, TensorLmem
+
+
+# -- data movement ----------------------------------------------------------------------------
+def _load_store(ctx, call, p, with_stride):
+    c = Check(ctx, call)
+    t = p.t
+    if not isinstance(t, TensorLmem):
+        c.fail("t", "a TensorLmem (not NULL)", t)
+    c.gaddr("gaddr", p.gaddr)
+    c.ctrls("ctrls", p.ctrls, [("CTRL_NULL", CTRL_NULL), ("CTRL_TP", CTRL_TP)])
+    if t.is_matrix and p.ctrls & CTRL_TP and call.startswith("gdma_store"):
+        c.fail("ctrls", "CTRL_NULL for a matrix store (bm1880 transposes matrices only on load)", p.ctrls)
+    if with_stride:
+        s = p.stride
+        if s is None:
+            c.fail("stride", "a stride_t", s)
+        if s.dim != t.shape.dim:
+            c.fail("stride", "a stride_t2 for a matrix" if t.is_matrix else "a stride_t4 for a tensor", s)
+        if t.is_matrix:
+            c.int_range("stride.row", s.row, 1, 0xFFFFFFFF)
+            c.int_range("stride.col", s.col, 1, 1)
+        else:
+            c.int_range("stride.w", s.w, 1, 1)   # TDMA has no gmem w stride
+            c.int_range("stride.h", s.h, 0, 0xFFFF)
+            c.int_range("stride.c", s.c, 0, 0xFFFFFFFF)
+            c.int_range("stride.n", s.n, 0, 0xFFFFFFFF)
+
+
+def gdma_load(ctx, p):
+    _load_store(ctx, "gdma_load", p, False)
+
+
+def gdma_store(ctx, p):
+    _load_store(ctx, "gdma_store", p, False)
+
+
+def gdma_load_stride(ctx, p):
+    _load_store(ctx, "gdma_load_stride", p, True)
+
+
+def gdma_store_stride(ctx, p):
+    _load_store(ctx, "gdma_store_stride", p, True)
+
+
+def gdma_copy_gmem(ctx, p):
+    c = Check(ctx, "gdma_copy_gmem")
+    for name in ("dst", "src"):
+        g = getattr(p, name)
+        if not isinstance(g, TensorGmem):
+            c.fail(name, "a TensorGmem (not NULL)", g)
+        if g.shape.dim != 4:
+            c.fail(name, "a tensor (bm1880 has no gmem-to-gmem matrix copy)", g)
+        c.gaddr(f"{name}.addr", g.addr)
+        if g.effective_stride.w != 1:
+            c.fail(f"{name}.stride.w", "1 (TDMA has no gmem w stride)", g.effective_stride.w)
+    if p.dst.shape.count != p.src.shape.count:
+        c.fail("dst.shape", f"as many elements as src ({p.src.shape.count})", p.dst.shape)
+    c.ctrls("ctrls", p.ctrls, [("CTRL_NULL (bm1880 has no gmem-to-gmem transpose)", CTRL_NULL)])
+
+
+def gdma_copy_lmem(ctx, p):
+    c = Check(ctx, "gdma_copy_lmem")
+    c.tensor("dst", p.dst)
+    c.tensor("src", p.src)
+    if p.dst.shape.count != p.src.shape.count:
+        c.fail("dst.shape", f"as many elements as src ({p.src.shape.count})", p.dst.shape)
+
+
+def gdma_lrn_shift(ctx, p):
+    c = Check(ctx, "gdma_lrn_shift")
+    c.tensor("dst", p.dst)
+    c.tensor("src", p.src)
+    c.same_shape("dst", p.dst, "src", p.src)
+    c.flag("right_shift", p.right_shift)
+    c.int_range("lrn_step", p.lrn_step, 1, p.src.shape.c - 1)
+
+

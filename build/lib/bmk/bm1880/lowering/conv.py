@@ -1,0 +1,168 @@
+"""Lowering of mdsum, lut (seed 4.38-4.39), convolution and pooling (seed 4.41-4.45).
+
+mdsum and lut are TENSOR_ARITH descriptors with a mode bit; conv is tsk_typ CONV; depthwise
+and the two poolings are tsk_typ DEPTHWISE_POOL (isa-facts/bm1880-notes.md, "Per-op encoding").
+"""
+from bmk.bm1880.lowering.common import (CONV, DEPTHWISE_POOL, EU_AVG_POOL, EU_DEPTHWISE, EU_MAX_POOL, EU_MUL,
+                                        STR_ALIGNED, STR_BIAS, STR_EXPLICIT, STR_WEIGHT, TENSOR_ARITH, TIU,
+                                        shape as _shape, signed as _signed, strides as _strides, tiu as _tiu)
+
+__all__ = ["tpu_mdsum", "tpu_lut", "tpu_conv", "tpu_winograd", "tpu_depthwise", "tpu_max_pooling", "tpu_avg_pooling"]
+
+
+# -- reductions / lookups (seed 4.38-4.39) --------------------------------------------------------
+def tpu_mdsum(chip, p):
+    """Seed 4.38: res(1, C, 1, 1) = sum of a over N, H, W per channel.
+
+    TENSOR_ARITH eu 0 with tens_mdsum; res0 is (1, C, 1, 1) in the short_res0_str 1 layout.
+    The high plane's address is not encoded: the engine writes it res0_b_str (default 16)
+    bytes above res_low, which is why the check pins res_high.la to res_low.la + 16.
+    """
+    a = p.a
+    f = _tiu(TENSOR_ARITH, EU_MUL, 1, tens_mdsum=1, opt_relu=0, opt_right_shift=0,
+             short_res0_str=STR_WEIGHT, short_opd0_str=STR_ALIGNED,
+             res0_addr=p.res_low.la, opd0_addr=a.la,
+             res0_n=1, res0_c=a.layout.c, res0_h=1, res0_w=1,
+             opt_res0_sign=_signed(p.res_low), opt_opd0_sign=_signed(a),
+             opt_res0_int8=int(p.res_high is None), opt_shift_typ=_signed(p.res_low))
+    _shape(f, "opd0", a.layout)
+    _strides(f, "opd0", a.stride)
+    f["opd0_w_str"] = 1
+    return ((TIU, f),)
+
+
+def tpu_lut(chip, p):
+    """Seed 4.39: ofmap = table[slice of the datum][idx / 16][idx % 16].
+
+    TENSOR_ARITH eu 0 with tens_lookup; all operands shape-derived (short 0), unsigned, 8-bit;
+    opd1 is the table (1, 32, 16, 16).
+    """
+    f = _tiu(TENSOR_ARITH, EU_MUL, 2, tens_lookup=1, opt_relu=0, opt_right_shift=0, opt_shift_typ=0,
+             short_res0_str=STR_ALIGNED, short_opd0_str=STR_ALIGNED, short_opd1_str=STR_ALIGNED,
+             res0_addr=p.ofmap.la, opd0_addr=p.ifmap.la, opd1_addr=p.table.la,
+             opt_res0_sign=0, opt_opd0_sign=0, opt_opd1_sign=0,
+             opt_res0_int8=1, opt_opd0_int8=1, opt_opd1_int8=1)
+    _shape(f, "res0", p.ofmap.layout)
+    _shape(f, "opd0", p.ifmap.layout)
+    _shape(f, "opd1", p.table.layout)
+    return ((TIU, f),)
+
+
+# -- shared window fields -------------------------------------------------------------------------
+def _window(f, p, *, ins=True):
+    """Padding, striding and (optionally) zero-insertion fields of a conv/pool record."""
+    f.update(conv_opd0_up_pad=p.pad_top, conv_opd0_dn_pad=p.pad_bottom,
+             conv_opd0_lf_pad=p.pad_left, conv_opd0_rt_pad=p.pad_right,
+             conv_op_x_str=p.stride_w, conv_op_y_str=p.stride_h)
+    if ins:
+        f.update(conv_opd0_x_ins0=p.ins_w, conv_opd0_y_ins0=p.ins_h,
+                 conv_opd0_x_ins0_last=p.ins_last_w, conv_opd0_y_ins0_last=p.ins_last_h)
+    return f
+
+
+def _bias(f, bias, b_str, sign):
+    """A 16-bit bias (2, C, 1, 1) as opd2: two planes b_str apart (short_opd2_str 2)."""
+    f.update(tsk_opd_num=3, opd2_addr=bias.la, opd2_n=1, opd2_c=bias.layout.c, opd2_h=1, opd2_w=1,
+             short_opd2_str=STR_BIAS, opd2_b_str=b_str, opt_opd2_int8=0)
+    if sign is not None:
+        f["opt_opd2_sign"] = sign
+
+
+def _conv(p, *, ins_h=0, ins_last_h=0, ins_w=0, ins_last_w=0, stride_h=1, stride_w=1,
+          dilation_h=1, dilation_w=1):
+    ifmap, weight, ofmap, bias = p.ifmap, p.weight, p.ofmap, p.bias
+    cin = ifmap.layout.c
+    any_signed = ifmap.signed or weight.signed or (bias is not None and bias.signed)
+    f = _tiu(CONV, 0, 2, opt_relu=int(bool(p.relu_enable)), opt_right_shift=p.rshift_width,
+             opt_shift_typ=int(any_signed or bias is None),
+             opt_res0_sign=_signed(ofmap), opt_opd0_sign=_signed(ifmap), opt_opd1_sign=_signed(weight),
+             short_res0_str=STR_EXPLICIT, short_opd0_str=STR_ALIGNED, short_opd1_str=STR_WEIGHT,
+             res0_addr=ofmap.la, opd0_addr=ifmap.la, opd1_addr=weight.la, opd0_ins_val=0,
+             conv_opd0_up_pad=p.pad_top, conv_opd0_dn_pad=p.pad_bottom,
+             conv_opd0_lf_pad=p.pad_left, conv_opd0_rt_pad=p.pad_right,
+             conv_opd0_x_ins0=ins_w, conv_opd0_y_ins0=ins_h,
+             conv_opd0_x_ins0_last=ins_last_w, conv_opd0_y_ins0_last=ins_last_h,
+             conv_opd1_x_ins0=dilation_w - 1, conv_opd1_y_ins0=dilation_h - 1,
+             conv_op_x_str=stride_w, conv_op_y_str=stride_h,
+             double_conv=int(ifmap.la % 2 == 0 and cin % 2 == 0 and cin >= 4 and weight.la % 2 == 0))
+    _shape(f, "res0", ofmap.layout)
+    _strides(f, "res0", ofmap.stride, with_w=True)
+    _shape(f, "opd0", ifmap.layout)
+    _shape(f, "opd1", weight.layout)      # (Cin, Cout, kh, kw)
+    if bias is not None:
+        _bias(f, bias, bias.stride.n, _signed(bias))
+    return f
+
+
+# -- convolution (seed 4.41-4.43) -----------------------------------------------------------------
+def tpu_conv(chip, p):
+    """Seed 4.41: ofmap = conv(ifmap, weight) + bias, optional ReLU, >> rshift_width.
+
+    tsk_typ CONV: opd0 ifmap (shape-derived strides), opd1 weight (Cin, Cout, kh, kw) in the
+    weight layout (short 1), res0 ofmap with explicit strides; dilation d -> *_ins0 = d - 1.
+    """
+    return ((TIU, _conv(p, ins_h=p.ins_h, ins_last_h=p.ins_last_h, ins_w=p.ins_w, ins_last_w=p.ins_last_w,
+                        stride_h=p.stride_h, stride_w=p.stride_w,
+                        dilation_h=p.dilation_h, dilation_w=p.dilation_w)),)
+
+
+def tpu_winograd(chip, p):
+    """Seed 4.42: a 3x3 convolution. BM1880v2 has no public winograd encoding, so this is
+    lowered onto the CONV format with the same meaning: exactly tpu_conv with stride 1, no
+    zero insertion, dilation 1 and the given pads, bias, relu_enable and rshift_width
+    (the weight is (Cin, Cout, 3, 3), checked).
+    """
+    return ((TIU, _conv(p)),)
+
+
+def tpu_depthwise(chip, p):
+    """Seed 4.43: per-channel convolution with weight (1, C, kh, kw) and optional bias.
+
+    tsk_typ DEPTHWISE_POOL eu 2: opd0/res0 explicit strides (res0_b_str = ofmap N * n-stride),
+    opd1 weight shape, signed weights (opt_opd1_sign 1), no dilation fields; bias as conv with
+    opd2_b_str = the bias n-stride (opt_opd2_sign keeps its default 1).
+    """
+    ifmap, weight, ofmap = p.ifmap, p.weight, p.ofmap
+    f = _tiu(DEPTHWISE_POOL, EU_DEPTHWISE, 2, opt_relu=0, opt_right_shift=p.rshift_width, opt_shift_typ=1,
+             opt_res0_sign=_signed(ofmap), opt_opd0_sign=_signed(ifmap), opt_opd1_sign=1,
+             short_res0_str=STR_EXPLICIT, short_opd0_str=STR_EXPLICIT, short_opd1_str=STR_ALIGNED,
+             res0_addr=ofmap.la, opd0_addr=ifmap.la, opd1_addr=weight.la, opd0_ins_val=0,
+             res0_b_str=ofmap.stride.n * ofmap.layout.n)
+    _window(f, p)
+    _shape(f, "res0", ofmap.layout)
+    _strides(f, "res0", ofmap.stride, with_w=True)
+    _shape(f, "opd0", ifmap.layout)
+    _strides(f, "opd0", ifmap.stride, with_w=True)
+    _shape(f, "opd1", weight.layout)
+    if p.bias is not None:
+        _bias(f, p.bias, p.bias.stride.n, None)
+    return ((TIU, f),)
+
+
+# -- pooling (seed 4.44-4.45) ---------------------------------------------------------------------
+def tpu_max_pooling(chip, p):
+    """Seed 4.44: kh x kw max pooling; padding reads as the smallest value (opd0_ins_val
+    0x80 = -128 for a signed ifmap, 0 for unsigned)."""
+    s = _signed(p.ifmap)
+    f = _tiu(DEPTHWISE_POOL, EU_MAX_POOL, 1, opt_relu=0, opt_right_shift=0, opt_shift_typ=s,
+             opt_res0_sign=s, opt_opd0_sign=s, res0_addr=p.ofmap.la, opd0_addr=p.ifmap.la,
+             opd1_h=p.kh, opd1_w=p.kw, opd0_ins_val=0x80 if s else 0)
+    _window(f, p, ins=False)
+    _shape(f, "res0", p.ofmap.layout)
+    _shape(f, "opd0", p.ifmap.layout)
+    return ((TIU, f),)
+
+
+def tpu_avg_pooling(chip, p):
+    """Seed 4.45: sum over the kh x kw window * avg_pooling_const >> rshift_width.
+
+    The constant is an unsigned opd1 constant (opt_opd1_const, opd1_addr); insertion as conv.
+    """
+    f = _tiu(DEPTHWISE_POOL, EU_AVG_POOL, 2, opt_relu=0, opt_right_shift=p.rshift_width,
+             opt_shift_typ=_signed(p.ifmap), opt_res0_sign=_signed(p.ofmap), opt_opd0_sign=_signed(p.ifmap),
+             opt_opd1_const=1, opd1_addr=p.avg_pooling_const, opt_opd1_sign=0,
+             res0_addr=p.ofmap.la, opd0_addr=p.ifmap.la, opd1_h=p.kh, opd1_w=p.kw, opd0_ins_val=0)
+    _window(f, p)
+    _shape(f, "res0", p.ofmap.layout)
+    _shape(f, "opd0", p.ifmap.layout)
+    return ((TIU, f),)

@@ -1,0 +1,128 @@
+"""Lowering of the data-movement functions (seed 4.12-4.18) to TDMA descriptors."""
+from bmk.bm1880.constants import CTRL_TP
+from bmk.bm1880.lowering.common import (G2G, G2L, L2G, L2L, SPEC_CONST_FILL, SPEC_COPY, SPEC_TRANSPOSE, SYS_MATRIX,
+                                        SYS_TENSOR, TDMA, gmem_addr)
+from bmk.tensor import Stride
+
+
+# -- data movement (seed 4.12-4.18) -----------------------------------------------------------
+def _tdma(chip, trans_dir, src_addr, dst_addr, **fields):
+    f = dict(vld=1, trans_dir=trans_dir, **fields)
+    fmt = chip.engine(TDMA).format
+    f.update(fmt.split("src_addr", src_addr))
+    f.update(fmt.split("dst_addr", dst_addr))
+    return f
+
+
+def _tdma_side(chip, f, side, dims, stride, with_n=False):
+    """Shape (c, h, w) and strides (n, c, h) of one side of a transfer (src_n only on src)."""
+    n, c, h, w = dims
+    if with_n:
+        f[f"{side}_n"] = n
+    f[f"{side}_c"], f[f"{side}_h"], f[f"{side}_w"] = c, h, w
+    f[f"{side}_n_stride"], f[f"{side}_h_stride"] = stride.n, stride.h
+    f.update(chip.engine(TDMA).format.split(f"{side}_c_stride", stride.c))
+
+
+def _lmem_dims(t):
+    lay = t.layout
+    return (lay.n, lay.c, lay.h, lay.w)
+
+
+def _gmem_tensor_side(t, gstride, ctrls):
+    """The gmem side of a tensor transfer: shape (C, N, H, W) under CTRL_TP (N/C transpose)."""
+    s = t.shape
+    dims = (s.c, s.n, s.h, s.w) if ctrls & CTRL_TP else (s.n, s.c, s.h, s.w)
+    if gstride is None:
+        gstride = Stride(dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1)
+    return dims, gstride
+
+
+def _gmem_matrix_side(t, gstride, ctrls):
+    """The gmem side of a matrix transfer: (rows, cols), or (cols, rows) under CTRL_TP.
+    Encoded as n = c = rows, h = 1, w = cols, c-stride = row stride; n/h strides stay 1."""
+    rows, cols = (t.shape.col, t.shape.row) if ctrls & CTRL_TP else (t.shape.row, t.shape.col)
+    row_stride = cols if gstride is None else gstride.row
+    return (rows, rows, 1, cols), Stride(1, row_stride, 1, 1)
+
+
+def _load_store(chip, t, gaddr, gstride, ctrls, load):
+    gside = _gmem_matrix_side if t.is_matrix else _gmem_tensor_side
+    gdims, gstr = gside(t, gstride, ctrls)
+    ldims = _lmem_dims(t)
+    f = dict(spec_func=SPEC_TRANSPOSE if ctrls & CTRL_TP else SPEC_COPY,
+             sys_dtype=SYS_MATRIX if t.is_matrix else SYS_TENSOR)
+    if load:
+        f = _tdma(chip, G2L, gmem_addr(chip, gaddr), t.la, **f)
+        _tdma_side(chip, f, "src", gdims, gstr, with_n=True)
+        _tdma_side(chip, f, "dst", ldims, t.stride)
+    else:
+        f = _tdma(chip, L2G, t.la, gmem_addr(chip, gaddr), **f)
+        _tdma_side(chip, f, "src", ldims, t.stride, with_n=True)
+        _tdma_side(chip, f, "dst", gdims, gstr)
+    return ((TDMA, f),)
+
+
+def gdma_load(chip, p):
+    """Seed 4.14: gmem (default strides) -> lmem; CTRL_TP transposes N/C (rows/cols)."""
+    return _load_store(chip, p.t, p.gaddr, None, p.ctrls, load=True)
+
+
+def gdma_store(chip, p):
+    """Seed 4.15: lmem -> gmem (default strides)."""
+    return _load_store(chip, p.t, p.gaddr, None, p.ctrls, load=False)
+
+
+def gdma_load_stride(chip, p):
+    """Seed 4.16: as gdma_load with the given gmem strides."""
+    return _load_store(chip, p.t, p.gaddr, p.stride, p.ctrls, load=True)
+
+
+def gdma_store_stride(chip, p):
+    """Seed 4.17: as gdma_store with the given gmem strides."""
+    return _load_store(chip, p.t, p.gaddr, p.stride, p.ctrls, load=False)
+
+
+def gdma_copy_gmem(chip, p):
+    """Seed 4.12: gmem -> gmem tensor copy (g2g). cvikernel passes trans_fmt 2 into the
+    1-bit trans_fmt field, which encodes as 0, so the field is left at its default."""
+    src, dst = p.src, p.dst
+    f = _tdma(chip, G2G, gmem_addr(chip, src.addr), gmem_addr(chip, dst.addr))
+    _tdma_side(chip, f, "src", src.shape.dims(), src.effective_stride, with_n=True)
+    _tdma_side(chip, f, "dst", dst.shape.dims(), dst.effective_stride)
+    return ((TDMA, f),)
+
+
+def gdma_copy_lmem(chip, p):
+    """Seed 4.13: lmem -> lmem tensor copy (l2l); shapes may differ, counts equal."""
+    f = _tdma(chip, L2L, p.src.la, p.dst.la)
+    _tdma_side(chip, f, "src", _lmem_dims(p.src), p.src.stride, with_n=True)
+    _tdma_side(chip, f, "dst", _lmem_dims(p.dst), p.dst.stride)
+    return ((TDMA, f),)
+
+
+def _channel_address(chip, t, channel):
+    """Lane-qualified lmem address of channel `channel` of t (seed 2.3): channel c lives in
+    lane c % npu_num, c // npu_num c-strides after la."""
+    npu_num = chip.param("npu_num")
+    return (channel % npu_num) * chip.param("lmem_size") + t.la + (channel // npu_num) * t.stride.c
+
+
+def gdma_lrn_shift(chip, p):
+    """Seed 4.18: two descriptors: an l2l copy of C - lrn_step channels between lanes
+    (lane-qualified addresses: lane * lmem_size + offset), then a zero fill of lrn_step channels."""
+    src, dst, step = p.src, p.dst, p.lrn_step
+    n, c, h, w = _lmem_dims(src)
+    moved = c - step
+    if p.right_shift:   # src channel i -> dst channel i + step; dst channels [0, step) = 0
+        src_addr, dst_addr, fill_addr = src.la, _channel_address(chip, dst, step), dst.la
+    else:               # src channel i -> dst channel i - step; dst channels [C - step, C) = 0
+        src_addr, dst_addr, fill_addr = _channel_address(chip, src, step), dst.la, _channel_address(chip, dst, moved)
+    sign = int(src.signed)
+    copy = _tdma(chip, L2L, src_addr, dst_addr, int8_sign=sign)
+    _tdma_side(chip, copy, "src", (n, moved, h, w), src.stride, with_n=True)
+    _tdma_side(chip, copy, "dst", (n, moved, h, w), dst.stride)
+    fill = _tdma(chip, G2L, src_addr, fill_addr, spec_func=SPEC_CONST_FILL, const_val=0, int8_sign=sign)
+    _tdma_side(chip, fill, "src", (n, moved, h, w), src.stride, with_n=True)
+    _tdma_side(chip, fill, "dst", (n, step, h, w), dst.stride)
+    return ((TDMA, copy), (TDMA, fill))

@@ -1,0 +1,204 @@
+"""Instruction-level diff of two listings: LCS alignment, then field-by-field differences.
+
+The alignment is difflib's SequenceMatcher (autojunk off) over whole-instruction keys, so one
+inserted instruction is one insertion. Inside a replaced block the instructions are aligned
+again by (engine, kind), and aligned pairs are reported as changed, field by field.
+"""
+import difflib
+
+import attrs
+
+from bmk.cli.asmtext import format_record, format_value, kind_of
+from bmk.errors import BmkError
+
+IGNORE_ALIASES = ("id", "wait", "sync")
+
+
+@attrs.frozen
+class Entry:
+    op: str                        # "changed", "inserted" or "deleted"
+    a_index: "int | None"
+    b_index: "int | None"
+    engine: str
+    kind_a: "str | None"
+    kind_b: "str | None"
+    fields: tuple = ()             # (name, a, b) for changed fields; header ones are "hdr.<name>"
+
+
+@attrs.frozen
+class Diff:
+    a: object                      # Listing
+    b: object
+    ignored: tuple
+    entries: tuple
+    equal_count: int
+
+    @property
+    def equal(self):
+        return not self.entries
+
+    def counts(self):
+        c = {"changed": 0, "inserted": 0, "deleted": 0}
+        for e in self.entries:
+            c[e.op] += 1
+        c["equal"] = self.equal_count
+        return c
+
+    def summary(self):
+        c = self.counts()
+        if self.equal:
+            return f"{self.a.name} and {self.b.name} are equal ({self.equal_count} instructions)"
+        return (f"{self.a.name} and {self.b.name} differ: {c['changed']} changed, {c['inserted']} inserted, "
+                f"{c['deleted']} deleted; {c['equal']} equal")
+
+    def _value(self, engine, name, v):
+        chip = self.a.chip
+        if name.startswith("hdr."):
+            return format_value(chip.header.by_name[name[4:]], v)
+        return format_value(chip.engine(engine).format.by_name[name], v)
+
+    def to_text(self, limit=None):
+        out = [f"--- {self.a.name}", f"+++ {self.b.name}"]
+        chip = self.a.chip
+        for n, e in enumerate(self.entries):
+            if limit is not None and n >= limit:
+                out.append(f"... {len(self.entries) - limit} more differences")
+                break
+            if e.op == "changed":
+                kind = f"{e.engine}.{e.kind_a}" + (f" -> {e.engine}.{e.kind_b}" if e.kind_b != e.kind_a else "")
+                out.append(f"~ A#{e.a_index} B#{e.b_index} {kind} ({self.a.where(e.a_index)} | "
+                           f"{self.b.where(e.b_index)})")
+                for name, va, vb in e.fields:
+                    out.append(f"    {name}: {self._value(e.engine, name, va)} -> {self._value(e.engine, name, vb)}")
+            elif e.op == "inserted":
+                out.append(f"+ B#{e.b_index} ({self.b.where(e.b_index)})")
+                out.append(f"    {format_record(chip, self.b.records[e.b_index])}")
+            else:
+                out.append(f"- A#{e.a_index} ({self.a.where(e.a_index)})")
+                out.append(f"    {format_record(chip, self.a.records[e.a_index])}")
+        out.append(self.summary())
+        return "\n".join(out)
+
+    def to_dict(self):
+        chip = self.a.chip
+        entries = []
+        for e in self.entries:
+            d = {"op": e.op, "engine": e.engine}
+            if e.a_index is not None:
+                d.update(a_index=e.a_index, a_where=self.a.where(e.a_index), a_kind=e.kind_a)
+            if e.b_index is not None:
+                d.update(b_index=e.b_index, b_where=self.b.where(e.b_index), b_kind=e.kind_b)
+            if e.op == "changed":
+                d["fields"] = {name: {"a": va, "b": vb} for name, va, vb in e.fields}
+            elif e.op == "inserted":
+                d["text"] = format_record(chip, self.b.records[e.b_index])
+            else:
+                d["text"] = format_record(chip, self.a.records[e.a_index])
+            entries.append(d)
+        return {"equal": self.equal, "chip": chip.name,
+                "a": {"name": self.a.name, "instructions": len(self.a.records)},
+                "b": {"name": self.b.name, "instructions": len(self.b.records)},
+                "ignored": list(self.ignored), "summary": self.counts(), "entries": entries}
+
+
+def expand_ignore(chip, names):
+    """--ignore names -> field names. Aliases: id (own ids), wait (wait ids), sync (ids, waits, enables)."""
+    fields = set()
+    known = {f.name for e in chip.engines if e.format for f in e.format.fields}
+    for name in names:
+        if name in ("id", "sync"):
+            fields |= {e.own_id for e in chip.engines if e.own_id}
+        if name in ("wait", "sync"):
+            fields |= {f for e in chip.engines for _, f in e.wait_for}
+        if name == "sync":
+            fields |= {f for e in chip.engines for f, _ in e.enable}
+        if name in IGNORE_ALIASES:
+            continue
+        if name.startswith("hdr.") and name[4:] in chip.header.by_name:
+            fields.add(name)
+        elif name in known:
+            fields.add(name)
+        else:
+            close = difflib.get_close_matches(name, sorted(known) + list(IGNORE_ALIASES), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise BmkError(f"--ignore: {name!r} is not a field of {chip.name} nor one of "
+                           f"{', '.join(IGNORE_ALIASES)}{hint}")
+    return fields
+
+
+def _key(record, ignored, names):
+    fields = record.fields
+    return (record.engine,
+            tuple(fields[k] for k in names[record.engine] if k not in ignored),
+            tuple(sorted((k, v) for k, v in record.header.items() if "hdr." + k not in ignored)))
+
+
+def _field_changes(chip, ra, rb, ignored):
+    out = [(f.name, ra.fields[f.name], rb.fields[f.name]) for f in chip.engine(ra.engine).format.fields
+           if f.name not in ignored and ra.fields[f.name] != rb.fields[f.name]]
+    nbytes = chip.engine(ra.engine).format.nbytes      # an absent hdr.len is the descriptor length
+    for k in sorted(set(ra.header) | set(rb.header)):
+        if "hdr." + k in ignored:
+            continue
+        absent = nbytes if k == "len" else 0
+        va, vb = ra.header.get(k, absent), rb.header.get(k, absent)
+        if va != vb:
+            out.append((f"hdr.{k}", va, vb))
+    return tuple(out)
+
+
+def diff_listings(a, b, ignore=()):
+    """Two Listings of one chip -> Diff. Raises BmkError when the chips differ or an ignore is unknown."""
+    if a.chip.name != b.chip.name:
+        raise BmkError(f"cannot compare a {a.chip.name} buffer ({a.name}) with a {b.chip.name} one ({b.name})")
+    chip = a.chip
+    ignored = expand_ignore(chip, ignore)
+    names = {e.name: [f.name for f in e.format.fields] for e in chip.engines if e.format is not None}
+    ka = [_key(r, ignored, names) for r in a.records]
+    kb = [_key(r, ignored, names) for r in b.records]
+    entries, equal = [], 0
+
+    def kind(listing, i):
+        r = listing.records[i]
+        return kind_of(chip.engine(r.engine), r.fields)
+
+    def changed(i, j):
+        ra, rb = a.records[i], b.records[j]
+        entries.append(Entry("changed", i, j, ra.engine, kind(a, i), kind(b, j), _field_changes(chip, ra, rb, ignored)))
+
+    def deleted(i):
+        entries.append(Entry("deleted", i, None, a.records[i].engine, kind(a, i), None))
+
+    def inserted(j):
+        entries.append(Entry("inserted", None, j, b.records[j].engine, None, kind(b, j)))
+
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes():
+        if tag == "equal":
+            equal += i2 - i1
+            continue
+        if tag == "delete":
+            for i in range(i1, i2):
+                deleted(i)
+            continue
+        if tag == "insert":
+            for j in range(j1, j2):
+                inserted(j)
+            continue
+        # replace: align again by (engine, kind); pair what lines up, same engine only.
+        sa = [(a.records[i].engine, kind(a, i)) for i in range(i1, i2)]
+        sb = [(b.records[j].engine, kind(b, j)) for j in range(j1, j2)]
+        for t2, x1, x2, y1, y2 in difflib.SequenceMatcher(None, sa, sb, autojunk=False).get_opcodes():
+            pairs = min(x2 - x1, y2 - y1) if t2 in ("equal", "replace") else 0
+            rest_a, rest_b = list(range(i1 + x1, i1 + x2)), list(range(j1 + y1, j1 + y2))
+            for n in range(pairs):
+                i, j = rest_a[n], rest_b[n]
+                if a.records[i].engine == b.records[j].engine:
+                    changed(i, j)
+                else:
+                    deleted(i)
+                    inserted(j)
+            for i in rest_a[pairs:]:
+                deleted(i)
+            for j in rest_b[pairs:]:
+                inserted(j)
+    return Diff(a, b, tuple(sorted(ignored)), tuple(entries), equal)

@@ -1,0 +1,92 @@
+"""Bit order, decided once.
+
+A format is one little-endian integer of `nbytes` bytes; field bits [bit, bit + width) are
+read LSB first (bm1880: "lowest bit first inside little-endian 32-bit words", which is the
+same integer). bitstruct packs most-significant-bit first, so we compile the fields in
+descending bit order and reverse the byte string: that turns the big-endian bitstruct
+output into the little-endian descriptor. Fields that cross a 32-bit word boundary need
+no special case.
+"""
+import bitstruct.c as bitstruct_c
+
+from bmk.errors import DecodeError, EncodeError
+
+
+class Codec:
+    """Pack and unpack one Format. Compiled once per format (see `codec_for`)."""
+
+    def __init__(self, fmt):
+        self.format = fmt
+        order = sorted(fmt.fields, key=lambda f: f.bit, reverse=True)
+        self.names = tuple(f.name for f in order)
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.defaults = tuple(f.default for f in order)
+        self.nbytes = fmt.nbytes
+        self._compiled = bitstruct_c.compile("".join(f"u{f.width}" for f in order))
+
+    def pack_values(self, values):
+        """Pack a full tuple of values in `self.names` order (the fast path)."""
+        try:
+            return self._compiled.pack(*values)[::-1]
+        except (OverflowError, TypeError):
+            raise EncodeError(self._explain(values)) from None
+
+    def pack(self, fields):
+        """Pack a {field: value} dict; fields left out keep their reset default."""
+        unknown = set(fields) - set(self.index)
+        if unknown:
+            raise EncodeError(f"{self.format.name}: unknown fields {sorted(unknown)}")
+        values = list(self.defaults)
+        for name, value in fields.items():
+            values[self.index[name]] = value
+        return self.pack_values(values)
+
+    def unpack(self, data):
+        """bytes of exactly nbytes -> {field: value} for every field."""
+        if len(data) != self.nbytes:
+            raise DecodeError(f"{self.format.name} descriptor must be {self.nbytes} bytes, not {len(data)}")
+        return dict(zip(self.names, self._compiled.unpack(bytes(data)[::-1])))
+
+    def _explain(self, values):
+        for name, value in zip(self.names, values):
+            field = self.format.by_name[name]
+            if not isinstance(value, int) or not 0 <= value <= field.max:
+                return f"{self.format.name}.{name} must be in [0, {field.max}], not {value!r}"
+        return f"{self.format.name}: values do not fit the format"
+
+
+_codecs = {}
+
+
+def codec_for(fmt):
+    """The compiled Codec of a Format (formats come from the cached spec loader)."""
+    codec = _codecs.get(id(fmt))
+    if codec is None or codec.format is not fmt:
+        codec = _codecs[id(fmt)] = Codec(fmt)
+    return codec
+
+
+class Patcher:
+    """Rewrites a few fields (e.g. sync ids) of many packed descriptors, fast.
+
+    `prepare(body)` splits a packed descriptor once into (the integer of the byte span
+    holding the fields, with those fields cleared; the bytes before; the bytes after);
+    `fill(prepared, values)` returns the descriptor with the values written. Values are not
+    range-checked: callers pass values that fit by construction (16-bit sync ids).
+    """
+
+    def __init__(self, codec, names):
+        fields = [codec.format.by_name[n] for n in names]
+        self.lo = min(f.bit for f in fields) // 8
+        self.hi = -(-max(f.bit + f.width for f in fields) // 8)
+        self.shifts = tuple(f.bit - self.lo * 8 for f in fields)
+        self.keep = ~sum(((1 << f.width) - 1) << s for f, s in zip(fields, self.shifts))
+
+    def prepare(self, body):
+        return (int.from_bytes(body[self.lo:self.hi], "little") & self.keep, body[:self.lo], body[self.hi:])
+
+    def fill(self, prepared, values):
+        word, before, after = prepared
+        for shift, value in zip(self.shifts, values):
+            word |= value << shift
+        return before + word.to_bytes(self.hi - self.lo, "little") + after

@@ -1,0 +1,50 @@
+"""The one family of exceptions bmk raises.
+
+Every message follows one template, "<call>: <argument> must be <rule>, not <value!r>",
+so a user sees which call, which argument, which value and which rule.
+"""
+
+
+class BmkError(Exception):
+    """Base class of every error bmk raises on purpose."""
+
+
+class SpecError(BmkError):
+    """A spec file under specs/ is malformed (raised at load time)."""
+
+
+class EncodeError(BmkError):
+    """A field value does not fit its field, or an instruction cannot be encoded."""
+
+
+class DecodeError(BmkError):
+    """Bytes are not a valid command buffer; the message names the byte offset."""
+
+    def __init__(self, message, offset=None):
+        super().__init__(message if offset is None else f"byte {offset}: {message}")
+        self.offset = offset
+
+
+class ArgumentError(BmkError):
+    """An API call was given an argument that breaks a rule of the seed."""
+
+
+class AllocError(ArgumentError):
+    """Local memory could not be allocated or freed as asked."""
+
+
+class ScheduleError(BmkError):
+    """Misuse of the ordering API (streams, dependencies, parallel groups)."""
+
+
+class CmdbufOverflowError(BmkError):
+    """The command buffer would grow past the context's cmdbuf_size."""
+
+
+class SimulationError(BmkError):
+    """The simulator met an instruction it cannot execute (or a deadlock)."""
+
+
+def must(call, argument, rule, value):
+    """Build the standard message: '<call>: <argument> must be <rule>, not <value!r>'."""
+    return f"{call}: {argument} must be {rule}, not {value!r}"

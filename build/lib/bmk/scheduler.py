@@ -1,0 +1,148 @@
+"""Ordering between engines: serial, parallel groups, streams, explicit dependencies.
+
+The shape of cvikernel's conductor (see isa-facts/bm1880-notes.md, "Sync ids"):
+- every descriptor is added in emission order; it gets "follower" links from the last
+  descriptor of each engine that the current mode says it must follow;
+- a link between descriptors of the same engine is dropped (engine order is implicit),
+  and per (before, other engine) only the earliest follower is kept;
+- at acquisition each descriptor gets ++counter of its engine as its id (first id 1), ids
+  are written into its followers' wait fields (last writer wins), and an engine marked
+  `inherit_wait` keeps waiting for the previous descriptor's id when it has no wait of its
+  own. Ids are 16 bits: a descriptor that takes id 0xffff ends a chunk, counters restart
+  and links across chunks are dropped.
+The three modes differ only in where the "last descriptor per engine" comes from.
+"""
+import enum
+
+from bmk.errors import ScheduleError, must
+
+MAX_SYNC_ID = 0xFFFF
+
+
+class Mode(enum.Enum):
+    SERIAL = "serial"
+    PARALLEL = "parallel"
+    STREAMS = "streams"
+
+
+SERIAL, PARALLEL, STREAMS = Mode.SERIAL, Mode.PARALLEL, Mode.STREAMS
+
+
+class Scheduler:
+    """Follower links between descriptors, and the sync ids they turn into."""
+
+    def __init__(self):
+        self.engine_of = []        # descriptor index -> engine name
+        self.followers = {}        # descriptor index -> {engine: follower index}
+        self.mode = Mode.SERIAL
+        self.last = {}             # engine -> last descriptor index (all streams)
+        self.snapshot = None       # parallel mode: `last` when the group opened
+        self.streams = None        # stream mode: one {engine: index} tracker per stream
+        self.current = 0
+
+    def __len__(self):
+        return len(self.engine_of)
+
+    # -- modes ---------------------------------------------------------------------------
+    def parallel_enable(self):
+        if self.mode is Mode.SERIAL:          # enabling twice, or inside streams: no effect
+            self.mode, self.snapshot = Mode.PARALLEL, dict(self.last)
+
+    def parallel_disable(self):
+        if self.mode is Mode.PARALLEL:
+            self.mode, self.snapshot = Mode.SERIAL, None
+
+    def check_create_streams(self, call, nr_streams):
+        if isinstance(nr_streams, bool) or not isinstance(nr_streams, int) or nr_streams < 1:
+            raise ScheduleError(must(call, "nr_streams", "an integer >= 1", nr_streams))
+        if self.mode is not Mode.SERIAL:
+            raise ScheduleError(f"{call}: streams can be created only in serial mode, not in {self.mode.value} mode")
+
+    def create_streams(self, nr_streams):
+        self.check_create_streams("create_streams", nr_streams)
+        self.mode, self.current = Mode.STREAMS, 0
+        self.streams = [dict(self.last) for _ in range(nr_streams)]
+
+    def set_stream(self, i):
+        if self.mode is not Mode.STREAMS:
+            raise ScheduleError("set_stream: streams must be created first (create_streams), not in "
+                                f"{self.mode.value} mode")
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self.streams):
+            raise ScheduleError(must("set_stream", "i", f"a stream index in [0, {len(self.streams) - 1}]", i))
+        self.current = i
+
+    def destroy_streams(self):
+        if self.mode is not Mode.STREAMS:
+            raise ScheduleError(f"destroy_streams: no streams to destroy (mode is {self.mode.value})")
+        self.mode, self.streams, self.current = Mode.SERIAL, None, 0
+
+    # -- descriptors ---------------------------------------------------------------------
+    def add(self, engine):
+        """Record a new descriptor on `engine`, linked as the mode says; return its index."""
+        engine_of, followers, mode = self.engine_of, self.followers, self.mode
+        index = len(engine_of)
+        engine_of.append(engine)
+        sources = self.last if mode is SERIAL else (
+            self.snapshot if mode is PARALLEL else self.streams[self.current])
+        for before in sources.values():      # link(before, index), inlined: this is the hot path
+            if engine_of[before] != engine:
+                f = followers.get(before)
+                if f is None:
+                    followers[before] = {engine: index}
+                elif engine not in f:
+                    f[engine] = index
+        if mode is STREAMS:
+            sources[engine] = index
+        self.last[engine] = index
+        return index
+
+    def link(self, before, after):
+        engine = self.engine_of[after]
+        if self.engine_of[before] == engine:
+            return
+        followers = self.followers.get(before)
+        if followers is None:
+            self.followers[before] = {engine: after}
+        elif engine not in followers:
+            followers[engine] = after
+
+    def assign(self, inherit_wait=()):
+        """Sync ids of every descriptor, in emission order (see the module docstring).
+
+        Returns (own, waits): own[i] is descriptor i's id on its engine; waits[i] is None or
+        {other engine: id waited for}."""
+        n = len(self.engine_of)
+        own = [0] * n
+        waits = [None] * n
+        counters = {}
+        chunks, start = [], 0
+        for i, engine in enumerate(self.engine_of):
+            counters[engine] = own[i] = counters.get(engine, 0) + 1
+            if own[i] == MAX_SYNC_ID:
+                chunks.append((start, i + 1))
+                start, counters = i + 1, {}
+        if start < n:
+            chunks.append((start, n))
+        for lo, hi in chunks:
+            for d in range(lo, hi):
+                followers = self.followers.get(d)
+                if followers:
+                    for f in followers.values():
+                        if f < hi:
+                            if waits[f] is None:
+                                waits[f] = {}
+                            waits[f][self.engine_of[d]] = own[d]
+            for engine in inherit_wait:
+                prev = {}
+                for d in range(lo, hi):
+                    if self.engine_of[d] != engine:
+                        continue
+                    w = waits[d]
+                    if prev:
+                        if w is None:
+                            w = waits[d] = {}
+                        for other, value in prev.items():
+                            if not w.get(other):
+                                w[other] = value
+                    prev = dict(w) if w else prev
+        return own, waits

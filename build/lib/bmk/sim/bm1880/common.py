@@ -1,0 +1,152 @@
+"""Operands and arithmetic shared by the bm1880 instruction semantics.
+
+TIU operands (res0, opd0, opd1, opd2) are read from their fields:
+- shape: X_n, X_c, X_h, X_w;  address: X_addr;  sign: opt_X_sign;  8-bit: opt_X_int8;
+- 16-bit values are two 8-bit planes, low at X_addr, high at X_addr + X_b_str;
+- layout by short_X_str (isa-facts "tiu.short_*_str"):
+  3  explicit strides X_n_str, X_c_str, X_h_str, X_w_str;
+  0  shape-derived eu-aligned: w 1, h W, c align_up(H*W, eu_num), n c * ceil(C / npu_num);
+  1  conv-weight layout (seed 4.41): logical (Cin, Cout, kh, kw) = (N, C, H, W) stored as
+     (1, Cout, kh*kw, Cin): strides n 1, c N*H*W, h N*W, w N;
+  2  bias: shape-derived unaligned (c H*W, n c * ceil(C / npu_num)), planes X_b_str apart.
+Numerics (seed ch. 4, API.md): values widened (int64 here), a right shift by r > 0 adds
+2^(r-1) first (round half up), arithmetic when opt_shift_typ is 1, logical (on the 32-bit
+pattern) when 0; the result saturates to the destination format.
+"""
+import attrs
+import numpy as np
+
+from bmk.errors import SimulationError
+
+OPERANDS = ("res0", "opd0", "opd1", "opd2")
+
+
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def align_up(x, n):
+    return ceil_div(x, n) * n
+
+
+@attrs.frozen
+class Operand:
+    name: str
+    addr: int
+    shape: tuple
+    strides: tuple
+    int8: bool
+    signed: bool
+    b_str: int
+
+
+def layout_strides(mode, shape, m):
+    n, c, h, w = shape
+    npu, eu = m.npu_num, m.eu_num
+    if mode == 0:
+        cs = align_up(h * w, eu)
+        return (cs * ceil_div(c, npu), cs, w, 1)
+    if mode == 1:
+        return (1, n * h * w, n * w, n)
+    if mode == 2:
+        cs = h * w
+        return (cs * ceil_div(c, npu), cs, w, 1)
+    raise AssertionError(mode)
+
+
+def operand(m, f, name, shape=None, mode=None):
+    """The Operand `name` of a TIU field dict (shape/mode overridable by the caller)."""
+    if shape is None:
+        shape = (f[f"{name}_n"], f[f"{name}_c"], f[f"{name}_h"], f[f"{name}_w"])
+    if mode is None:
+        mode = f[f"short_{name}_str"]
+    if mode == 3:
+        strides = (f[f"{name}_n_str"], f[f"{name}_c_str"], f[f"{name}_h_str"], f[f"{name}_w_str"])
+    else:
+        strides = layout_strides(mode, shape, m)
+    for d, v in zip("nchw", shape):
+        if v < 1:
+            raise SimulationError(f"{name}_{d} must be >= 1, not {v!r}")
+    return Operand(name, f[f"{name}_addr"], tuple(shape), strides, bool(f[f"opt_{name}_int8"]),
+                   bool(f[f"opt_{name}_sign"]), f[f"{name}_b_str"])
+
+
+def planes(m, op, write=False, int8=None):
+    """TensorViews of the operand's planes: [low] or [low, high]."""
+    int8 = op.int8 if int8 is None else int8
+    views = [m.lmem.tensor(op.name, op.addr, op.shape, op.strides, m.log, write)]
+    if not int8:
+        views.append(m.lmem.tensor(f"{op.name} high plane", op.addr + op.b_str, op.shape, op.strides,
+                                   m.log, write))
+    return views
+
+
+def read(m, op, int8=None, signed=None, dtype=np.int32):
+    """Operand values (N, C, H, W), sign-extended per its sign bit, as `dtype`.
+
+    dtype None keeps the narrowest exact type (int8/uint8/int16/uint16); numpy widens it in
+    the first arithmetic with a wider operand, which saves a pass over the data.
+    """
+    int8 = op.int8 if int8 is None else int8
+    signed = op.signed if signed is None else signed
+    views = planes(m, op, int8=int8)
+    if int8:
+        raw = views[0].read()
+        raw = raw.view(np.int8) if signed else raw
+        return raw.copy() if dtype is None else raw.astype(dtype)
+    v = np.empty(op.shape + (2,), np.uint8)
+    v[..., 0], v[..., 1] = views[0].read(), views[1].read()
+    v = v.view(np.int16 if signed else np.uint16)[..., 0]
+    return v if dtype is None else v.astype(dtype)
+
+
+def limits(int8, signed):
+    bits = 8 if int8 else 16
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+
+
+def write(m, op, values, int8=None, signed=None):
+    """Saturate values to the operand's format and store them (one or two planes)."""
+    int8 = op.int8 if int8 is None else int8
+    signed = op.signed if signed is None else signed
+    lo, hi = limits(int8, signed)
+    v = np.asarray(values)
+    v = np.clip(v, lo, hi, out=v) if v.flags.writeable and v.dtype.kind in "iu" and v.dtype.itemsize >= 4 \
+        else np.clip(v, lo, hi)
+    views = planes(m, op, write=True, int8=int8)
+    if int8:
+        views[0].write(v)       # setitem casts unsafely: the clipped value's low byte
+        return
+    b = v.astype(np.int16 if signed else np.uint16).view(np.uint8).reshape(op.shape + (2,))
+    views[0].write(b[..., 0])
+    views[1].write(b[..., 1])
+
+
+def const8(f, name="opd1"):
+    """An 8-bit constant held in X_addr (sign from opt_X_sign)."""
+    v = f[f"{name}_addr"] & 0xFF
+    return v - 256 if f[f"opt_{name}_sign"] and v >= 128 else v
+
+
+def const16(f, name="opd1"):
+    v = f[f"{name}_addr"] & 0xFFFF
+    return v - 65536 if f[f"opt_{name}_sign"] and v >= 32768 else v
+
+
+def rshift(v, r, arithmetic):
+    """Round-half-up right shift by r (seed ch. 4 / API.md)."""
+    if r == 0:
+        return v
+    v = v.astype(np.int64) + (1 << (r - 1))
+    if arithmetic:
+        return v >> r
+    return (v & 0xFFFFFFFF) >> r
+
+
+def relu(f, v):
+    return np.maximum(v, 0) if f["opt_relu"] else v
+
+
+def same_shape(a, b):
+    if a.shape != b.shape:
+        raise SimulationError(f"{b.name} shape must equal {a.name} shape {a.shape}, not {b.shape}")

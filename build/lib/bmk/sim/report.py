@@ -1,0 +1,106 @@
+"""What a simulator run returns: timing per instruction, totals, overlap, races; trace export."""
+import json
+
+import attrs
+
+
+@attrs.frozen
+class InstructionRecord:
+    """One executed instruction: where it was in the buffer and when it ran (in cycles)."""
+
+    index: int          # position in the command buffer (all engines)
+    offset: int         # byte offset of its cmd_hdr_t
+    engine: str
+    kind: str
+    id: int             # its own sync id
+    wait: tuple         # ((engine, id), ...) it waited for; empty when none
+    start: int
+    end: int
+
+    def to_dict(self):
+        return {"index": self.index, "offset": self.offset, "engine": self.engine, "kind": self.kind,
+                "id": self.id, "wait": [list(w) for w in self.wait], "start": self.start, "end": self.end}
+
+
+@attrs.frozen
+class Race:
+    """Two instructions the sync ids let run at the same time, touching common bytes, one writing.
+
+    `space` is "lmem" or "gmem"; [lo, hi) is the common byte range: gmem addresses, or offsets
+    inside each lmem lane listed in `lanes`.
+    """
+
+    first: int          # instruction index (buffer position), the earlier one
+    second: int
+    space: str
+    lo: int
+    hi: int
+    lanes: tuple = ()
+    kinds: tuple = ()   # ("write", "read") ... access kind of first, second
+
+    def to_dict(self):
+        return {"first": self.first, "second": self.second, "space": self.space, "lo": self.lo, "hi": self.hi,
+                "lanes": list(self.lanes), "kinds": list(self.kinds)}
+
+    def __str__(self):
+        where = f"lanes {_lanes_text(self.lanes)} offsets" if self.space == "lmem" else "addresses"
+        return (f"instructions {self.first} ({self.kinds[0]}) and {self.second} ({self.kinds[1]}) may run "
+                f"at the same time and both touch {self.space} {where} [0x{self.lo:x}, 0x{self.hi:x})")
+
+
+def _lanes_text(lanes):
+    if not lanes:
+        return "-"
+    if list(lanes) == list(range(lanes[0], lanes[-1] + 1)):
+        return f"{lanes[0]}-{lanes[-1]}" if len(lanes) > 1 else f"{lanes[0]}"
+    return ",".join(map(str, lanes))
+
+
+@attrs.frozen
+class Report:
+    chip: str
+    instructions: tuple           # InstructionRecord, in buffer order
+    total_cycles: int
+    engine_busy: dict             # engine -> busy cycles
+    overlap_cycles: int           # cycles in which both engines were busy
+    races: tuple                  # Race
+    races_truncated: bool = False
+
+    @property
+    def serial_cycles(self):
+        """What the same instructions would take one after another (sum of busy time)."""
+        return sum(self.engine_busy.values())
+
+    def to_dict(self):
+        return {"chip": self.chip, "total_cycles": self.total_cycles, "engine_busy": dict(self.engine_busy),
+                "overlap_cycles": self.overlap_cycles, "instruction_count": len(self.instructions),
+                "races": [r.to_dict() for r in self.races], "races_truncated": self.races_truncated,
+                "instructions": [i.to_dict() for i in self.instructions]}
+
+    def summary(self):
+        busy = ", ".join(f"{e} {c}" for e, c in self.engine_busy.items())
+        lines = [f"{len(self.instructions)} instructions, {self.total_cycles} cycles (busy: {busy}; "
+                 f"overlap {self.overlap_cycles})"]
+        lines += [f"race: {r}" for r in self.races]
+        if self.races_truncated:
+            lines.append("race: ... (more races not listed)")
+        return "\n".join(lines)
+
+    def trace_events(self):
+        """Chrome trace-event JSON objects (one 'X' event per instruction; 1 cycle = 1 us)."""
+        engines = list(self.engine_busy)
+        events = [{"name": "process_name", "ph": "M", "pid": 0, "args": {"name": f"{self.chip} simulator"}}]
+        for tid, e in enumerate(engines):
+            events.append({"name": "thread_name", "ph": "M", "pid": 0, "tid": tid, "args": {"name": e}})
+        for ins in self.instructions:
+            events.append({"name": ins.kind, "cat": ins.engine, "ph": "X", "pid": 0,
+                           "tid": engines.index(ins.engine), "ts": ins.start, "dur": ins.end - ins.start,
+                           "args": {"index": ins.index, "offset": ins.offset, "id": ins.id,
+                                    "wait": [f"{e} {i}" for e, i in ins.wait]}})
+        return events
+
+    def write_trace(self, path):
+        """Write the trace (Perfetto / chrome://tracing open it)."""
+        with open(path, "w") as fh:
+            json.dump({"traceEvents": self.trace_events(), "displayTimeUnit": "ns",
+                       "otherData": {"chip": self.chip, "time_unit": "1 us = 1 cycle"}}, fh)

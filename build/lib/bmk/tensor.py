@@ -1,0 +1,176 @@
+"""Shapes, strides and tensors of the BMKernel programming model (seed 002, ch. 2 and 4.2-4.5).
+
+A tensor is (N, C, H, W); a matrix (R, Cm) is `dim == 2` with `row`/`col` in the h/w slots,
+as in the seed's `shape_t` union. In lmem a matrix is laid out as the tensor
+(R, C', 1, W) of seed 2.3 (`layout_shape`).
+"""
+import attrs
+
+FMT_I8 = 4  # seed 4.1
+FMT_U8 = 9
+FMT_NAMES = {FMT_I8: "FMT_I8", FMT_U8: "FMT_U8"}
+
+
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def align_up(x, n):
+    return ceil_div(x, n) * n
+
+
+@attrs.frozen
+class Shape:
+    """shape_t (seed 4.2): n, c, h, w; a matrix has dim 2 and keeps row/col in h/w."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    dim: int = 4
+
+    @property
+    def row(self):
+        return self.h
+
+    @property
+    def col(self):
+        return self.w
+
+    @property
+    def count(self):
+        return self.h * self.w if self.dim == 2 else self.n * self.c * self.h * self.w
+
+    def dims(self):
+        return (self.row, self.col) if self.dim == 2 else (self.n, self.c, self.h, self.w)
+
+    def __repr__(self):
+        return f"shape_t2{self.dims()}" if self.dim == 2 else f"shape_t4{self.dims()}"
+
+
+@attrs.frozen
+class Stride:
+    """stride_t (seed 4.3), in elements (= bytes for 8-bit data)."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    dim: int = 4
+
+    @property
+    def row(self):
+        return self.h
+
+    @property
+    def col(self):
+        return self.w
+
+    def dims(self):
+        return (self.row, self.col) if self.dim == 2 else (self.n, self.c, self.h, self.w)
+
+    def __repr__(self):
+        return f"stride_t2{self.dims()}" if self.dim == 2 else f"stride_t4{self.dims()}"
+
+
+def shape_t4(n, c, h, w):
+    return Shape(n, c, h, w, 4)
+
+
+def shape_t2(row, col):
+    return Shape(1, 1, row, col, 2)
+
+
+def stride_t4(n, c, h, w):
+    return Stride(n, c, h, w, 4)
+
+
+def stride_t2(row, col):
+    return Stride(1, 1, row, col, 2)
+
+
+def as_shape(value):
+    """Accept a Shape or a 4-/2-sequence (tensor / matrix)."""
+    if isinstance(value, Shape):
+        return value
+    dims = tuple(value)
+    return shape_t4(*dims) if len(dims) == 4 else shape_t2(*dims)
+
+
+def as_stride(value):
+    if value is None or isinstance(value, Stride):
+        return value
+    dims = tuple(value)
+    return stride_t4(*dims) if len(dims) == 4 else stride_t2(*dims)
+
+
+def matrix_layout_shape(rows, cols, eu_num, npu_num):
+    """A matrix (R, Cm) in lmem is the tensor (R, C', 1, W) (seed 2.3; v2 choice of W)."""
+    w = cols if cols < eu_num else eu_num * ceil_div(cols, eu_num * npu_num)
+    return Shape(rows, ceil_div(cols, w), 1, w)
+
+
+def default_lmem_stride(layout, aligned, eu_num, npu_num):
+    """Seed 2.4: unaligned / aligned lmem strides of a (layout) shape."""
+    c_stride = layout.h * layout.w
+    if aligned:
+        c_stride = align_up(c_stride, eu_num)
+    return Stride(c_stride * ceil_div(layout.c, npu_num), c_stride, layout.w, 1)
+
+
+def default_gmem_stride(shape):
+    """Seed 2.4: gmem default strides (tensor: dense NCHW; matrix: row stride = col)."""
+    if shape.dim == 2:
+        return stride_t2(shape.col, 1)
+    return Stride(shape.c * shape.h * shape.w, shape.h * shape.w, shape.w, 1)
+
+
+@attrs.frozen(eq=False)
+class TensorLmem:
+    """tensor_lmem (seed 4.4): a tensor or matrix in lmem.
+
+    la is the byte offset inside each NPU lane; `layout` is the 4-D shape the data has in
+    lmem (the tensor itself, or a matrix's (R, C', 1, W)); `stride` its lmem strides.
+    """
+
+    la: int
+    fmt: int
+    shape: Shape
+    aligned: bool
+    layout: Shape
+    stride: Stride
+    owner: object = attrs.field(default=None, repr=False)   # the allocating context
+    alloc: str = "prealloc"                                   # prealloc | alloc | bank
+
+    @property
+    def is_matrix(self):
+        return self.shape.dim == 2
+
+    @property
+    def signed(self):
+        return self.fmt == FMT_I8
+
+    @property
+    def lane_bytes(self):
+        """Bytes this tensor spans in one lane, from la."""
+        return self.stride.n * self.layout.n
+
+    def with_la(self, la):
+        return attrs.evolve(self, la=la)
+
+    def __repr__(self):
+        return (f"TensorLmem(la=0x{self.la:x}, shape={self.shape!r}, fmt={FMT_NAMES.get(self.fmt, self.fmt)}, "
+                f"aligned={self.aligned})")
+
+
+@attrs.frozen
+class TensorGmem:
+    """tensor_gmem (seed 4.5): a tensor or matrix in gmem; stride None = default strides."""
+
+    addr: int
+    shape: Shape = attrs.field(converter=as_shape)
+    stride: "Stride | None" = attrs.field(default=None, converter=as_stride)
+
+    @property
+    def effective_stride(self):
+        return self.stride if self.stride is not None else default_gmem_stride(self.shape)
