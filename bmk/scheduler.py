@@ -144,5 +144,5 @@ class Scheduler:
                         for other, value in prev.items():
                             if not w.get(other):
                                 w[other] = value
-                    prev = dict(w) if w else prev
+                    prev = w or prev
         return own, waits

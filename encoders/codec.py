@@ -82,8 +82,10 @@ class Patcher:
         self.shifts = tuple(f.bit - self.lo * 8 for f in fields)
         self.keep = ~sum(((1 << f.width) - 1) << s for f, s in zip(fields, self.shifts))
 
-    def prepare(self, body):
-        return (int.from_bytes(body[self.lo:self.hi], "little") & self.keep, body[:self.lo], body[self.hi:])
+    def prepare(self, body, prefix=b""):
+        """Split once; `prefix` (e.g. the record's header) is prepended by every fill."""
+        return (int.from_bytes(body[self.lo:self.hi], "little") & self.keep, prefix + body[:self.lo],
+                body[self.hi:])
 
     def fill(self, prepared, values):
         word, before, after = prepared

@@ -6,6 +6,8 @@ nothing is recorded until every step has succeeded, so a failing call changes no
 """
 import contextlib
 
+import attrs
+
 from bmk.bm1880 import checks, lowering, params
 from bmk.bm1880.constants import CTRL_AL, CTRL_NULL
 from bmk.encoders.codec import Patcher, codec_for
@@ -62,10 +64,10 @@ class Context:
         self._start()
 
     def _start(self):
-        self._bodies = []         # packed descriptors (Patcher-prepared, no sync ids), emission order
+        self._bodies = []         # header + packed descriptor (Patcher-prepared, no sync ids), in order
         self._nbytes = 0
         self._sched = Scheduler()
-        self._lowered = {}        # op record -> ((engine, body), ...): lowering is pure
+        self._lowered = {}        # (call, arguments, their types) -> (((engine, body), ...), size)
         self._generation += 1
 
     # -- chip and memory (seed 4.6-4.11) --------------------------------------------------------
@@ -179,12 +181,21 @@ class Context:
             self._stack_top = t.la
 
     # -- emission -------------------------------------------------------------------------------
-    def _emit(self, call, record):
-        """Check, lower, pack, then record: the one path of every computation call."""
+    def _emit(self, call, make_record, key):
+        """Check, lower, pack, then record: the one path of every computation call.
+
+        Lowering is a pure function of the call's arguments, so its packed result is memoized
+        per context under `key`: the call name, its arguments and their types (1 == 1.0 ==
+        True, but only some of them pass the checks). An unhashable argument skips the memo.
+        """
         if self._cleaned:
             raise ArgumentError(f"{call}: the context was cleaned up (cleanup)")
-        lowered = self._lowered.get(record)
+        try:
+            lowered = self._lowered.get(key)
+        except TypeError:
+            lowered = key = None
         if lowered is None:
+            record = make_record()
             getattr(checks, call)(self, record)
             descriptors = getattr(lowering, call)(self.chip, record)
             try:
@@ -192,69 +203,76 @@ class Context:
             except EncodeError as e:
                 raise ArgumentError(f"{call}: the arguments do not fit the bm1880 encoding: {e}") from None
             size = sum(len(self._headers[engine]) + len(body) for engine, body in packed)
-            lowered = self._lowered[record] = (
-                tuple((engine, self._sync_plan[engine][0].prepare(body)) for engine, body in packed), size)
-        if self._nbytes + lowered[1] > self.cmdbuf_size:
-            raise CmdbufOverflowError(f"{call}: the command buffer would grow to {self._nbytes + lowered[1]} "
+            lowered = (tuple((engine, self._sync_plan[engine][0].prepare(body, self._headers[engine]))
+                             for engine, body in packed), size)
+            if key is not None:
+                self._lowered[key] = lowered
+        descriptors, size = lowered
+        if self._nbytes + size > self.cmdbuf_size:
+            raise CmdbufOverflowError(f"{call}: the command buffer would grow to {self._nbytes + size} "
                                       f"bytes, past cmdbuf_size {self.cmdbuf_size}")
         add, bodies = self._sched.add, self._bodies
-        for engine, prepared in lowered[0]:
+        for engine, prepared in descriptors:
             index = add(engine)
             bodies.append(prepared)
-        self._nbytes += lowered[1]
+        self._nbytes += size
         return Op(self, self._generation, index, call)
 
     def _compute(self, call, record_class, p, fields):
+        """A tpu_* call: keyword fields of the C struct, or one record of `record_class`."""
         if p is None:
-            try:
-                p = record_class(**fields)
-            except TypeError as e:
-                raise ArgumentError(f"{call}: {e}") from None
-        elif fields:
+            def make():
+                try:
+                    return record_class(**fields)
+                except TypeError as e:
+                    raise ArgumentError(f"{call}: {e}") from None
+            return self._emit(call, make, (call, *fields.items(), *map(type, fields.values())))
+        if fields:
             raise ArgumentError(f"{call}: pass either one {record_class.__name__} or keyword fields, not both")
-        elif not isinstance(p, record_class):
+        if not isinstance(p, record_class):
             raise ArgumentError(must(call, "p", f"a {record_class.__name__}", p))
-        return self._emit(call, p)
+        values = attrs.astuple(p, recurse=False)
+        return self._emit(call, lambda: p, (call, *values, *map(type, values)))
+
+    def _dma(self, call, record_class, *args):
+        """A gdma_* call: positional arguments, as in C."""
+        def make():
+            try:
+                return record_class(*args)
+            except (TypeError, ValueError) as e:
+                raise ArgumentError(f"{call}: {e}") from None
+        return self._emit(call, make, (call, *args, *map(type, args)))
 
     # -- data movement (seed 4.12-4.18) ---------------------------------------------------------
     def gdma_copy_gmem(self, dst, src, ctrls=CTRL_NULL):
         """bmk1880_gdma_copy_gmem (seed 4.12). Like the v2 encoder, the handle cannot be used
         with add_dependency."""
-        self._emit("gdma_copy_gmem", params.GdmaCopyGmem(dst, src, ctrls))
+        self._dma("gdma_copy_gmem", params.GdmaCopyGmem, dst, src, ctrls)
         return None
 
     def gdma_copy_lmem(self, dst, src):
         """bmk1880_gdma_copy_lmem (seed 4.13)."""
-        return self._emit("gdma_copy_lmem", params.GdmaCopyLmem(dst, src))
+        return self._dma("gdma_copy_lmem", params.GdmaCopyLmem, dst, src)
 
     def gdma_load(self, t, gaddr, ctrls=CTRL_NULL):
         """bmk1880_gdma_load (seed 4.14)."""
-        return self._emit("gdma_load", params.GdmaLoad(t, gaddr, ctrls))
+        return self._dma("gdma_load", params.GdmaLoad, t, gaddr, ctrls)
 
     def gdma_store(self, t, gaddr, ctrls=CTRL_NULL):
         """bmk1880_gdma_store (seed 4.15)."""
-        return self._emit("gdma_store", params.GdmaStore(t, gaddr, ctrls))
+        return self._dma("gdma_store", params.GdmaStore, t, gaddr, ctrls)
 
     def gdma_load_stride(self, t, gaddr, stride, ctrls=CTRL_NULL):
         """bmk1880_gdma_load_stride (seed 4.16)."""
-        return self._emit("gdma_load_stride", self._record("gdma_load_stride", params.GdmaLoadStride,
-                                                           t, gaddr, stride, ctrls))
+        return self._dma("gdma_load_stride", params.GdmaLoadStride, t, gaddr, stride, ctrls)
 
     def gdma_store_stride(self, t, gaddr, stride, ctrls=CTRL_NULL):
         """bmk1880_gdma_store_stride (seed 4.17)."""
-        return self._emit("gdma_store_stride", self._record("gdma_store_stride", params.GdmaStoreStride,
-                                                            t, gaddr, stride, ctrls))
+        return self._dma("gdma_store_stride", params.GdmaStoreStride, t, gaddr, stride, ctrls)
 
     def gdma_lrn_shift(self, dst, src, right_shift, lrn_step):
         """bmk1880_gdma_lrn_shift (seed 4.18). The handle names the second (zero-fill) descriptor."""
-        return self._emit("gdma_lrn_shift", params.GdmaLrnShift(dst, src, right_shift, lrn_step))
-
-    @staticmethod
-    def _record(call, cls, *args):
-        try:
-            return cls(*args)
-        except (TypeError, ValueError) as e:
-            raise ArgumentError(f"{call}: {e}") from None
+        return self._dma("gdma_lrn_shift", params.GdmaLrnShift, dst, src, right_shift, lrn_step)
 
     # tl_load / tl_store: the seed's section-3 spellings.
     tl_load = gdma_load
@@ -429,14 +447,13 @@ class Context:
         with cmd_hdr_t, with sync ids assigned now."""
         inherit = [e.name for e in self._engines.values() if e.inherit_wait]
         own, waits = self._sched.assign(inherit)
-        headers, plans = self._headers, self._sync_plan
-        parts = []
+        plans = self._sync_plan
+        records = []
         for engine, prepared, own_id, wait in zip(self._sched.engine_of, self._bodies, own, waits):
             patch, enable, others = plans[engine]
-            values = enable + (own_id,) + (tuple(wait.get(o, 0) for o in others) if wait else (0,) * len(others))
-            parts.append(headers[engine])
-            parts.append(patch.fill(prepared, values))
-        return b"".join(parts)
+            values = enable + (own_id,) + (tuple([wait.get(o, 0) for o in others]) if wait else (0,) * len(others))
+            records.append(patch.fill(prepared, values))     # header + descriptor with sync ids
+        return b"".join(records)
 
     def reset(self):
         """bmk1880_reset (seed 3.4): empty the command buffer, forget links, serial mode;
