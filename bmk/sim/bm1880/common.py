@@ -17,16 +17,9 @@ import attrs
 import numpy as np
 
 from bmk.errors import SimulationError
+from bmk.tensor import align_up, ceil_div  # noqa: F401  (re-exported to the semantics modules)
 
 OPERANDS = ("res0", "opd0", "opd1", "opd2")
-
-
-def ceil_div(a, b):
-    return -(-a // b)
-
-
-def align_up(x, n):
-    return ceil_div(x, n) * n
 
 
 @attrs.frozen
