@@ -5,6 +5,7 @@ with exactly one stderr line naming a byte offset. The example count is kept mod
 raise it with HYPOTHESIS_PROFILE=fuzz-long.
 """
 import os
+import tempfile
 
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -80,9 +81,11 @@ def test_loader_only_raises_bmk_errors(data):
 @given(buffers)
 def test_disasm_exit_0_or_2_with_one_line(data):
     runner = CliRunner()
-    with runner.isolated_filesystem():
-        open("x.cmdbuf", "wb").write(data)
-        res = runner.invoke(disasm, ["--chip", "bm1880", "x.cmdbuf"])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "x.cmdbuf")
+        with open(path, "wb") as f:
+            f.write(data)
+        res = runner.invoke(disasm, ["--chip", "bm1880", path])
         assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
         if res.exit_code == 0:
             assert res.stdout.startswith(".chip bm1880\n") and res.stderr == ""
@@ -90,7 +93,7 @@ def test_disasm_exit_0_or_2_with_one_line(data):
             assert res.exit_code == 2
             assert res.stdout == ""
             assert len(res.stderr.splitlines()) == 1 and res.stderr.endswith("\n")
-        res = runner.invoke(diff, ["x.cmdbuf", "x.cmdbuf"])
+        res = runner.invoke(diff, [path, path])
         assert res.exit_code in (0, 2) and (res.exception is None or isinstance(res.exception, SystemExit))
 
 
