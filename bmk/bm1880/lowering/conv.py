@@ -49,15 +49,20 @@ def tpu_lut(chip, p):
 
 
 # -- shared window fields -------------------------------------------------------------------------
-def _window(f, p, *, ins=True):
-    """Padding, striding and (optionally) zero-insertion fields of a conv/pool record."""
+def _window(f, p, *, ins_h=0, ins_last_h=0, ins_w=0, ins_last_w=0, stride_h=1, stride_w=1):
+    """Padding (from the record), striding and zero-insertion fields of a conv/pool window."""
     f.update(conv_opd0_up_pad=p.pad_top, conv_opd0_dn_pad=p.pad_bottom,
              conv_opd0_lf_pad=p.pad_left, conv_opd0_rt_pad=p.pad_right,
-             conv_op_x_str=p.stride_w, conv_op_y_str=p.stride_h)
-    if ins:
-        f.update(conv_opd0_x_ins0=p.ins_w, conv_opd0_y_ins0=p.ins_h,
-                 conv_opd0_x_ins0_last=p.ins_last_w, conv_opd0_y_ins0_last=p.ins_last_h)
+             conv_op_x_str=stride_w, conv_op_y_str=stride_h,
+             conv_opd0_x_ins0=ins_w, conv_opd0_y_ins0=ins_h,
+             conv_opd0_x_ins0_last=ins_last_w, conv_opd0_y_ins0_last=ins_last_h)
     return f
+
+
+def _window_of(p):
+    """The striding and insertion arguments of _window, read from a record that has them."""
+    return dict(ins_h=p.ins_h, ins_last_h=p.ins_last_h, ins_w=p.ins_w, ins_last_w=p.ins_last_w,
+                stride_h=p.stride_h, stride_w=p.stride_w)
 
 
 def _bias(f, bias, b_str, sign):
@@ -68,8 +73,7 @@ def _bias(f, bias, b_str, sign):
         f["opt_opd2_sign"] = sign
 
 
-def _conv(p, *, ins_h=0, ins_last_h=0, ins_w=0, ins_last_w=0, stride_h=1, stride_w=1,
-          dilation_h=1, dilation_w=1):
+def _conv(p, *, dilation_h=1, dilation_w=1, **window):
     ifmap, weight, ofmap, bias = p.ifmap, p.weight, p.ofmap, p.bias
     cin = ifmap.layout.c
     any_signed = ifmap.signed or weight.signed or (bias is not None and bias.signed)
@@ -78,13 +82,9 @@ def _conv(p, *, ins_h=0, ins_last_h=0, ins_w=0, ins_last_w=0, stride_h=1, stride
              opt_res0_sign=_signed(ofmap), opt_opd0_sign=_signed(ifmap), opt_opd1_sign=_signed(weight),
              short_res0_str=STR_EXPLICIT, short_opd0_str=STR_ALIGNED, short_opd1_str=STR_WEIGHT,
              res0_addr=ofmap.la, opd0_addr=ifmap.la, opd1_addr=weight.la, opd0_ins_val=0,
-             conv_opd0_up_pad=p.pad_top, conv_opd0_dn_pad=p.pad_bottom,
-             conv_opd0_lf_pad=p.pad_left, conv_opd0_rt_pad=p.pad_right,
-             conv_opd0_x_ins0=ins_w, conv_opd0_y_ins0=ins_h,
-             conv_opd0_x_ins0_last=ins_last_w, conv_opd0_y_ins0_last=ins_last_h,
              conv_opd1_x_ins0=dilation_w - 1, conv_opd1_y_ins0=dilation_h - 1,
-             conv_op_x_str=stride_w, conv_op_y_str=stride_h,
              double_conv=int(ifmap.la % 2 == 0 and cin % 2 == 0 and cin >= 4 and weight.la % 2 == 0))
+    _window(f, p, **window)
     _shape(f, "res0", ofmap.layout)
     _strides(f, "res0", ofmap.stride, with_w=True)
     _shape(f, "opd0", ifmap.layout)
@@ -101,9 +101,7 @@ def tpu_conv(chip, p):
     tsk_typ CONV: opd0 ifmap (shape-derived strides), opd1 weight (Cin, Cout, kh, kw) in the
     weight layout (short 1), res0 ofmap with explicit strides; dilation d -> *_ins0 = d - 1.
     """
-    return ((TIU, _conv(p, ins_h=p.ins_h, ins_last_h=p.ins_last_h, ins_w=p.ins_w, ins_last_w=p.ins_last_w,
-                        stride_h=p.stride_h, stride_w=p.stride_w,
-                        dilation_h=p.dilation_h, dilation_w=p.dilation_w)),)
+    return ((TIU, _conv(p, dilation_h=p.dilation_h, dilation_w=p.dilation_w, **_window_of(p))),)
 
 
 def tpu_winograd(chip, p):
@@ -128,7 +126,7 @@ def tpu_depthwise(chip, p):
              short_res0_str=STR_EXPLICIT, short_opd0_str=STR_EXPLICIT, short_opd1_str=STR_ALIGNED,
              res0_addr=ofmap.la, opd0_addr=ifmap.la, opd1_addr=weight.la, opd0_ins_val=0,
              res0_b_str=ofmap.stride.n * ofmap.layout.n)
-    _window(f, p)
+    _window(f, p, **_window_of(p))
     _shape(f, "res0", ofmap.layout)
     _strides(f, "res0", ofmap.stride, with_w=True)
     _shape(f, "opd0", ifmap.layout)
@@ -147,7 +145,7 @@ def tpu_max_pooling(chip, p):
     f = _tiu(DEPTHWISE_POOL, EU_MAX_POOL, 1, opt_relu=0, opt_right_shift=0, opt_shift_typ=s,
              opt_res0_sign=s, opt_opd0_sign=s, res0_addr=p.ofmap.la, opd0_addr=p.ifmap.la,
              opd1_h=p.kh, opd1_w=p.kw, opd0_ins_val=0x80 if s else 0)
-    _window(f, p, ins=False)
+    _window(f, p, stride_h=p.stride_h, stride_w=p.stride_w)
     _shape(f, "res0", p.ofmap.layout)
     _shape(f, "opd0", p.ifmap.layout)
     return ((TIU, f),)
@@ -162,7 +160,7 @@ def tpu_avg_pooling(chip, p):
              opt_shift_typ=_signed(p.ifmap), opt_res0_sign=_signed(p.ofmap), opt_opd0_sign=_signed(p.ifmap),
              opt_opd1_const=1, opd1_addr=p.avg_pooling_const, opt_opd1_sign=0,
              res0_addr=p.ofmap.la, opd0_addr=p.ifmap.la, opd1_h=p.kh, opd1_w=p.kw, opd0_ins_val=0)
-    _window(f, p)
+    _window(f, p, **_window_of(p))
     _shape(f, "res0", p.ofmap.layout)
     _shape(f, "opd0", p.ifmap.layout)
     return ((TIU, f),)
