@@ -1,7 +1,7 @@
 """bmk-run's work: load gmem, replay a listing on the simulator, print the report, save dumps."""
-import inspect
 import json
 import re
+import sys
 
 import click
 
@@ -70,16 +70,10 @@ def listing_bytes(listing):
 
 
 def _run(sim, buf, n, progress):
-    """sim.run(buf), with a stderr progress bar when asked and the simulator can report progress."""
+    """sim.run(buf), with a stderr progress bar when asked."""
     if not progress:
         return sim.run(buf)
-    accepts = "progress" in inspect.signature(sim.run).parameters
-    with click.progressbar(length=n, label="simulating", file=click.get_text_stream("stderr"),
-                           show_pos=True) as bar:
-        if not accepts:
-            report = sim.run(buf)
-            bar.update(n)
-            return report
+    with click.progressbar(length=n, label="simulating", file=sys.stderr, show_pos=True) as bar:
         done = [0]
 
         def step(count, total=None):
