@@ -6,6 +6,8 @@ as in the seed's `shape_t` union. In lmem a matrix is laid out as the tensor
 """
 import attrs
 
+from bmk.errors import ArgumentError
+
 FMT_I8 = 4  # seed 4.1
 FMT_U8 = 9
 FMT_NAMES = {FMT_I8: "FMT_I8", FMT_U8: "FMT_U8"}
@@ -89,19 +91,40 @@ def stride_t2(row, col):
     return Stride(1, 1, row, col, 2)
 
 
+def _dims(value, kind):
+    """A 4- or 2-sequence; anything else is a ValueError that callers name the call in."""
+    try:
+        dims = tuple(value)
+    except TypeError:
+        dims = ()
+    if len(dims) not in (2, 4) or isinstance(value, (str, bytes)):
+        raise ValueError(f"{kind} must be a {kind}_t4 or {kind}_t2 (4 or 2 integers), not {value!r}")
+    return dims
+
+
 def as_shape(value):
     """Accept a Shape or a 4-/2-sequence (tensor / matrix)."""
     if isinstance(value, Shape):
         return value
-    dims = tuple(value)
+    dims = _dims(value, "shape")
     return shape_t4(*dims) if len(dims) == 4 else shape_t2(*dims)
 
 
 def as_stride(value):
+    """Accept None (default strides), a Stride or a 4-/2-sequence."""
     if value is None or isinstance(value, Stride):
         return value
-    dims = tuple(value)
+    dims = _dims(value, "stride")
     return stride_t4(*dims) if len(dims) == 4 else stride_t2(*dims)
+
+
+def _gmem_converter(convert):
+    def checked(value):
+        try:
+            return convert(value)
+        except ValueError as e:
+            raise ArgumentError(f"TensorGmem: {e}") from None
+    return checked
 
 
 def matrix_layout_shape(rows, cols, eu_num, npu_num):
@@ -168,8 +191,8 @@ class TensorGmem:
     """tensor_gmem (seed 4.5): a tensor or matrix in gmem; stride None = default strides."""
 
     addr: int
-    shape: Shape = attrs.field(converter=as_shape)
-    stride: "Stride | None" = attrs.field(default=None, converter=as_stride)
+    shape: Shape = attrs.field(converter=_gmem_converter(as_shape))
+    stride: "Stride | None" = attrs.field(default=None, converter=_gmem_converter(as_stride))
 
     @property
     def effective_stride(self):

@@ -81,8 +81,8 @@ class Context:
     def _tensor(self, call, la, shape, fmt, aligned, alloc="prealloc"):
         try:
             shape = as_shape(shape)
-        except (TypeError, ValueError):
-            raise ArgumentError(must(call, "shape", "a shape_t4 or shape_t2", shape)) from None
+        except ValueError as e:
+            raise ArgumentError(f"{call}: {e}") from None
         for dim, value in zip(("n", "c", "h", "w") if shape.dim == 4 else ("row", "col"), shape.dims()):
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= SHAPE_MAX:
                 raise ArgumentError(must(call, f"shape.{dim}", f"in [1, {SHAPE_MAX}]", value))
@@ -224,7 +224,7 @@ class Context:
             def make():
                 try:
                     return record_class(**fields)
-                except TypeError as e:
+                except (TypeError, ValueError) as e:
                     raise ArgumentError(f"{call}: {e}") from None
             return self._emit(call, make, (call, *fields.items(), *map(type, fields.values())))
         if fields:

@@ -226,3 +226,20 @@ def test_entered_context_style():
         bm1880.exit()
     with pytest.raises(bmk.ArgumentError, match=r"acquire_cmdbuf: no context was entered"):
         bm1880.acquire_cmdbuf()
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda c, t: c.gdma_load_stride(t, 0, [1, 2, 3], CTRL_NULL),
+     "gdma_load_stride: stride must be a stride_t4 or stride_t2 (4 or 2 integers), not [1, 2, 3]"),
+    (lambda c, t: c.tl_prealloc(0, (1, 2, 3), FMT_I8),
+     "tl_prealloc: shape must be a shape_t4 or shape_t2 (4 or 2 integers), not (1, 2, 3)"),
+    (lambda c, t: bm1880.TensorGmem(0, (1, 2, 3)),
+     "TensorGmem: shape must be a shape_t4 or shape_t2 (4 or 2 integers), not (1, 2, 3)"),
+    (lambda c, t: c.tpu_mul(res_low="x", a=t, b=t),
+     "tpu_mul: res_low must be a TensorLmem, not 'x'"),
+    (lambda c, t: c.gdma_load(t, "0x100", CTRL_NULL),
+     "gdma_load: gaddr must be an integer in [0, 4294967295], not '0x100'"),
+])
+def test_wrong_types_are_argument_errors(ctx, call, message):
+    t = ctx.tl_prealloc(0, S, FMT_I8)
+    assert_unchanged(ctx, bmk.ArgumentError, message, call, ctx, t)
