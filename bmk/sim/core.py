@@ -17,12 +17,12 @@ import importlib
 import numpy as np
 
 from bmk.encoders import Record, decode_cmdbuf
-from bmk.errors import BmkError, SimulationError
+from bmk.errors import ArgumentError, BmkError, SimulationError, must
 from bmk.isa import load_chip
 from bmk.sim.memory import AccessLog, Gmem, Lmem
 from bmk.sim.races import find_races
 from bmk.sim.report import InstructionRecord, Report
-from bmk.tensor import FMT_I8
+from bmk.tensor import FMT_I8, TensorLmem
 
 
 class Simulator:
@@ -47,10 +47,18 @@ class Simulator:
 
     # -- memory access (API.md) -----------------------------------------------------------------
     @staticmethod
-    def _bytes(data):
+    def _bytes(data, call="gmem_write"):
         if isinstance(data, np.ndarray):
             return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-        return np.frombuffer(bytes(data), np.uint8)
+        try:
+            return np.frombuffer(bytes(data), np.uint8)
+        except (TypeError, ValueError):
+            raise ArgumentError(must(call, "data", "bytes or a numpy array", data)) from None
+
+    @staticmethod
+    def _check_tensor(call, t):
+        if not isinstance(t, TensorLmem):
+            raise ArgumentError(must(call, "t", "a TensorLmem", t))
 
     def gmem_write(self, addr, data):
         """Write bytes (or a numpy array's raw bytes) at gmem address addr."""
@@ -64,7 +72,7 @@ class Simulator:
 
     def lmem_write(self, addr, data):
         """Raw bytes at a local address (lane * lmem_size + offset)."""
-        self.lmem.write_bytes(addr, self._bytes(data).tobytes())
+        self.lmem.write_bytes(addr, self._bytes(data, "lmem_write").tobytes())
 
     def lmem_read(self, addr, n):
         return self.lmem.read_bytes(addr, n)
@@ -76,6 +84,7 @@ class Simulator:
 
     def lmem_read_tensor(self, t):
         """A TensorLmem's values in logical order: (N, C, H, W), or (rows, cols) for a matrix."""
+        self._check_tensor("lmem_read_tensor", t)
         arr = np.array(self._tensor_view(t).read())
         if t.fmt == FMT_I8:
             arr = arr.view(np.int8)
@@ -85,6 +94,7 @@ class Simulator:
 
     def lmem_write_tensor(self, t, values):
         """Store values (logical order, as lmem_read_tensor returns) into a TensorLmem's bytes."""
+        self._check_tensor("lmem_write_tensor", t)
         view = self._tensor_view(t, write=True)
         values = np.asarray(values)
         raw = values.astype(np.int8 if values.dtype.kind == "i" else np.uint8, copy=False).view(np.uint8)
@@ -154,6 +164,8 @@ class Simulator:
         """
         if isinstance(cmdbuf, (list, tuple)) and all(isinstance(r, Record) for r in cmdbuf):
             records = list(cmdbuf)
+        elif not isinstance(cmdbuf, (bytes, bytearray, memoryview)):
+            raise ArgumentError(must("run", "cmdbuf", "bytes (a command buffer) or a list of Records", cmdbuf))
         else:
             records = decode_cmdbuf(self.chip, cmdbuf)
         kinds, owns, waits = self._prepare(records)

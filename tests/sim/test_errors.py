@@ -91,3 +91,13 @@ def test_memory_api():
     with pytest.raises(SimulationError, match="lmem_read range must be inside lmem"):
         sim.lmem_read(32 * 32768 - 1, 2)
     assert CHIP.param("npu_num") == 32
+
+
+def test_wrong_argument_types_are_argument_errors():
+    sim = bmk.Simulator("bm1880")
+    with pytest.raises(bmk.ArgumentError, match=r"run: cmdbuf must be bytes \(a command buffer\) or a list of Records, not 'abc'"):
+        sim.run("abc")
+    with pytest.raises(bmk.ArgumentError, match=r"lmem_read_tensor: t must be a TensorLmem, not 'x'"):
+        sim.lmem_read_tensor("x")
+    with pytest.raises(bmk.ArgumentError, match=r"gmem_write: data must be bytes or a numpy array, not 'text'"):
+        sim.gmem_write(0, "text")
