@@ -16,6 +16,27 @@ def load_cases():
     return {p.stem: json.loads(p.read_text()) for p in sorted(GOLDEN_DIR.glob("*.json"))}
 
 
+def golden_buffers():
+    """Every golden command buffer as (id, bytes, decoded instructions); a case with several
+    acquisitions gives one entry each (id "name[i]"); the 70000-op cases have no bytes."""
+    out = []
+    for name, case in load_cases().items():
+        if "cmdbuf_hex" in case:
+            out.append((name, bytes.fromhex(case["cmdbuf_hex"]), case["instructions"]))
+        for i, acq in enumerate(case.get("acquisitions", [])):
+            out.append((f"{name}[{i}]", bytes.fromhex(acq["cmdbuf_hex"]), acq["instructions"]))
+    return out
+
+
+GOLDEN_BUFFERS = golden_buffers()
+GOLDEN_IDS = [name for name, _, _ in GOLDEN_BUFFERS]
+
+
+def golden(name):
+    """The bytes of one golden buffer, by id."""
+    return next(buf for n, buf, _ in GOLDEN_BUFFERS if n == name)
+
+
 def _value(key, value, handles):
     if key in SHAPE_ARGS and isinstance(value, list):
         return bm1880.shape_t4(*value) if len(value) == 4 else bm1880.shape_t2(*value)

@@ -2,7 +2,7 @@
 import pathlib
 
 from bmk.cli import asmtext
-from tests.cli.goldens import golden
+from tests.goldens import golden
 
 DOC = pathlib.Path(__file__).parent.parent.parent / "docs" / "asm.md"
 

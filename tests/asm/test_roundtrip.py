@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from bmk.cli import asmtext
 from bmk.encoders import decode_cmdbuf, encode_record
 from bmk.isa import load_chip
-from tests.cli.goldens import GOLDEN_BUFFERS, GOLDEN_IDS
+from tests.goldens import GOLDEN_BUFFERS, GOLDEN_IDS
 
 CHIP = load_chip("bm1880")
 

@@ -5,7 +5,7 @@ from click.testing import CliRunner
 from bmk.cli.main import asm, bmk, disasm
 from bmk.encoders import decode_cmdbuf
 from bmk.isa import load_chip
-from tests.cli.goldens import GOLDEN_BUFFERS, GOLDEN_IDS, golden
+from tests.goldens import GOLDEN_BUFFERS, GOLDEN_IDS, golden
 
 CHIP = load_chip("bm1880")
 

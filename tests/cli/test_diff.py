@@ -8,7 +8,7 @@ from bmk.cli import asmtext
 from bmk.cli.main import diff
 from bmk.encoders import decode_cmdbuf, encode_record
 from bmk.isa import load_chip
-from tests.cli.goldens import golden
+from tests.goldens import golden
 
 CHIP = load_chip("bm1880")
 BASE = golden("sched_parallel_seed_example")       # 8 records: tdma tdma tiu tdma tdma tdma tiu tdma

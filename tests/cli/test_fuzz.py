@@ -16,7 +16,7 @@ from bmk.cli import asmtext, loading
 from bmk.cli.main import diff, disasm
 from bmk.encoders import decode_cmdbuf
 from bmk.isa import load_chip
-from tests.cli.goldens import GOLDEN_BUFFERS
+from tests.goldens import GOLDEN_BUFFERS
 
 CHIP = load_chip("bm1880")
 SEEDS = [buf for _, buf, _ in GOLDEN_BUFFERS if buf]

@@ -9,7 +9,7 @@ from bmk.cli import asmtext
 from bmk.cli.main import run
 from bmk.encoders import decode_cmdbuf
 from bmk.isa import load_chip
-from tests.cli.goldens import golden
+from tests.goldens import golden
 
 pytest.importorskip("bmk.sim.core")
 CHIP = load_chip("bm1880")

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.cli.goldens import golden
+from tests.goldens import golden
 
 BUF = golden("sched_serial_load_load_add_store")
 

@@ -6,7 +6,7 @@ from bmk.cli import asmtext
 from bmk.encoders import decode_cmdbuf, encode_record
 from bmk.isa import load_chip
 from bmk.testing import assert_cmdbuf_equal
-from tests.cli.goldens import golden
+from tests.goldens import golden
 
 pytest_plugins = ["pytester"]
 

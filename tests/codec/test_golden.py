@@ -6,7 +6,7 @@ import pytest
 
 from bmk.encoders import decode_cmdbuf
 from bmk.isa import load_chip
-from tests.goldens import load_cases, run_calls
+from tests.goldens import GOLDEN_BUFFERS, GOLDEN_IDS, load_cases, run_calls
 
 CASES = load_cases()
 CHIP = load_chip("bm1880")
@@ -31,11 +31,6 @@ def test_golden_bytes(name):
         assert acquired[-1][1].hex() == case["cmdbuf_hex"]
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_golden_decode(name):
-    case = CASES[name]
-    for acq in case.get("acquisitions", [case]):
-        if "cmdbuf_hex" not in acq:
-            continue
-        records = decode_cmdbuf(CHIP, bytes.fromhex(acq["cmdbuf_hex"]))
-        assert [nonzero(r) for r in records] == acq["instructions"]
+@pytest.mark.parametrize("name, buf, instructions", GOLDEN_BUFFERS, ids=GOLDEN_IDS)
+def test_golden_decode(name, buf, instructions):
+    assert [nonzero(r) for r in decode_cmdbuf(CHIP, buf)] == instructions

@@ -9,7 +9,7 @@ from bmk.bm1880 import CTRL_NULL, shape_t4
 from bmk.encoders import encode_record
 from bmk.isa import load_chip
 
-from tests.goldens import GOLDEN_DIR, load_cases, run_calls
+from tests.goldens import GOLDEN_IDS, golden, load_cases, run_calls
 
 from .helpers import I8, new, rand16, sat
 
@@ -143,18 +143,9 @@ def test_parallel_seed_example_overlaps():
     assert report.overlap_cycles > 0 and report.total_cycles < report.serial_cycles
 
 
-def golden_buffers():
-    for path in sorted(GOLDEN_DIR.glob("*.json")):
-        case = json.loads(path.read_text())
-        if "cmdbuf_hex" in case:
-            yield pytest.param(case["cmdbuf_hex"], id=path.stem)
-        for i, acq in enumerate(case.get("acquisitions", [])):
-            yield pytest.param(acq["cmdbuf_hex"], id=f"{path.stem}-{i}")
-
-
-@pytest.mark.parametrize("hexbuf", list(golden_buffers()))
-def test_every_golden_decodes_and_runs(hexbuf):
-    buf = bytes.fromhex(hexbuf)
+@pytest.mark.parametrize("name", GOLDEN_IDS)
+def test_every_golden_decodes_and_runs(name):
+    buf = golden(name)
     report = bmk.Simulator("bm1880").run(buf)
     assert len(report.instructions) == len(bmk.encoders.decode_cmdbuf(CHIP, buf))
     json.dumps(report.to_dict())
