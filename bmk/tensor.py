@@ -22,14 +22,15 @@ def align_up(x, n):
 
 
 @attrs.frozen
-class Shape:
-    """shape_t (seed 4.2): n, c, h, w; a matrix has dim 2 and keeps row/col in h/w."""
+class _Dims:
+    """The n, c, h, w of shape_t / stride_t; a matrix (dim 2) keeps row/col in the h/w union."""
 
     n: int
     c: int
     h: int
     w: int
     dim: int = 4
+    _c_name = ""
 
     @property
     def row(self):
@@ -38,41 +39,30 @@ class Shape:
     @property
     def col(self):
         return self.w
+
+    def dims(self):
+        return (self.row, self.col) if self.dim == 2 else (self.n, self.c, self.h, self.w)
+
+    def __repr__(self):
+        return f"{self._c_name}{self.dim}{self.dims()}"
+
+
+@attrs.frozen(repr=False)
+class Shape(_Dims):
+    """shape_t (seed 4.2)."""
+
+    _c_name = "shape_t"
 
     @property
     def count(self):
         return self.h * self.w if self.dim == 2 else self.n * self.c * self.h * self.w
 
-    def dims(self):
-        return (self.row, self.col) if self.dim == 2 else (self.n, self.c, self.h, self.w)
 
-    def __repr__(self):
-        return f"shape_t2{self.dims()}" if self.dim == 2 else f"shape_t4{self.dims()}"
-
-
-@attrs.frozen
-class Stride:
+@attrs.frozen(repr=False)
+class Stride(_Dims):
     """stride_t (seed 4.3), in elements (= bytes for 8-bit data)."""
 
-    n: int
-    c: int
-    h: int
-    w: int
-    dim: int = 4
-
-    @property
-    def row(self):
-        return self.h
-
-    @property
-    def col(self):
-        return self.w
-
-    def dims(self):
-        return (self.row, self.col) if self.dim == 2 else (self.n, self.c, self.h, self.w)
-
-    def __repr__(self):
-        return f"stride_t2{self.dims()}" if self.dim == 2 else f"stride_t4{self.dims()}"
+    _c_name = "stride_t"
 
 
 def shape_t4(n, c, h, w):
