@@ -1,10 +1,17 @@
-"""Spec records and their loader: specs/<chip>/*.toml -> frozen Field/Format/ChipSpec.
+"""Spec records and their loader: specs/<chip>/*.toml -> frozen Field/Format/Engine/ChipSpec.
 
 The loader refuses a bad table loudly (riscv-opcodes style): overlapping fields, gaps,
-duplicate names, defaults or enum values too wide for their field, unknown references.
-Every message names the file, the row and the field.
+duplicate names, defaults or enum values too wide for their field, unknown references,
+unknown or missing keys, class keys that select two classes. Every message names the file,
+the row and the field.
+
+An engine has one or more instruction classes (`Format`s), each with its own length. With
+several classes the engine file names a common `head` (fields every class starts with) and
+a `selector` (head fields whose values pick the class, e.g. bm1684x TIU: cmd_short, tsk_typ,
+tsk_eu_typ); the loader builds the selector index once.
 """
 import functools
+import itertools
 import tomllib
 from importlib import resources
 
@@ -13,11 +20,13 @@ import attrs
 from bmk.errors import SpecError
 
 SPECS_PACKAGE = "bmk.specs"
+MAX_FIELD_BITS = 64          # bitstruct packs at most 64 bits per field: wider reserved rows are split
+MAX_SELECTOR_BITS = 16       # the selector index enumerates every combination of selector values
 
 
 @attrs.frozen
 class Field:
-    """One bit field of a descriptor: bits [bit, bit + width), LSB first (see specs/README.md)."""
+    """One bit field of a command: bits [bit, bit + width), LSB first (see specs/README.md)."""
 
     name: str
     bit: int
@@ -45,7 +54,7 @@ class Field:
 
 @attrs.frozen
 class Instruction:
-    """A named instruction kind: the constant field values that identify it."""
+    """A named instruction kind of a class: the constant field values that identify it."""
 
     name: str
     match: "tuple[tuple[str, int], ...]"
@@ -56,13 +65,19 @@ class Instruction:
 
 @attrs.frozen
 class Format:
-    """A fixed-length bit layout: a descriptor or a frame header."""
+    """A fixed-length bit layout: one instruction class of an engine, or a frame header.
+
+    `keys`: the selector values that pick this class (each a tuple of (field, value); a
+    selector field left out matches any value); empty for single-class engines and for
+    classes that decoding never selects.
+    """
 
     name: str
     nbytes: int
     fields: "tuple[Field, ...]"
     instructions: "tuple[Instruction, ...]" = ()
     composed: "tuple[tuple[str, tuple[str, ...]], ...]" = ()
+    keys: "tuple[tuple[tuple[str, int], ...], ...]" = ()
     by_name: dict = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self):
@@ -111,16 +126,90 @@ class Format:
 
 
 @attrs.frozen
+class StreamRule:
+    """How an engine's raw stream is laid out (the vendor runtime's form, no cmd_hdr_t).
+
+    slot: every command sits in a slot of this many bytes, zero-filled (0: back to back);
+    end: the instruction kind that closes a stream (appended at acquisition; None: no end);
+    pad_to: after the last command, zero bytes up to a multiple of this many bytes;
+    zero_tail: a decoder accepts at most this many zero bytes after the last command.
+    """
+
+    slot: int = 0
+    end: "str | None" = None
+    pad_to: int = 0
+    zero_tail: int = 0
+
+
+@attrs.frozen
 class Engine:
-    """An engine of the chip: its id in cmd_hdr_t, its format and its sync-id fields."""
+    """An engine of the chip: its id in cmd_hdr_t, its instruction classes and sync-id fields."""
 
     name: str
     id: int
-    format: "Format | None" = None
+    classes: "tuple[Format, ...]" = ()
+    head: "tuple[Field, ...]" = ()
+    selector: "tuple[str, ...]" = ()
+    aliases: "tuple[str, ...]" = ()
     own_id: "str | None" = None
     wait_for: "tuple[tuple[str, str], ...]" = ()
     enable: "tuple[tuple[str, int], ...]" = ()
     inherit_wait: bool = False
+    stream: StreamRule = StreamRule()
+    index: dict = attrs.field(factory=dict, eq=False, repr=False)   # selector values -> class
+
+    @property
+    def format(self):
+        """The engine's only class (bm1880, bm1684); None for multi-class engines (use classes)."""
+        return self.classes[0] if len(self.classes) == 1 else None
+
+    @property
+    def head_nbytes(self):
+        """Bytes to read before the class is known (the whole command for one class)."""
+        if not self.selector:
+            return self.classes[0].nbytes if self.classes else 0
+        return -(-max(f.bit + f.width for f in self.head) // 8)
+
+    @property
+    def id_max(self):
+        """The largest own id: ids wrap after it (16 bits on bm1880/bm1684, 20 on bm1684x)."""
+        return self.classes[0].by_name[self.own_id].max if self.own_id and self.classes else 0
+
+    def classify(self, head):
+        """The class of a command whose first head_nbytes bytes are `head` (bytes); None if none."""
+        if not self.selector:
+            return self.classes[0] if self.classes else None
+        word = int.from_bytes(head, "little")
+        key = tuple((word >> f.bit) & f.max for f in self.head if f.name in self.selector)
+        return self.index.get(key)
+
+    def cls(self, name):
+        for c in self.classes:
+            if c.name == name:
+                return c
+        raise SpecError(f"engine {self.name!r} has no instruction class {name!r}")
+
+    def kinds(self, name):
+        """Every (class, Instruction) of the engine whose kind is `name`."""
+        return [(c, ins) for c in self.classes for ins in c.instructions if ins.name == name]
+
+    def selector_values(self, cls, fields):
+        """The selector field values a command of `cls` with `fields` would carry."""
+        return {s: fields.get(s, cls.by_name[s].default) for s in self.selector}
+
+
+@attrs.frozen
+class MemorySpace:
+    """A named address space of the chip's memory map (local, static, l2sram, dtcm, global)."""
+
+    name: str
+    base: int
+    size: int
+    lane_bytes: "int | None" = None     # local memory: bytes per NPU lane
+    address_mask: "int | None" = None   # bm1880: TDMA writes (addr & mask) + base
+
+    def contains(self, address):
+        return self.base <= address < self.base + self.size
 
 
 @attrs.frozen
@@ -129,18 +218,33 @@ class ChipSpec:
     version: int
     seed_chip_version: int
     params: "tuple[tuple[str, int], ...]"
+    memory: "tuple[MemorySpace, ...]"
     header: Format
     magic: int
     engines: "tuple[Engine, ...]"
-    gmem_addr_mask: int
-    gmem_addr_offset: int
 
     def param(self, name):
-        return dict(self.params)[name]
+        try:
+            return dict(self.params)[name]
+        except KeyError:
+            raise SpecError(f"chip {self.name!r} has no parameter {name!r}") from None
+
+    def space(self, name):
+        for m in self.memory:
+            if m.name == name:
+                return m
+        raise SpecError(f"chip {self.name!r} has no memory space {name!r}")
+
+    def space_of(self, address):
+        """The memory space holding a device address, or None."""
+        for m in self.memory:
+            if m.contains(address):
+                return m
+        return None
 
     def engine(self, name):
         for e in self.engines:
-            if e.name == name:
+            if e.name == name or name in e.aliases:
                 return e
         raise SpecError(f"chip {self.name!r} has no engine {name!r}")
 
@@ -151,9 +255,26 @@ class ChipSpec:
         return None
 
     @property
-    def formats(self):
-        return tuple(e.format for e in self.engines if e.format is not None)
+    def encoded_engines(self):
+        """Engines that have instruction classes (the ones commands are written for)."""
+        return tuple(e for e in self.engines if e.classes)
 
+    @property
+    def formats(self):
+        """Every instruction class of every engine."""
+        return tuple(c for e in self.engines for c in e.classes)
+
+    @property
+    def gmem_addr_offset(self):
+        return self.space("global").base
+
+    @property
+    def gmem_addr_mask(self):
+        mask = self.space("global").address_mask
+        return (1 << 64) - 1 if mask is None else mask
+
+
+# ----------------------------------------------------------------------------------- checks
 
 def _check_int(where, key, value, low=0, high=None):
     if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
@@ -162,25 +283,36 @@ def _check_int(where, key, value, low=0, high=None):
     return value
 
 
-def build_format(where, table, enums=None):
-    """Check one format table (name, bytes, fields, instructions) and build a Format."""
-    enums = enums or {}
-    nbytes = _check_int(where, "bytes", table.get("bytes"), 1)
+def _check_keys(where, table, allowed, required=()):
+    if not isinstance(table, dict):
+        raise SpecError(f"{where}: must be a table, not {table!r}")
+    unknown = set(table) - set(allowed)
+    if unknown:
+        raise SpecError(f"{where}: unknown keys {sorted(unknown)}")
+    missing = [k for k in required if k not in table]
+    if missing:
+        raise SpecError(f"{where}: missing keys {missing}")
+
+
+def _field_rows(where, rows, enums, nbytes=None):
+    """Check field rows; split reserved rows wider than MAX_FIELD_BITS into parts."""
+    if not isinstance(rows, list):
+        raise SpecError(f"{where}: fields must be a list of tables")
     fields, seen = [], set()
-    for i, row in enumerate(table.get("fields", [])):
-        at = f"{where}: fields[{i}] ({row.get('name', '?')})"
-        unknown = set(row) - {"name", "bit", "width", "default", "reserved", "enum"}
-        if unknown:
-            raise SpecError(f"{at}: unknown keys {sorted(unknown)}")
+    for i, row in enumerate(rows):
+        at = f"{where}: fields[{i}] ({row.get('name', '?') if isinstance(row, dict) else '?'})"
+        _check_keys(at, row, ("name", "bit", "width", "default", "reserved", "enum"))
         name = row.get("name")
         if not isinstance(name, str) or not name.isidentifier():
             raise SpecError(f"{at}: name must be an identifier, not {name!r}")
         if name in seen:
             raise SpecError(f"{at}: duplicate field name {name!r}")
         seen.add(name)
-        bit = _check_int(at, "bit", row.get("bit"), 0, nbytes * 8 - 1)
-        width = _check_int(at, "width", row.get("width"), 1, 64)
-        if bit + width > nbytes * 8:
+        top = nbytes * 8 - 1 if nbytes else None
+        bit = _check_int(at, "bit", row.get("bit"), 0, top)
+        reserved = bool(row.get("reserved", False))
+        width = _check_int(at, "width", row.get("width"), 1, None if reserved else MAX_FIELD_BITS)
+        if nbytes and bit + width > nbytes * 8:
             raise SpecError(f"{at}: bits [{bit}, {bit + width}) run past the {nbytes}-byte format")
         default = _check_int(at, "default", row.get("default", 0), 0, (1 << width) - 1)
         enum = ()
@@ -190,7 +322,25 @@ def build_format(where, table, enums=None):
             enum = tuple(enums[row["enum"]].items())
             for ename, ev in enum:
                 _check_int(f"{at}: enum {row['enum']}.{ename}", "value", ev, 0, (1 << width) - 1)
-        fields.append(Field(name, bit, width, default, bool(row.get("reserved", False)), enum))
+        if width <= MAX_FIELD_BITS:
+            fields.append(Field(name, bit, width, default, reserved, enum))
+            continue
+        for k, lo in enumerate(range(0, width, MAX_FIELD_BITS)):   # a wide reserved row
+            part = f"{name}_{k}" if k else name
+            if part in seen and k:
+                raise SpecError(f"{at}: splitting the {width}-bit reserved row makes {part!r}, which exists")
+            seen.add(part)
+            w = min(MAX_FIELD_BITS, width - lo)
+            fields.append(Field(part, bit + lo, w, (default >> lo) & ((1 << w) - 1), True))
+    return fields
+
+
+def build_format(where, table, enums=None, keys=()):
+    """Check one format table (name, bytes, fields, instructions, composed) and build a Format."""
+    enums = dict(enums or {})
+    enums.update(table.get("enums", {}) if isinstance(table.get("enums", {}), dict) else {})
+    nbytes = _check_int(where, "bytes", table.get("bytes"), 1)
+    fields = _field_rows(where, table.get("fields", []), enums, nbytes)
     if not fields:
         raise SpecError(f"{where}: format has no fields")
     fields.sort(key=lambda f: f.bit)
@@ -203,24 +353,93 @@ def build_format(where, table, enums=None):
         pos = f.bit + f.width
     if pos != nbytes * 8:
         raise SpecError(f"{where}: bits [{pos}, {nbytes * 8}) after the last field are not covered")
-    names = {f.name for f in fields}
-    instructions = []
+    by_name = {f.name: f for f in fields}
+    instructions, seen = [], set()
     for i, row in enumerate(table.get("instructions", [])):
         at = f"{where}: instructions[{i}] ({row.get('name', '?')})"
-        for k, v in row.get("match", {}).items():
-            if k not in names:
-                raise SpecError(f"{at}: match names unknown field {k!r}")
-            _check_int(f"{at}: match", k, v, 0, (1 << next(f.width for f in fields if f.name == k)) - 1)
+        _check_keys(at, row, ("name", "match"), ("name", "match"))
+        if not isinstance(row["name"], str) or not row["name"]:
+            raise SpecError(f"{at}: name must be a non-empty string, not {row['name']!r}")
+        if row["name"] in seen:
+            raise SpecError(f"{at}: duplicate instruction kind {row['name']!r}")
+        seen.add(row["name"])
         if not row.get("match"):
             raise SpecError(f"{at}: match must name at least one field")
+        for k, v in row["match"].items():
+            if k not in by_name:
+                raise SpecError(f"{at}: match names unknown field {k!r}")
+            _check_int(f"{at}: match", k, v, 0, by_name[k].max)
         instructions.append(Instruction(row["name"], tuple(row["match"].items())))
     composed = []
     for cname, parts in table.get("composed", {}).items():
         for p in parts:
-            if p not in names:
+            if p not in by_name:
                 raise SpecError(f"{where}: composed value {cname!r} names unknown field {p!r}")
         composed.append((cname, tuple(parts)))
-    return Format(table.get("name", where), nbytes, tuple(fields), tuple(instructions), tuple(composed))
+    return Format(table.get("name", where), nbytes, tuple(fields), tuple(instructions), tuple(composed), keys)
+
+
+_SINGLE_KEYS = ("name", "bytes", "fields", "instructions", "composed", "enums")
+_MULTI_KEYS = ("name", "selector", "head", "classes", "enums")
+_CLASS_KEYS = ("name", "bytes", "keys", "fields", "instructions", "composed")
+
+
+def build_engine_classes(where, table):
+    """An engine file -> (classes, head fields, selector, index). See specs/README.md."""
+    if "classes" not in table:
+        _check_keys(where, table, _SINGLE_KEYS, ("bytes", "fields"))
+        return (build_format(where, table, table.get("enums")),), (), (), {}
+    _check_keys(where, table, _MULTI_KEYS, ("selector", "head", "classes"))
+    enums = table.get("enums", {})
+    head = _field_rows(f"{where} head", table["head"], enums)
+    head_by_name = {f.name: f for f in head}
+    selector = table["selector"]
+    if not isinstance(selector, list) or not selector or any(s not in head_by_name for s in selector):
+        raise SpecError(f"{where}: selector must list head fields, not {selector!r}")
+    if sum(head_by_name[s].width for s in selector) > MAX_SELECTOR_BITS:
+        raise SpecError(f"{where}: selector fields must total at most {MAX_SELECTOR_BITS} bits")
+    classes, names = [], set()
+    for i, ctab in enumerate(table["classes"]):
+        at = f"{where}: classes[{i}] ({ctab.get('name', '?')})"
+        _check_keys(at, ctab, _CLASS_KEYS, ("name", "bytes", "keys", "fields"))
+        if ctab["name"] in names:
+            raise SpecError(f"{at}: duplicate class name {ctab['name']!r}")
+        names.add(ctab["name"])
+        keys = []
+        for j, key in enumerate(ctab["keys"]):
+            if not isinstance(key, dict) or any(k not in selector for k in key):
+                raise SpecError(f"{at}: keys[{j}] must map selector fields {selector} to values, not {key!r}")
+            for k, v in key.items():
+                _check_int(f"{at}: keys[{j}]", k, v, 0, head_by_name[k].max)
+            keys.append(tuple(key.items()))
+        cls = build_format(at, ctab, enums, tuple(keys))
+        for h in head:
+            f = cls.by_name.get(h.name)
+            if f is None or (f.bit, f.width) != (h.bit, h.width):
+                raise SpecError(f"{at}: head field {h.name!r} must be at bits [{h.bit}, {h.bit + h.width}) "
+                                f"in every class")
+        classes.append(cls)
+    sel_fields = [f for f in head if f.name in selector]       # head order = key order
+    index = {}
+    for combo in itertools.product(*(range(f.max + 1) for f in sel_fields)):
+        values = dict(zip((f.name for f in sel_fields), combo))
+        hits = [c for c in classes if any(all(values[k] == v for k, v in key) for key in c.keys)]
+        if len(hits) > 1:
+            raise SpecError(f"{where}: selector values {values} pick two classes: "
+                            f"{hits[0].name!r} and {hits[1].name!r}")
+        if hits:
+            index[combo] = hits[0]
+    return tuple(classes), tuple(head), tuple(selector), index
+
+
+# ------------------------------------------------------------------------------------ chips
+
+_CHIP_KEYS = ("name", "version", "seed_chip_version", "params", "memory", "cmd_hdr", "engines")
+_CHIP_REQUIRED = ("name", "version", "params", "memory", "cmd_hdr", "engines")
+_ENGINE_KEYS = ("id", "format", "aliases", "own_id", "wait_for", "enable", "inherit_wait", "stream")
+_SPACE_KEYS = ("base", "size", "lane_bytes", "address_mask")
+_STREAM_KEYS = ("slot", "end", "pad_to", "zero_tail")
+_HEADER_KEYS = ("name", "bytes", "magic", "fields")
 
 
 def _read_toml(chip, filename):
@@ -234,6 +453,69 @@ def _read_toml(chip, filename):
         raise SpecError(f"specs/{chip}/{filename}: {e}") from None
 
 
+def _memory(where, table):
+    spaces = []
+    for name, row in table.items():
+        at = f"{where} [memory.{name}]"
+        _check_keys(at, row, _SPACE_KEYS, ("base", "size"))
+        spaces.append(MemorySpace(name, _check_int(at, "base", row["base"]), _check_int(at, "size", row["size"], 1),
+                                  row.get("lane_bytes") and _check_int(at, "lane_bytes", row["lane_bytes"], 1),
+                                  row.get("address_mask") and _check_int(at, "address_mask", row["address_mask"], 1)))
+    spaces.sort(key=lambda m: m.base)
+    for a, b in zip(spaces, spaces[1:]):
+        if a.base + a.size > b.base:
+            raise SpecError(f"{where}: memory spaces {a.name!r} and {b.name!r} overlap")
+    if "global" not in {m.name for m in spaces}:
+        raise SpecError(f"{where}: [memory] must define a 'global' space")
+    return tuple(spaces)
+
+
+def _sync_field(at, classes, key, name):
+    """A sync field must sit at the same bits in every class (ids are patched at acquisition)."""
+    places = {(c.by_name[name].bit, c.by_name[name].width) if name in c.by_name else None for c in classes}
+    if None in places:
+        raise SpecError(f"{at}: {key} names field {name!r}, which not every class has")
+    if len(places) > 1:
+        raise SpecError(f"{at}: {key} field {name!r} must sit at the same bits in every class")
+
+
+def _engine(chip_name, where, ename, e, all_engines, header):
+    at = f"{where} [engines.{ename}]"
+    _check_keys(at, e, _ENGINE_KEYS, ("id",))
+    classes, head, selector, index = (), (), (), {}
+    if "format" in e:
+        path = f"specs/{chip_name}/{e['format']}.toml"
+        classes, head, selector, index = build_engine_classes(path, _read_toml(chip_name, f"{e['format']}.toml"))
+    elif any(k in e for k in ("own_id", "wait_for", "enable", "stream")):
+        raise SpecError(f"{at}: sync fields and stream rules need a format")
+    if e.get("own_id"):
+        _sync_field(at, classes, "own_id", e["own_id"])
+    for other, fname in e.get("wait_for", {}).items():
+        if other not in all_engines:
+            raise SpecError(f"{at}: wait_for names unknown engine {other!r}")
+        _sync_field(at, classes, f"wait_for {other}", fname)
+    for fname, value in e.get("enable", {}).items():
+        _sync_field(at, classes, "enable", fname)
+        _check_int(f"{at}: enable", fname, value, 0, classes[0].by_name[fname].max)
+    stream = StreamRule()
+    if "stream" in e:
+        _check_keys(f"{at} stream", e["stream"], _STREAM_KEYS)
+        s = e["stream"]
+        stream = StreamRule(_check_int(f"{at} stream", "slot", s.get("slot", 0)), s.get("end"),
+                            _check_int(f"{at} stream", "pad_to", s.get("pad_to", 0)),
+                            _check_int(f"{at} stream", "zero_tail", s.get("zero_tail", 0)))
+        if stream.end is not None and not any(i.name == stream.end for c in classes for i in c.instructions):
+            raise SpecError(f"{at}: stream end names unknown instruction kind {stream.end!r}")
+        if stream.slot and any(c.nbytes > stream.slot for c in classes):
+            raise SpecError(f"{at}: stream slot {stream.slot} is smaller than a class")
+    aliases = e.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and a.isidentifier() for a in aliases):
+        raise SpecError(f"{at}: aliases must be a list of identifiers, not {aliases!r}")
+    return Engine(ename, _check_int(at, "id", e["id"], 0, header.by_name["engine_id"].max), classes, head,
+                  selector, tuple(aliases), e.get("own_id"), tuple(e.get("wait_for", {}).items()),
+                  tuple(e.get("enable", {}).items()), bool(e.get("inherit_wait", False)), stream, index)
+
+
 @functools.cache
 def load_chip(name):
     """Load and check specs/<name>/ once; the result is immutable and shared."""
@@ -241,32 +523,26 @@ def load_chip(name):
         raise SpecError(f"chip must be one of {list(chips())}, not {name!r}")
     where = f"specs/{name}/chip.toml"
     chip = _read_toml(name, "chip.toml")
+    _check_keys(where, chip, _CHIP_KEYS, _CHIP_REQUIRED)
+    if chip["name"] != name:
+        raise SpecError(f"{where}: name must be the folder's name {name!r}, not {chip['name']!r}")
+    version = _check_int(where, "version", chip["version"])
+    params = chip["params"]
+    for k, v in params.items():
+        _check_int(f"{where} [params]", k, v)
+    _check_keys(f"{where} [cmd_hdr]", chip["cmd_hdr"], _HEADER_KEYS, _HEADER_KEYS)
     header = build_format(f"{where} [cmd_hdr]", chip["cmd_hdr"])
-    engines = []
-    for ename, e in chip["engines"].items():
-        at = f"{where} [engines.{ename}]"
-        fmt = None
-        if "format" in e:
-            table = _read_toml(name, f"{e['format']}.toml")
-            fmt = build_format(f"specs/{name}/{e['format']}.toml", table, table.get("enums"))
-            for key in ("own_id",):
-                if e.get(key) and e[key] not in fmt.by_name:
-                    raise SpecError(f"{at}: {key} names unknown field {e[key]!r}")
-            for other, fname in e.get("wait_for", {}).items():
-                if other not in chip["engines"] or fname not in fmt.by_name:
-                    raise SpecError(f"{at}: wait_for {other} = {fname!r} names an unknown engine or field")
-            for fname in e.get("enable", {}):
-                if fname not in fmt.by_name:
-                    raise SpecError(f"{at}: enable names unknown field {fname!r}")
-        engines.append(Engine(ename, _check_int(at, "id", e.get("id"), 0, header.by_name["engine_id"].max), fmt,
-                              e.get("own_id"), tuple(e.get("wait_for", {}).items()),
-                              tuple(e.get("enable", {}).items()), bool(e.get("inherit_wait", False))))
+    for needed in ("magic", "len", "engine_id", "mask"):
+        header.field(needed)
+    magic = _check_int(f"{where} [cmd_hdr]", "magic", chip["cmd_hdr"]["magic"], 0, header.by_name["magic"].max)
+    engines = tuple(_engine(name, where, en, e, chip["engines"], header) for en, e in chip["engines"].items())
     if len({e.id for e in engines}) != len(engines):
         raise SpecError(f"{where}: engine ids must be distinct")
-    gm = chip.get("gmem_address", {})
-    return ChipSpec(name, chip["version"], chip.get("seed_chip_version", chip["version"]),
-                    tuple(chip["params"].items()), header, chip["cmd_hdr"]["magic"], tuple(engines),
-                    gm.get("mask", (1 << 64) - 1), gm.get("offset", 0))
+    names = [n for e in engines for n in (e.name, *e.aliases)]
+    if len(set(names)) != len(names):
+        raise SpecError(f"{where}: engine names and aliases must be distinct, not {names}")
+    return ChipSpec(name, version, _check_int(where, "seed_chip_version", chip.get("seed_chip_version", version)),
+                    tuple(params.items()), _memory(where, chip["memory"]), header, magic, engines)
 
 
 @functools.cache
