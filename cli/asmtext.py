@@ -16,7 +16,7 @@ import re
 
 import attrs
 
-from bmk.encoders.cmdbuf import Record, encode_record
+from bmk.encoders.framing import Record, encode_record, make_record
 from bmk.encoders.codec import codec_for
 from bmk.errors import BmkError
 from bmk.isa import load_chip
@@ -300,7 +300,7 @@ class _Parser:
                 self.error(lineno, given["hdr.len"][1], f"hdr.len=0 means the length is in hdr.mask, "
                            f"so expected hdr.mask={hex(nbytes)}")
         header = {k: v for k, v in header.items() if v or k == "len"}
-        return Record(offset, eng.name, fields, header)
+        return make_record(self.chip, eng.name, fmt, fields, None, offset, header)
 
     def _value(self, lineno, col, field, text, prefix=""):
         value = parse_int(text)

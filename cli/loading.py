@@ -6,7 +6,7 @@ Text or binary is decided by content: a buffer starts with a chip's cmd_hdr_t ma
 import attrs
 
 from bmk.cli import asmtext
-from bmk.encoders import decode_cmdbuf, decode_raw
+from bmk.encoders import decode_cmdbuf, decode_stream
 from bmk.errors import BmkError, DecodeError
 from bmk.isa import chips, load_chip
 
@@ -110,7 +110,7 @@ def load_raw(streams, chip):
         with open(path, "rb") as f:
             data = f.read()
         try:
-            records += decode_raw(chip, engine, data)
+            records += decode_stream(chip, engine, data)
         except DecodeError as e:
             err = DecodeError(f"{path}: {e}")
             err.offset = e.offset

@@ -11,7 +11,7 @@ import attrs
 from bmk.bm1880 import checks, lowering, params
 from bmk.bm1880.constants import CTRL_AL, CTRL_NULL
 from bmk.encoders.codec import Patcher, codec_for
-from bmk.encoders.cmdbuf import encode_header
+from bmk.encoders.framing import encode_header
 from bmk.errors import AllocError, ArgumentError, CmdbufOverflowError, EncodeError, ScheduleError, must
 from bmk.isa import load_chip
 from bmk.scheduler import Scheduler

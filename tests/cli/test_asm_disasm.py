@@ -72,8 +72,7 @@ def test_raw_streams(runner):
     open("bad.bin", "wb").write(b"\0" * 100)
     res = runner.invoke(disasm, ["--raw", "tiu", "bad.bin"])
     assert res.exit_code == 2
-    assert res.stderr == ("disasm: bad.bin: byte 0: raw tiu stream of 100 bytes is not a whole number of "
-                          "112-byte descriptors\n")
+    assert res.stderr == "disasm: bad.bin: byte 0: truncated tiu command in the tiu stream: 100 of 112 bytes\n"
 
 
 def test_asm_from_stdin_and_chip_option(runner):
@@ -90,12 +89,12 @@ CORRUPT = [
     ("bad magic", lambda b: b[:72] + b"\x5a" + b[73:], "byte 72: bad magic 0x5a, expected 0xa5 for bm1880"),
     ("first byte", lambda b: b"\x00" + b[1:], "byte 0: bad magic 0x00, expected one of 0xa5 (bm1880)"),
     ("truncated header", lambda b: b[:77], "byte 72: truncated cmd_hdr_t: 5 bytes left, a header is 8"),
-    ("truncated descriptor", lambda b: b[:102], "byte 72: truncated tdma descriptor: 22 of 64 bytes"),
+    ("truncated descriptor", lambda b: b[:102], "byte 72: truncated tdma command: 22 of 64 bytes"),
     ("unknown engine", lambda b: b[:74] + b"\x07" + b[75:], "byte 72: unknown engine id 7"),
     ("engine without format", lambda b: b[:74] + b"\x01" + b[75:],
-     "byte 72: engine 'cpu' (id 1) has no descriptor format in bm1880"),
+     "byte 72: engine 'cpu' (id 1) has no instruction classes in bm1880"),
     ("length mismatch", lambda b: b[:73] + b"\x70" + b[74:],
-     "byte 72: length mismatch: header says 112 bytes, a tdma descriptor is 64"),
+     "byte 72: length mismatch: header says 112 bytes, a tdma command is 64"),
 ]
 
 

@@ -69,8 +69,8 @@ def test_patcher_changes_only_its_fields(raw, own, wait):
     (b"\xa5\x40\x02", "byte 0: truncated cmd_hdr_t: 3 bytes left, a header is 8"),
     (b"\x5a\x40\x02\x00\x00\x00\x00\x00" + bytes(64), "byte 0: bad magic 0x5a, expected 0xa5 for bm1880"),
     (b"\xa5\x40\x07\x00\x00\x00\x00\x00" + bytes(64), "byte 0: unknown engine id 7"),
-    (b"\xa5\x40\x00\x00\x00\x00\x00\x00" + bytes(64), "byte 0: length mismatch: header says 64 bytes, a tiu descriptor is 112"),
-    (b"\xa5\x40\x02\x00\x00\x00\x00\x00" + bytes(10), "byte 0: truncated tdma descriptor: 10 of 64 bytes"),
+    (b"\xa5\x40\x00\x00\x00\x00\x00\x00" + bytes(64), "byte 0: length mismatch: header says 64 bytes, a tiu command is 112"),
+    (b"\xa5\x40\x02\x00\x00\x00\x00\x00" + bytes(10), "byte 0: truncated tdma command: 10 of 64 bytes"),
 ])
 def test_corrupt_buffers(data, message):
     with pytest.raises(DecodeError) as e:
