@@ -135,6 +135,12 @@ def inline(d: dict) -> str:
                             for k, v in d.items()) + " }"
 
 
+def keys_line(keys) -> str:
+    if len(keys) <= 1:
+        return "keys = [" + ", ".join(inline(k) for k in keys) + "]"
+    return "keys = [\n" + "".join(f"  {inline(k)},\n" for k in keys) + "]"
+
+
 def instr_block(instrs, indent="") -> list[str]:
     if not instrs:
         return [f"{indent}instructions = []"]
@@ -577,7 +583,7 @@ def gen_bm1684x(facts: dict):
             tiu_lines.append(f"# lacks head field(s) {', '.join(missing)} (see the head caveat above)")
         tiu_lines += [f"# {n}" for n in notes]
         tiu_lines += [f"name = {json.dumps(cn)}", f"bytes = {c['command_bits'] // 8}",
-                      "keys = [" + ", ".join(inline(k) for k in keys) + "]"]
+                      keys_line(keys)]
         tiu_lines += fields_block("fields", fields)
         tiu_lines += instr_block(instrs)
     write(OUT / "bm1684x" / "tiu.toml", tiu_lines)
@@ -635,7 +641,7 @@ def gen_bm1684x(facts: dict):
         if any(sf is None for _, sf in kinds):
             dma_lines.append("# one kind for the whole class: its match is the class's own cmd_type")
         dma_lines += [f"name = {json.dumps(name)}", f"bytes = {c['command_bits'] // 8}",
-                      "keys = [" + ", ".join(inline(k) for k in keys) + "]"]
+                      keys_line(keys)]
         dma_lines += fields_block("fields", fields)
         dma_lines += instr_block(instrs)
     write(OUT / "bm1684x" / "gdma.toml", dma_lines)
@@ -696,6 +702,8 @@ def gen_bm1684x(facts: dict):
         "# names the other engine's id it waits for.",
         "# enable: cmd_id_en = 1 on every command of the golden streams except the closing SYSID",
         "# end, which the vendor leaves at 0. LAR (128-bit) has no cmd_id_en, cmd_id or cmd_id_dep.",
+        "# inherit_wait: in the golden streams cmd_id_dep never decreases and a command with no new",
+        "# dependency repeats the previous one's; only the closing sys.end / dma.sys carry 0.",
         "# stream: commands back to back, closed by the end kind; the TIU stream is then",
         "# zero-padded to a multiple of 128 bytes (112 bytes in the golden stream); the GDMA stream",
         "# is not padded (every GDMA class is a multiple of 16 bytes, so pad_to = 16 adds nothing).",
