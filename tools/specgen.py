@@ -1,0 +1,742 @@
+#!/usr/bin/env python3
+"""Generate specs/bm1684/ and specs/bm1684x/ from the isa-facts JSON.
+
+Dev-only tool, run by hand; never imported by the package or the tests:
+
+    python tools/specgen.py /work/shared/isa-facts
+
+It rewrites chip.toml, tiu.toml and gdma.toml of both chips. Every layout comes from
+bm1684.json / bm1684x.json; the choices this script makes on top of the facts (renames of
+names that are not identifiers, gap rows, class keys, instruction kind names, enums) are
+written as comments into the generated files. Hand-tune the data here, not in the .toml.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "specs"
+
+# tpu-mlir's own rule for turning register-sheet names into Python names
+# (python/debugger/target_1684x/xlsx_to_py.py: match_illegal = "[（）& /()]" -> "_").
+ILLEGAL = re.compile("[（）& /()]")
+RESERVED_NAME = re.compile(r"^(rsvd\d*|reserved|Reserved|reserve)$")
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def ident(name: str) -> str:
+    out = ILLEGAL.sub("_", name)
+    if keyword.iskeyword(out):
+        out += "_"
+    assert out.isidentifier(), name
+    return out
+
+
+def enum_key(text: str) -> str:
+    """Identifier key for an enum value description: the text before ' (' or ' /'."""
+    head = re.split(r" \(| /|（", text.strip())[0].strip()
+    return ident(head)
+
+
+def hexs(v: int) -> str:
+    return f"0x{v:X}"
+
+
+def num(v: int) -> str:
+    return hexs(v) if v >= 1 << 20 and v != 0 else str(v)
+
+
+class Field:
+    def __init__(self, name, bit, width, *, default=None, reserved=False, enum=None, note=None):
+        self.name, self.bit, self.width = name, bit, width
+        self.default, self.reserved, self.enum, self.note = default, reserved, enum, note
+
+    def row(self, namew: int) -> str:
+        parts = [f'name = {json.dumps(self.name) + ",":<{namew + 3}}', f"bit = {self.bit},".ljust(11),
+                 f"width = {self.width}"]
+        if self.default is not None:
+            parts[-1] += ","
+            parts.append(f"default = {num(self.default)}")
+        if self.reserved:
+            parts[-1] += ","
+            parts.append("reserved = true")
+        if self.enum:
+            parts[-1] += ","
+            parts.append(f'enum = "{self.enum}"')
+        return "{ " + " ".join(parts) + " }"
+
+
+def build_fields(raw, nbits, *, head_names=(), defaults=None, enums=None, notes=None):
+    """JSON field list -> Field list: identifiers, dedup, reserved flags, gap rows.
+
+    notes collects one comment line per rename/gap so the toml records each choice.
+    """
+    defaults = defaults or {}
+    enums = enums or {}
+    out = []
+    seen = set()
+    for f in raw:
+        name, bit, width = f["name"], f["offset"], f["width"]
+        new = name
+        # a head field whose sheet name carries a parenthetical (sDMA_masked_select's
+        # "cmd_special_function(mask_mem)") keeps the head name the selector reads
+        base = re.split(r"[(（]", name)[0]
+        if name != base and base in head_names:
+            new = base
+        else:
+            new = ident(name)
+        if new in seen:
+            new = f"{new}_{bit}"
+        assert new not in seen, (name, bit)
+        if new != name:
+            notes.append(f'"{name}" at bit {bit} -> {new}')
+        seen.add(new)
+        reserved = bool(RESERVED_NAME.match(name))
+        out.append(Field(new, bit, width, default=defaults.get(new), reserved=reserved,
+                         enum=enums.get(new)))
+    # gaps -> rsvd_<bit>
+    out.sort(key=lambda f: f.bit)
+    full = []
+    pos = 0
+    for f in out:
+        assert f.bit >= pos, f"overlap at {f.name}"
+        if f.bit > pos:
+            full.append(Field(f"rsvd_{pos}", pos, f.bit - pos, reserved=True))
+            notes.append(f"bits {pos}..{f.bit - 1} not in the sheet -> rsvd_{pos} (reserved)")
+        full.append(f)
+        pos = f.bit + f.width
+    if pos < nbits:
+        full.append(Field(f"rsvd_{pos}", pos, nbits - pos, reserved=True))
+        notes.append(f"bits {pos}..{nbits - 1} not in the sheet -> rsvd_{pos} (reserved)")
+    assert pos <= nbits
+    for f in full:
+        assert f.width <= 64 or f.reserved, f.name
+        if f.default is not None:
+            assert 0 <= f.default < 1 << f.width, f.name
+    return full
+
+
+def fields_block(key: str, fields, indent="") -> list[str]:
+    w = max(len(json.dumps(f.name)) for f in fields)
+    lines = [f"{indent}{key} = ["]
+    lines += [f"{indent}  {f.row(w)}," for f in fields]
+    lines.append(f"{indent}]")
+    return lines
+
+
+def inline(d: dict) -> str:
+    return "{ " + ", ".join(f"{k} = {v if isinstance(v, str) and v.startswith('[') else json.dumps(v)}"
+                            for k, v in d.items()) + " }"
+
+
+def keys_line(keys) -> str:
+    if len(keys) <= 1:
+        return "keys = [" + ", ".join(inline(k) for k in keys) + "]"
+    return "keys = [\n" + "".join(f"  {inline(k)},\n" for k in keys) + "]"
+
+
+def instr_block(instrs, indent="") -> list[str]:
+    if not instrs:
+        return [f"{indent}instructions = []"]
+    w = max(len(json.dumps(n)) for n, _ in instrs)
+    lines = [f"{indent}instructions = ["]
+    for n, m in instrs:
+        lines.append(f"{indent}  {{ name = {json.dumps(n) + ',':<{w + 1}} match = {inline(m)} }},")
+    lines.append(f"{indent}]")
+    return lines
+
+
+def enums_block(enums: dict, notes: dict | None = None) -> list[str]:
+    lines = []
+    for ename, table in enums.items():
+        lines.append("")
+        if notes and ename in notes:
+            lines.append(f"# {notes[ename]}")
+        lines.append(f"[enums.{ename}]")
+        for k, v in table.items():
+            lines.append(f"{k} = {v}")
+    return lines
+
+
+def code_enum(codes: dict, *, skip=()) -> dict:
+    """{"0": "desc"} -> {identifier: 0}; keys from the text before any comment."""
+    out = {}
+    for code, text in sorted(codes.items(), key=lambda kv: int(kv[0])):
+        if int(code) in skip:
+            continue
+        k = enum_key(text)
+        assert k not in out, (k, codes)
+        out[k] = int(code)
+    return out
+
+
+def write(path: Path, lines):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines).rstrip("\n") + "\n")
+    print("wrote", path.relative_to(ROOT))
+
+
+CMD_HDR = """\
+# The cmd_hdr_t frame before every command in a bmk command buffer (8 bytes, same bit
+# convention, rows copied from bm1880). The vendor toolchains have no cmd_hdr_t for this
+# chip: the frame and its magic are bmk's own choice (bm1880 0xA5, bm1684 0xA6, bm1684x 0xA7).
+[cmd_hdr]
+name = "cmd_hdr"
+bytes = 8
+magic = {magic}
+fields = [
+  {{ name = "magic",      bit = 0,  width = 8 }},
+  {{ name = "len",        bit = 8,  width = 8 }},
+  {{ name = "engine_id",  bit = 16, width = 4 }},
+  {{ name = "deprecated", bit = 20, width = 4, reserved = true }},
+  {{ name = "flags",      bit = 24, width = 8 }},
+  {{ name = "mask",       bit = 32, width = 32 }},
+]"""
+
+
+def h(v: str) -> int:
+    return int(v.split()[0], 16)
+
+
+# ----------------------------------------------------------------------------- BM1684
+
+BM1684_EU = {0: "mul", 1: "mac", 2: "add", 3: "sub", 4: "max", 5: "min", 6: "shift", 7: "and",
+             8: "or", 9: "xor", 10: "select_gt", 11: "select_eq", 12: "divide", 13: "taylor",
+             14: "fp32_to_int", 15: "int_normalize", 16: "fp32_normalize", 17: "rsqrt",
+             18: "add_tree", 19: "copy", 20: "square_sum", 21: "square_diff", 22: "cmp",
+             23: "select", 24: "cmp_select"}
+
+# tsk_typ -> (kind prefix, "eu" = one kind per eu of the class | "one" = one kind for the class)
+BM1684_TIU_KINDS = {
+    0: ("conv", "one"), 1: ("pord", "pord"), 2: ("mm", "eu"), 3: ("arith", "eu"),
+    4: ("mm2", "one"), 5: ("cc", "eu"), 6: ("lut", "one"), 7: ("mdsum", "one"),
+    8: ("mdscalar", "eu"), 9: ("mdsfu", "eu"), 10: ("mdlinear", "eu"),
+    11: ("lmem_arrangement", "one"), 12: ("decompress", "one"), 13: ("mdcmp", "eu"),
+    14: ("vc", "eu"),
+}
+
+
+def bm1684_defaults(reset: dict, fields) -> dict:
+    names = [f["name"] for f in fields]
+    out = {}
+    for k, v in reset.items():
+        if k == "tsk_lane_num":
+            pass
+        elif k in names:
+            out[k] = v if isinstance(v, int) else int(v, 0)
+        elif k.startswith("res0_n/c/h/w"):
+            for op in ("res0", "opd0", "opd1"):
+                for d in "nchw":
+                    out[f"{op}_{d}"] = v
+        elif k.startswith("all *_str"):
+            for n in names:
+                if re.fullmatch(r"\w+_[nchw]_str", n):
+                    out[n] = v
+        else:
+            raise SystemExit(f"unknown reset default {k!r}")
+    if "tsk_lane_num" in reset:
+        assert reset["tsk_lane_num"].startswith("all ones")
+        w = next(f["width"] for f in fields if f["name"] == "tsk_lane_num")
+        out["tsk_lane_num"] = (1 << w) - 1
+    return out
+
+
+def gen_bm1684(facts: dict):
+    p = facts["params"]
+    eng = facts["engines"]
+    ops = facts["opcodes"]
+
+    # ---- tiu.toml: one shared layout (every class of the JSON has the same field list)
+    tiu = eng["tiu"]
+    classes = tiu["classes"]
+    layouts = {json.dumps(c["fields"]) for c in classes.values()}
+    assert len(layouts) == 1, "bm1684 TIU classes are expected to share one layout"
+    raw = next(iter(classes.values()))["fields"]
+    defaults = bm1684_defaults(tiu["reset_defaults_vendor"], raw)
+    prec_fields = [f["name"] for f in raw if re.fullmatch(r"opt_(res0|opd\d)_prec", f["name"])]
+    str_fields = [f["name"] for f in raw if re.fullmatch(r"short_(res0|opd\d)_str", f["name"])]
+    enums_of = {"tsk_typ": "tsk_typ", "tsk_eu_typ": "eu_typ"}
+    enums_of.update({n: "prec" for n in prec_fields})
+    enums_of.update({n: "short_str" for n in str_fields})
+    notes = []
+    fields = build_fields(raw, tiu["command_bits"], defaults=defaults, enums=enums_of, notes=notes)
+    assert not notes, notes
+
+    instrs = []
+    by_typ = {c["tsk_typ"]: (cn, c) for cn, c in classes.items()}
+    for typ in sorted(by_typ):
+        cn, c = by_typ[typ]
+        prefix, how = BM1684_TIU_KINDS[typ]
+        eus = sorted(int(e) for e in c["tsk_eu_typ"])
+        if how == "eu":
+            for e in eus:
+                instrs.append((f"{prefix}.{BM1684_EU[e]}", {"tsk_typ": typ, "tsk_eu_typ": e}))
+        elif how == "pord":
+            instrs.append(("pord.depthwise", {"tsk_typ": typ, "tsk_eu_typ": 1, "opt_opd1_const": 0}))
+            instrs.append(("pord.avgpooling", {"tsk_typ": typ, "tsk_eu_typ": 1, "opt_opd1_const": 1}))
+            instrs.append(("pord.maxpooling", {"tsk_typ": typ, "tsk_eu_typ": 4}))
+            instrs.append(("pord", {"tsk_typ": typ}))
+        else:
+            instrs.append((prefix, {"tsk_typ": typ}))
+
+    tsk_enum = {name: int(code) for code, name in sorted(ops["tiu_tsk_typ"].items(), key=lambda kv: int(kv[0]))}
+    eu_enum = {ident(n): int(code) for code, n in sorted(ops["eu_type_names"].items(), key=lambda kv: int(kv[0]))}
+    prec_enum = code_enum(ops["prec_codes (opt_res0_prec/opt_opd*_prec)"])
+    str_enum = {"aligned": 0, "compact": 1, "offset": 2, "free": 3}
+
+    lines = [
+        "# GENERATED by tools/specgen.py from isa-facts/bm1684.json -- edit the script, not this file.",
+        "# BM1684 TIU (BDC) command: 1024 bits, one layout shared by every tsk_typ.",
+        "# Sources: tpu-mlir target_1684/regdef.py + profile_helper/bm1684_defs.py (see bm1684.json).",
+        "# bit = offset in the command read as one little-endian integer; default = the vendor's",
+        "# reset value (reset_defaults_vendor: tsk_opd_num 2, fp32 precisions, lane mask all ones,",
+        "# shapes and n/c/h/w strides 1, ...).",
+        "# Instruction kinds: tpu-mlir's BM1684 op names; first match wins.",
+        "",
+        'name = "tiu"',
+        f"bytes = {tiu['command_bytes']}",
+        "",
+    ]
+    lines += fields_block("fields", fields)
+    lines.append("")
+    lines += instr_block(instrs)
+    lines += enums_block(
+        {"tsk_typ": tsk_enum, "eu_typ": eu_enum, "prec": prec_enum, "short_str": str_enum},
+        {"eu_typ": "tsk_eu_typ codes (one table for every tsk_typ); Python keywords get a trailing "
+                   "'_' (and_, or_)",
+         "short_str": "short_*_str layout codes: plausible (tpu-mlir Layout enum): 0 EU-aligned "
+                      "(128-byte channel stride), 1 compact, 2 offset/per-channel, 3 free stride",
+         "prec": "opt_res0_prec / opt_opd*_prec"})
+    write(OUT / "bm1684" / "tiu.toml", lines)
+
+    # ---- gdma.toml
+    dma = eng["dma"]
+    (dcn, dcls), = dma["classes"].items()
+    dreset = {k: (v if isinstance(v, int) else int(v, 0)) for k, v in dma["reset_defaults_vendor"].items()}
+    denums = {"direction": "direction", "special_func": "special_func", "src_data_format": "data_format",
+              "dst_data_format": "data_format", "sys_mem_type": "sys_mem_type"}
+    notes = []
+    dfields = build_fields(dcls["fields"], dma["command_bits"], defaults=dreset, enums=denums, notes=notes)
+    dinstrs = [(f"dma.{n}", {"special_func": code}) for code, n in
+               [(0, "tensor"), (1, "trans"), (2, "lrn_shift"), (3, "format"), (4, "constant"),
+                (5, "cw_trans"), (6, "winograd"), (7, "filter")]]
+    for code, text in ops["gdma_special_func"].items():
+        if int(code) < 8:
+            assert text.split()[0] == dinstrs[int(code)][0].split(".", 1)[1] or int(code) == 0, text
+    lines = [
+        "# GENERATED by tools/specgen.py from isa-facts/bm1684.json -- edit the script, not this file.",
+        f"# BM1684 GDMA descriptor (class {dcn}): a 1024-bit slot, bits 0..{dma['meaningful_bits'] - 1} defined.",
+        "# src_hshift follows the vendor header and tpu-mlir's profiler: bit 608, 8 bits, with",
+        "# 592..607 reserved (tpu-mlir's target_1684/regdef.py has it 24 bits wide at 592; see the",
+        "# JSON 'quirk'; the golden vectors carry 0 in all of 592..615, so both read the same there).",
+    ]
+    lines += [f"# {n}" for n in notes]
+    lines += [
+        "",
+        'name = "gdma"',
+        f"bytes = {dma['command_bytes']}",
+        "",
+    ]
+    lines += fields_block("fields", dfields)
+    lines.append("")
+    lines += instr_block(dinstrs)
+    lines.append('composed = { src_addr = ["src_start_addr_l32", "src_start_addr_h8"], '
+                 'dst_addr = ["dst_start_addr_l32", "dst_start_addr_h8"], '
+                 'localmem_mask = ["localmem_mask_l32", "localmem_mask_h32"] }')
+    lines += enums_block({
+        "direction": {"S2L": 0, "L2S": 1, "S2S": 2, "L2L": 3},
+        "special_func": code_enum(ops["gdma_special_func"], skip=(8,)),
+        "data_format": code_enum(ops["gdma_data_format"]),
+        "sys_mem_type": {"tensor": 0, "matrix": 1},
+    }, {"special_func": "special_func codes (code 8 filter_res_counter exists only in the profiler enum; the field is 3 bits)",
+        "sys_mem_type": "plausible: 0 neuron (tensor), 1 matrix",
+        "direction": "S = system (global) memory, L = local memory"})
+    write(OUT / "bm1684" / "gdma.toml", lines)
+
+    # ---- chip.toml
+    mm = p["debugger_memmap"]
+    gl = [int(x, 16) for x in mm["G_global"]]
+    l2 = [int(x, 16) for x in mm["L_l2sram"]]
+    lines = [
+        "# GENERATED by tools/specgen.py from isa-facts/bm1684.json and bm1684-memory.md.",
+        "# BM1684 (OKKernel API; the vendor compiler tpu-mlir calls the TIU 'BDC').",
+        "",
+        'name = "bm1684"',
+        "version = 0x1684              # the chip id the vendor runtime uses for BM1684 (BM1684X is 0x1686)",
+        "seed_chip_version = 0x1684    # no seed names a chip_version for BM1684",
+        "",
+        "[params]",
+        f"npu_num = {p['npu_num']}",
+        f"eu_num = {p['eu_num_fp32']}                   # fp32 EUs per NPU: aligned channel strides round H*W up to this (32-bit elements)",
+        f"eu_num_fp32 = {p['eu_num_fp32']}",
+        f"eu_bytes = {p['eu_bytes']}",
+        f"lmem_size = {p['local_mem_bytes_per_npu']}            # bytes per NPU lane",
+        f"lmem_banks = {p['local_mem_banks']}",
+        f"lmem_bank_size = {p['local_mem_bank_bytes']}",
+        f"lmem_total_size = {p['local_mem_total_bytes']}",
+        f"channel_align_bytes = {p['channel_align_bytes']}",
+        f"gmem_alignment_bytes = {p['gmem_alignment_bytes']}",
+        f"l2_sram_user_start = {hexs(h(p['l2_sram_user_start_addr']))}   # 0x10000000 + 0x22000 dynamic-IR area + 0x80000",
+        f"l2_sram_lookup_tables_offset = {hexs(h(p['l2_sram_lookup_tables_offset']))}   # SFU / int2float / taylor tables, from the L2 SRAM base",
+        f"bdc_clock_mhz = {p['bdc_clock_mhz_profile']}           # tpu-mlir profiler clocks",
+        f"gdma_clock_mhz = {p['gdma_clock_mhz_profile']}",
+        "# not an integer, so not a param: int8 tensors are stored 4N (4 batches per 32-bit word), int16 2N",
+        "",
+        "# Address spaces the commands address (base, size in bytes).",
+        "[memory.local]                # debugger window 0x08000000..0x10000000; 64 lanes x 512 KiB are backed",
+        f"base = {hexs(h(p['local_mem_base_addr']))}",
+        f"size = {hexs(p['local_mem_total_bytes'])}",
+        f"lane_bytes = {p['local_mem_bytes_per_npu']}",
+        "",
+        "[memory.l2sram]               # debugger memmap window; the lookup tables start at offset 0x300000, just past it",
+        f"base = {hexs(l2[0])}",
+        f"size = {hexs(l2[1] - l2[0])}",
+        "",
+        "[memory.dtcm]",
+        f"base = {hexs(h(p['dtcm_base_addr']))}",
+        f"size = {hexs(p['dtcm_bytes'])}",
+        "",
+        "[memory.global]               # debugger memmap 0x100000000..0x300000000",
+        f"base = {hexs(gl[0])}",
+        f"size = {hexs(gl[1] - gl[0])}",
+        "",
+        CMD_HDR.format(magic="0xA6"),
+        "",
+        "# Engines: id in cmd_hdr_t (the vendor's engine numbers: eng0 = BD/TIU, eng1 = GDMA),",
+        "# descriptor format, and the fields that carry ordering.",
+        "# enable: constant on every command of the golden streams (tools/check_vectors.py).",
+        "# inherit_wait: in the golden streams the wait id never decreases; a command with no new",
+        "# dependency repeats the previous command's wait id.",
+        "# stream: every command sits in a 128-byte slot; tpu-mlir stops at <= 128 trailing zero bytes.",
+        "[engines.tiu]",
+        "id = 0",
+        'format = "tiu"',
+        'aliases = ["bdc"]',
+        'own_id = "cmd_id_tpu"',
+        'wait_for = { gdma = "cmd_id_gdma" }',
+        "enable = { cmd_en = 1, cmd_id_en = 1 }",
+        "inherit_wait = true",
+        "stream = { slot = 128, zero_tail = 128 }",
+        "",
+        "[engines.gdma]",
+        "id = 1",
+        'format = "gdma"',
+        'aliases = ["dma"]',
+        'own_id = "cmd_id"',
+        'wait_for = { tiu = "eng0_sync_id" }',
+        "enable = { pio_gdma_enable = 1, barrier_enable = 1 }",
+        "inherit_wait = true",
+        "stream = { slot = 128, zero_tail = 128 }",
+    ]
+    write(OUT / "bm1684" / "chip.toml", lines)
+
+
+# ----------------------------------------------------------------------------- BM1684X
+
+AR_KINDS = ["mul", "not", "add", "sub", "max", "min", "logicShift", "and", "or", "xor",
+            "selectGreat", "selectEqual", "div", "selectLess", "cast", "adds", "subs", "clamp",
+            "mac", "copy", "muls", "ashift", "cshift", "mulDHR", "euIdxGen", "npuIdxGen", "abs",
+            "fsubabs", "copyMb", "getFirstOne", "getFirstZero"]
+
+X_TIU_KINDS = {
+    "CONV": {0: "conv.normal", 1: "conv.wrq", 2: "conv.wrqrelu"},
+    "PorD": {0: "pord.depthwise", 1: "pord.avgpooling", 2: "pord.depthwiserelu", 4: "pord.maxpooling",
+             5: "pord.roiDepthwise", 6: "pord.roiavgpooling", 7: "pord.roimaxpooling"},
+    "MM": {1: "mm.normal", 2: "mm.wrq", 3: "mm.wrqrelu"},
+    "MM2": {4: "mm2.nn", 5: "mm2.nt", 6: "mm2.tt"},
+    "AR": {i: f"arith.{n}" for i, n in enumerate(AR_KINDS)},
+    "RQ&DQ": {0: "quant.rq0", 1: "quant.rq1", 2: "quant.rq2", 3: "quant.dq0", 4: "quant.dq1", 5: "quant.dq2"},
+    "TRANS&BC": {0: "tsbc.cw_ts", 1: "tsbc.wc_ts", 2: "tsbc.l_copy", 3: "tsbc.l_bc", 4: "tsbc.s_bc",
+                 5: "tsbc.s_distribute"},
+    "SG": {i: f"sg.{n}" for i, n in enumerate(
+        ["pl_gather_d1coor", "pl_gather_d2coor", "pl_gather_rec", "pl_scatter_d1coor", "pl_scatter_d2coor",
+         "pe_s_gather_d1coor", "pe_s_scatter_d1coor", "pe_m_gather_d1coor", "pe_s_mask_select",
+         "pe_s_nonzero", "pe_s_scatter_pp_d1coor", "pl_gather_perw", "pl_scatter_perw",
+         "pe_s_gather_hzd", "pe_s_scatter_hzd", "pe_s_mask_selhzd", "pe_s_nonzero_hzd"])},
+    "SGL": {17: "sgl.pe_s_gather_line", 18: "sgl.pe_s_scatter_line"},
+    "LAR": {i: f"lar.{n}" for i, n in enumerate(AR_KINDS)},
+    "SFU": {12: "sfu.taylor_4x", 13: "sfu.taylor", 15: "sfu.normalize", 17: "sfu.rsqrt"},
+    "LIN": {1: "lin.mac", 20: "lin.square_sum", 21: "lin.square_diff"},
+    "CMP": {22: "cmp.gt_and_sel", 23: "cmp.sel_gt", 24: "cmp.sel_eq", 25: "cmp.lt_and_sel", 26: "cmp.sel_lt"},
+    "VC": {0: "vc.mul", 2: "vc.add", 3: "vc.sub", 4: "vc.max", 5: "vc.min", 7: "vc.and", 8: "vc.or",
+           9: "vc.xor", 10: "vc.select_gt", 11: "vc.select_eq", 12: "vc.div", 13: "vc.select_lt",
+           15: "vc.add_satu", 16: "vc.sub_satu", 20: "vc.mul_satu", 23: "vc.mulDHR"},
+    "SYSID": {0: "sys.intr_barrier", 1: "sys.spb", 2: "sys.swr", 3: "sys.swr_from_lmem",
+              4: "sys.swr_collect_from_lmem", 5: "sys.data_barrier", 30: "sys.nop", 31: "sys.end"},
+    "SEG": {},
+}
+
+# class (alias) -> [(kind, cmd_special_function or None = the whole class)]
+X_DMA_KINDS = {
+    "DMA_tensor": [("dma.tensor", 0), ("dma.tensor.transpose", 1), ("dma.tensor.collect", 2),
+                   ("dma.tensor.broadcast", 3), ("dma.tensor.distribute", 4),
+                   ("dma.tensor.4bank_copy", 5), ("dma.tensor.4bank_broadcast", 6)],
+    "DMA_matrix": [("dma.matrix", 0), ("dma.matrix.transpose", 1)],
+    "DMA_masked_select": [("dma.masked_select", None)],
+    "DMA_general": [("dma.general", 0), ("dma.general.broadcast", 1)],
+    "DMA_cw_transpose": [("dma.cw_transpose", None)],
+    "DMA_nonzero": [("dma.nonzero", None)],
+    "DMA_sys": [("dma.sys", 0), ("dma.sys.nop", 1)],
+    "DMA_gather": [("dma.gather", None)],
+    "DMA_scatter": [("dma.scatter", None)],
+}
+
+
+def long_name(cls: str) -> str:
+    """sRQ&sDQ -> RQ&DQ, sAR -> AR, sDMA_sys -> DMA_sys."""
+    if cls.startswith("s") and cls[1:2].isupper():
+        return "&".join(part[1:] if part.startswith("s") and part[1:2].isupper() else part
+                        for part in cls[1:].split("&"))
+    return cls
+
+
+def gen_bm1684x(facts: dict):
+    p = facts["params"]
+    eng = facts["engines"]
+    ops = facts["opcodes"]
+
+    # prec_codes (res0_prec/opd*_prec) of the JSON, with identifier names
+    assert len(ops["prec_codes (res0_prec/opd*_prec)"]) == 8
+    prec_enum = {"int8": 0, "fp16": 1, "fp32": 2, "int16": 3, "int32": 4, "bf16": 5, "int4": 6, "fp8": 7}
+    layout_enum = {"aligned": 0, "compact": 1, "offset": 2, "free": 3}
+
+    # ---------------- TIU
+    tiu = eng["tiu"]
+    head_raw = tiu["head"]
+    head_names = [f["name"] for f in head_raw]
+    tsk_enum = code_enum(ops["tiu_tsk_typ"])
+    enums_of = {"tsk_typ": "tsk_typ"}
+    classes = tiu["classes"]
+    for cn, c in classes.items():
+        for f in c["fields"]:
+            if re.fullmatch(r"(res0|opd\d)_prec", f["name"]):
+                enums_of[f["name"]] = "prec"
+            if re.fullmatch(r"(res0|opd\d)_str", f["name"]):
+                enums_of[f["name"]] = "layout"
+
+    # keys: (cmd_short, tsk_typ) unless two classes share it, then explicit eu lists
+    pair_count = {}
+    for cn, c in classes.items():
+        if c["tsk_typ"] is None:
+            continue
+        pair_count[(c["cmd_short"], c["tsk_typ"])] = pair_count.get((c["cmd_short"], c["tsk_typ"]), 0) + 1
+
+    tiu_lines = [
+        "# GENERATED by tools/specgen.py from isa-facts/bm1684x.json -- edit the script, not this file.",
+        "# BM1684X TIU (BDC) commands: 30 classes (tpu-mlir target_1684x/regdef.py, from the vendor",
+        "# sheets TIU Reg6.5). Variable length: the head picks the class, the class gives the length.",
+        "# bit = offset in the command read as one little-endian integer. No reset defaults: the",
+        "# facts give none for BM1684X.",
+        "# Class keys: (cmd_short, tsk_typ); MM/MM2 and SG/SGL share a tsk_typ and are told apart",
+        "# by explicit tsk_eu_typ lists; LAR and SYSID accept either cmd_short; SEG/sSEG have no",
+        "# decoder entry (keys = []).",
+        "# Head caveat: LAR has no cmd_short/cmd_id/cmd_id_dep/cmd_id_en (its bits 0..40 are",
+        "# operands: opd0_w_str sits at bit 0) and SYSID has rsvd0 at bit 0; both carry tsk_typ and",
+        "# tsk_eu_typ at the head bits, which is all the selector needs besides cmd_short.",
+        "# Instruction kinds: tpu-mlir's opdef names; short classes use their long class's names.",
+        "",
+        'name = "tiu"',
+        'selector = ["cmd_short", "tsk_typ", "tsk_eu_typ"]',
+    ]
+    hf = [Field(f["name"], f["offset"], f["width"], enum=enums_of.get(f["name"])) for f in head_raw]
+    tiu_lines += fields_block("head", hf)
+    tiu_lines += enums_block({"tsk_typ": tsk_enum, "prec": prec_enum, "layout": layout_enum},
+                             {"tsk_typ": "tsk_typ codes; 2 = MM (eu 1-3) / MM2 (eu 4-6), 6 = SG (eu 0-16) / SGL (eu 17-18)",
+                              "prec": "res0_prec / opd*_prec (and GDMA src_data_format): 7 fp8 only on later TPU1686 chips",
+                              "layout": "res0_str / opd*_str: 0 64-byte EU-aligned, 1 compact, 2 offset, 3 free (n/c/h/w strides from *_str fields)"})
+    for cn in sorted(classes, key=lambda n: (long_name(n), n)):
+        c = classes[cn]
+        notes = []
+        fields = build_fields(c["fields"], c["command_bits"], head_names=head_names, enums=enums_of, notes=notes)
+        byname = {f.name: f for f in fields}
+        missing = [hn for hn in head_names if hn not in byname]
+        for hfld in head_raw:
+            f = byname.get(hfld["name"])
+            if f:
+                assert (f.bit, f.width) == (hfld["offset"], hfld["width"]), (cn, f.name)
+        lname = long_name(cn)
+        kinds = X_TIU_KINDS[lname]
+        eus = sorted(int(e) for e in c["tsk_eu_typ"] if e.isdigit())
+        if c["tsk_typ"] is None:
+            keys = []
+        else:
+            base = {} if c["cmd_short"] == "either" else {"cmd_short": c["cmd_short"]}
+            base["tsk_typ"] = c["tsk_typ"]
+            if pair_count.get((c["cmd_short"], c["tsk_typ"]), 0) > 1:
+                keys = [dict(base, tsk_eu_typ=e) for e in eus]
+            else:
+                keys = [base]
+        if lname not in ("LAR", "SEG"):
+            assert set(kinds) <= set(eus), (cn, sorted(kinds), eus)
+            unnamed = [e for e in eus if e not in kinds]
+            if unnamed:  # SYSID eu 6: data_barrier in the profiler enum only, no opdef name
+                notes.append(f"tsk_eu_typ {unnamed} in the sheet notes but without an opdef name: no kind")
+        instrs = [(k, {"tsk_eu_typ": e}) for e, k in sorted(kinds.items())]
+        tiu_lines += ["", "[[classes]]"]
+        if missing:
+            tiu_lines.append(f"# lacks head field(s) {', '.join(missing)} (see the head caveat above)")
+        tiu_lines += [f"# {n}" for n in notes]
+        tiu_lines += [f"name = {json.dumps(cn)}", f"bytes = {c['command_bits'] // 8}",
+                      keys_line(keys)]
+        tiu_lines += fields_block("fields", fields)
+        tiu_lines += instr_block(instrs)
+    write(OUT / "bm1684x" / "tiu.toml", tiu_lines)
+
+    # ---------------- GDMA
+    dma = eng["dma"]
+    dhead_raw = [f for f in dma["head"] if not RESERVED_NAME.match(f["name"])]
+    dep = {"name": "cmd_id_dep", "offset": 64, "width": 20}
+    dhead_raw.append(dep)
+    dhead_names = [f["name"] for f in dhead_raw]
+    denums = {"cmd_type": "cmd_type", "src_data_format": "data_format"}
+    dma_lines = [
+        "# GENERATED by tools/specgen.py from isa-facts/bm1684x.json -- edit the script, not this file.",
+        "# BM1684X GDMA descriptors: 13 classes (tpu-mlir target_1684x/regdef.py, from the vendor",
+        "# sheets GDMA DES REG v7.7). Variable length; class key = (cmd_short, cmd_type).",
+        "# Class names: the JSON 'alias' where the sheet name has odd characters",
+        "# ('DMA_tensor（0x000）' -> DMA_tensor, 'sDMA_masked_select ' -> sDMA_masked_select).",
+        "# Field names that are not identifiers get tpu-mlir's own rule (xlsx_to_py.py: each of",
+        "# '（）& /()' -> '_'); a repeated name keeps its first occurrence and the later ones get",
+        "# '_<bit>'; each rename is listed above its class. The head's reserved bits 29..31 are",
+        "# named 'Reserved' in every class and are left out of the head.",
+        "# No reset defaults: the facts give none for BM1684X.",
+        "",
+        'name = "gdma"',
+        'selector = ["cmd_short", "cmd_type", "cmd_special_function"]',
+    ]
+    hf = [Field(f["name"], f["offset"], f["width"], enum=denums.get(f["name"])) for f in dhead_raw]
+    dma_lines += fields_block("head", hf)
+    dma_lines += enums_block({"cmd_type": code_enum(ops["dma_cmd_type"]),
+                              "data_format": code_enum(ops["gdma_value_format (src_data_format)"])},
+                             {"data_format": "src_data_format codes (the TIU prec codes)"})
+    pairs = {}
+    for cn, c in dma["classes"].items():
+        pairs.setdefault((c["cmd_short"], c["cmd_type"]), []).append(cn)
+    assert all(len(v) == 1 for v in pairs.values()), pairs
+    for cn in sorted(dma["classes"], key=lambda n: (dma["classes"][n]["cmd_short"], dma["classes"][n]["cmd_type"])):
+        c = dma["classes"][cn]
+        name = c.get("alias", cn)
+        notes = []
+        fields = build_fields(c["fields"], c["command_bits"], head_names=dhead_names, enums=denums, notes=notes)
+        byname = {f.name: f for f in fields}
+        for hfld in dhead_raw:
+            f = byname[hfld["name"]]
+            assert (f.bit, f.width) == (hfld["offset"], hfld["width"]), (cn, f.name)
+        kinds = X_DMA_KINDS[long_name(name)]
+        instrs = [(k, {"cmd_special_function": sf} if sf is not None else {"cmd_type": c["cmd_type"]})
+                  for k, sf in kinds]
+        sfs = sorted(int(s) for s in c["cmd_special_function"])
+        assert all(sf is None or sf in sfs for _, sf in kinds), (cn, sfs)
+        keys = [{"cmd_short": c["cmd_short"], "cmd_type": c["cmd_type"]}]
+        dma_lines += ["", "[[classes]]"]
+        if name != cn:
+            dma_lines.append(f"# sheet name {json.dumps(cn, ensure_ascii=False)}")
+        dma_lines += [f"# {n}" for n in notes]
+        if any(sf is None for _, sf in kinds):
+            dma_lines.append("# one kind for the whole class: its match is the class's own cmd_type")
+        dma_lines += [f"name = {json.dumps(name)}", f"bytes = {c['command_bits'] // 8}",
+                      keys_line(keys)]
+        dma_lines += fields_block("fields", fields)
+        dma_lines += instr_block(instrs)
+    write(OUT / "bm1684x" / "gdma.toml", dma_lines)
+
+    # ---------------- chip.toml
+    mm = p["debugger_memmap"]
+    gl = [int(x, 16) for x in mm["G_global"]]
+    l2 = [int(x, 16) for x in mm["L_l2sram"]]
+    st = [int(x, 16) for x in mm["S_static"]]
+    eu = p["eu_num"]
+    lines = [
+        "# GENERATED by tools/specgen.py from isa-facts/bm1684x.json and bm1684x-memory.md.",
+        "# BM1684X (TPU-Kernel API).",
+        "",
+        'name = "bm1684x"',
+        "version = 0x1686              # the vendor's id for BM1684X (its kernel tree is TPU1686; runtime chip id 0x1686)",
+        "seed_chip_version = 0x1686    # no seed names a chip_version for BM1684X",
+        "",
+        "[params]",
+        f"npu_num = {p['npu_num']}",
+        f"eu_num = {eu['8bit']}                   # 8-bit elements per EU row (eu_bytes); per dtype: eu_num_<bits>bit",
+        f"eu_num_4bit = {eu['4bit']}",
+        f"eu_num_8bit = {eu['8bit']}",
+        f"eu_num_16bit = {eu['16bit']}",
+        f"eu_num_32bit = {eu['32bit']}",
+        f"eu_bytes = {p['eu_bytes']}",
+        f"ic_parallel_int8 = {p['ic_parallel_int8']}",
+        f"lmem_size = {p['local_mem_bytes_per_npu']}            # bytes per NPU lane",
+        f"lmem_banks = {p['local_mem_banks']}",
+        f"lmem_bank_size = {p['local_mem_bank_bytes']}",
+        f"lmem_total_size = {p['local_mem_total_bytes']}",
+        f"channel_align_bytes = {p['channel_align_bytes']}",
+        f"gmem_alignment_bytes = {p['gmem_alignment_bytes']}",
+        f"l2_sram_usable_bytes = {p['l2_sram_usable_bytes']}      # of the 2 MiB window",
+        "",
+        "# Address spaces the commands address (base, size in bytes).",
+        "[memory.local]",
+        f"base = {hexs(h(p['local_mem_base_addr']))}",
+        f"size = {hexs(p['local_mem_total_bytes'])}",
+        f"lane_bytes = {p['local_mem_bytes_per_npu']}",
+        "",
+        "[memory.static]               # plausible: the debugger takes it from the BM1688 memmap header",
+        f"base = {hexs(st[0])}",
+        f"size = {hexs(st[1] - st[0])}",
+        "",
+        "[memory.l2sram]",
+        f"base = {hexs(l2[0])}",
+        f"size = {hexs(l2[1] - l2[0])}",
+        "",
+        "[memory.global]               # debugger memmap 0x100000000..0x300000000",
+        f"base = {hexs(gl[0])}",
+        f"size = {hexs(gl[1] - gl[0])}",
+        "",
+        CMD_HDR.format(magic="0xA7"),
+        "",
+        "# Engines: id in cmd_hdr_t (bmk's choice: tiu 0, gdma 1, as for BM1684), descriptor format,",
+        "# and the fields that carry ordering. Each engine's cmd_id is its own counter; cmd_id_dep",
+        "# names the other engine's id it waits for.",
+        "# enable: cmd_id_en = 1 on every command of the golden streams except the closing SYSID",
+        "# end, which the vendor leaves at 0. LAR (128-bit) has no cmd_id_en, cmd_id or cmd_id_dep.",
+        "# inherit_wait: in the golden streams cmd_id_dep never decreases and a command with no new",
+        "# dependency repeats the previous one's; only the closing sys.end / dma.sys carry 0.",
+        "# stream: commands back to back, closed by the end kind; the TIU stream is then",
+        "# zero-padded to a multiple of 128 bytes (112 bytes in the golden stream); the GDMA stream",
+        "# is not padded (every GDMA class is a multiple of 16 bytes, so pad_to = 16 adds nothing).",
+        "[engines.tiu]",
+        "id = 0",
+        'format = "tiu"',
+        'aliases = ["bdc"]',
+        'own_id = "cmd_id"',
+        'wait_for = { gdma = "cmd_id_dep" }',
+        "enable = { cmd_id_en = 1 }",
+        "inherit_wait = true",
+        'stream = { end = "sys.end", pad_to = 128, zero_tail = 128 }',
+        "",
+        "[engines.gdma]",
+        "id = 1",
+        'format = "gdma"',
+        'aliases = ["dma"]',
+        'own_id = "cmd_id"',
+        'wait_for = { tiu = "cmd_id_dep" }',
+        "enable = { cmd_id_en = 1 }",
+        "inherit_wait = true",
+        'stream = { end = "dma.sys", pad_to = 16, zero_tail = 128 }',
+    ]
+    write(OUT / "bm1684x" / "chip.toml", lines)
+
+
+def main(argv):
+    if len(argv) != 2:
+        raise SystemExit("usage: python tools/specgen.py ISA_FACTS_DIR")
+    src = Path(argv[1])
+    gen_bm1684(json.loads((src / "bm1684.json").read_text()))
+    gen_bm1684x(json.loads((src / "bm1684x.json").read_text()))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
