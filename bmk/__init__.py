@@ -10,17 +10,24 @@ from bmk.errors import (AllocError, ArgumentError, BmkError, CmdbufOverflowError
                         ScheduleError, SimulationError, SpecError)
 
 __all__ = ["AllocError", "ArgumentError", "BmkError", "CmdbufOverflowError", "DecodeError", "EncodeError",
-           "ScheduleError", "SimulationError", "SpecError", "Simulator", "chips"]
+           "ScheduleError", "SimulationError", "SpecError", "Simulator", "chips", "decode", "encode"]
 
 
 def chips():
-    """The chips this build supports (those with an API module and specs)."""
+    """The chips whose kernel API this build offers (an API module `bmk.<chip>` and specs).
+
+    Every chip with specs (`bmk.isa.chips()`) decodes, encodes raw records and disassembles;
+    `bmk chips` tells per chip what works."""
+    import importlib.util
     from bmk.isa import chips as spec_chips
-    return spec_chips()
+    return tuple(c for c in spec_chips() if importlib.util.find_spec(f"bmk.{c}") is not None)
 
 
 def __getattr__(name):
     # Imported lazily so that `import bmk` stays cheap and free of import cycles.
+    if name in ("decode", "encode"):
+        from bmk.encoders import framing
+        return getattr(framing, name)
     if name == "Simulator":
         from bmk.sim import Simulator
         return Simulator

@@ -173,7 +173,9 @@ class Engine:
     @property
     def id_max(self):
         """The largest own id: ids wrap after it (16 bits on bm1880/bm1684, 20 on bm1684x)."""
-        return self.classes[0].by_name[self.own_id].max if self.own_id and self.classes else 0
+        if not self.own_id:
+            return 0
+        return next(c.by_name[self.own_id].max for c in self.classes if self.own_id in c.by_name)
 
     def classify(self, head):
         """The class of a command whose first head_nbytes bytes are `head` (bytes); None if none."""
@@ -413,11 +415,14 @@ def build_engine_classes(where, table):
                 _check_int(f"{at}: keys[{j}]", k, v, 0, head_by_name[k].max)
             keys.append(tuple(key.items()))
         cls = build_format(at, ctab, enums, tuple(keys))
+        keyed = {k for key in keys for k, _ in key}
         for h in head:
+            # A class may lack a head field (bm1684x LAR has no cmd_short or ids) unless its keys
+            # read it; where it has one, it sits at the head's bits.
             f = cls.by_name.get(h.name)
-            if f is None or (f.bit, f.width) != (h.bit, h.width):
+            if (f is None and h.name in keyed) or (f is not None and (f.bit, f.width) != (h.bit, h.width)):
                 raise SpecError(f"{at}: head field {h.name!r} must be at bits [{h.bit}, {h.bit + h.width}) "
-                                f"in every class")
+                                f"in every class that has it or keys on it")
         classes.append(cls)
     sel_fields = [f for f in head if f.name in selector]       # head order = key order
     index = {}
@@ -471,10 +476,11 @@ def _memory(where, table):
 
 
 def _sync_field(at, classes, key, name):
-    """A sync field must sit at the same bits in every class (ids are patched at acquisition)."""
-    places = {(c.by_name[name].bit, c.by_name[name].width) if name in c.by_name else None for c in classes}
-    if None in places:
-        raise SpecError(f"{at}: {key} names field {name!r}, which not every class has")
+    """A sync field sits at the same bits in every class that has it (ids are patched at
+    acquisition); a class without it (bm1684x LAR) carries no ids."""
+    places = {(c.by_name[name].bit, c.by_name[name].width) for c in classes if name in c.by_name}
+    if not places:
+        raise SpecError(f"{at}: {key} names field {name!r}, which no class has")
     if len(places) > 1:
         raise SpecError(f"{at}: {key} field {name!r} must sit at the same bits in every class")
 
@@ -496,7 +502,7 @@ def _engine(chip_name, where, ename, e, all_engines, header):
         _sync_field(at, classes, f"wait_for {other}", fname)
     for fname, value in e.get("enable", {}).items():
         _sync_field(at, classes, "enable", fname)
-        _check_int(f"{at}: enable", fname, value, 0, classes[0].by_name[fname].max)
+        _check_int(f"{at}: enable", fname, value, 0, next(c for c in classes if fname in c.by_name).by_name[fname].max)
     stream = StreamRule()
     if "stream" in e:
         _check_keys(f"{at} stream", e["stream"], _STREAM_KEYS)

@@ -19,7 +19,7 @@ def runner(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name,buf,instructions", GOLDEN_BUFFERS, ids=GOLDEN_IDS)
 def test_disasm_then_asm_gives_the_same_bytes(runner, name, buf, instructions):
     open("in.cmdbuf", "wb").write(buf)
-    res = runner.invoke(disasm, ["in.cmdbuf"])
+    res = runner.invoke(disasm, ["in.cmdbuf"] + ([] if buf else ["--chip", "bm1880"]))
     assert res.exit_code == 0, res.stderr
     open("in.s", "w").write(res.stdout)
     res = runner.invoke(asm, ["in.s", "-o", "out.cmdbuf"])
@@ -70,7 +70,7 @@ def test_raw_streams(runner):
     by_engine = sorted(text.splitlines()[1:], key=lambda line: not line.startswith("tiu."))
     assert lines == by_engine
     open("bad.bin", "wb").write(b"\0" * 100)
-    res = runner.invoke(disasm, ["--raw", "tiu", "bad.bin"])
+    res = runner.invoke(disasm, ["--chip", "bm1880", "--raw", "tiu", "bad.bin"])
     assert res.exit_code == 2
     assert res.stderr == "disasm: bad.bin: byte 0: truncated tiu command in the tiu stream: 100 of 112 bytes\n"
 
@@ -87,7 +87,7 @@ def _buf():
 
 CORRUPT = [
     ("bad magic", lambda b: b[:72] + b"\x5a" + b[73:], "byte 72: bad magic 0x5a, expected 0xa5 for bm1880"),
-    ("first byte", lambda b: b"\x00" + b[1:], "byte 0: bad magic 0x00, expected one of 0xa5 (bm1880)"),
+    ("first byte", lambda b: b"\x00" + b[1:], "byte 0: bad magic 0x00, expected one of 0xa6 (bm1684), 0xa7 (bm1684x), 0xa5 (bm1880)"),
     ("truncated header", lambda b: b[:77], "byte 72: truncated cmd_hdr_t: 5 bytes left, a header is 8"),
     ("truncated descriptor", lambda b: b[:102], "byte 72: truncated tdma command: 22 of 64 bytes"),
     ("unknown engine", lambda b: b[:74] + b"\x07" + b[75:], "byte 72: unknown engine id 7"),

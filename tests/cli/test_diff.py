@@ -155,8 +155,8 @@ def test_raw_streams(tmp_path, monkeypatch):
     assert runner.invoke(asm, ["k.s", "--raw", "gdma", "a.bin"]).exit_code == 0
     open("k2.s", "w").write(open("k.s").read().replace("src_base_addr_low=0x1000", "src_base_addr_low=0x1100", 1))
     assert runner.invoke(asm, ["k2.s", "--raw", "tdma", "b.bin"]).exit_code == 0
-    assert runner.invoke(diff, ["--raw", "tdma", "a.bin", "a.bin"]).exit_code == 0
-    res = runner.invoke(diff, ["--raw", "gdma", "a.bin", "b.bin"])
+    assert runner.invoke(diff, ["--chip", "bm1880", "--raw", "tdma", "a.bin", "a.bin"]).exit_code == 0
+    res = runner.invoke(diff, ["--chip", "bm1880", "--raw", "gdma", "a.bin", "b.bin"])
     assert res.exit_code == 1
     assert "~ A#0 B#0 tdma.load (a.bin: tdma byte 0 | b.bin: tdma byte 0)" in res.stdout
     assert "    src_base_addr_low: 0x10000 -> 0x11000" in res.stdout
