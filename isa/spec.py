@@ -485,13 +485,13 @@ def _sync_field(at, classes, key, name):
         raise SpecError(f"{at}: {key} field {name!r} must sit at the same bits in every class")
 
 
-def _engine(chip_name, where, ename, e, all_engines, header):
+def _engine(chip_name, where, ename, e, all_engines, header, read):
     at = f"{where} [engines.{ename}]"
     _check_keys(at, e, _ENGINE_KEYS, ("id",))
     classes, head, selector, index = (), (), (), {}
     if "format" in e:
         path = f"specs/{chip_name}/{e['format']}.toml"
-        classes, head, selector, index = build_engine_classes(path, _read_toml(chip_name, f"{e['format']}.toml"))
+        classes, head, selector, index = build_engine_classes(path, read(f"{e['format']}.toml"))
     elif any(k in e for k in ("own_id", "wait_for", "enable", "stream")):
         raise SpecError(f"{at}: sync fields and stream rules need a format")
     if e.get("own_id"):
@@ -527,8 +527,12 @@ def load_chip(name):
     """Load and check specs/<name>/ once; the result is immutable and shared."""
     if name not in chips():
         raise SpecError(f"chip must be one of {list(chips())}, not {name!r}")
+    return build_chip(name, _read_toml(name, "chip.toml"), functools.partial(_read_toml, name))
+
+
+def build_chip(name, chip, read):
+    """Check a chip.toml table (and, through read(filename), its engine files) -> ChipSpec."""
     where = f"specs/{name}/chip.toml"
-    chip = _read_toml(name, "chip.toml")
     _check_keys(where, chip, _CHIP_KEYS, _CHIP_REQUIRED)
     if chip["name"] != name:
         raise SpecError(f"{where}: name must be the folder's name {name!r}, not {chip['name']!r}")
@@ -541,7 +545,7 @@ def load_chip(name):
     for needed in ("magic", "len", "engine_id", "mask"):
         header.field(needed)
     magic = _check_int(f"{where} [cmd_hdr]", "magic", chip["cmd_hdr"]["magic"], 0, header.by_name["magic"].max)
-    engines = tuple(_engine(name, where, en, e, chip["engines"], header) for en, e in chip["engines"].items())
+    engines = tuple(_engine(name, where, en, e, chip["engines"], header, read) for en, e in chip["engines"].items())
     if len({e.id for e in engines}) != len(engines):
         raise SpecError(f"{where}: engine ids must be distinct")
     names = [n for e in engines for n in (e.name, *e.aliases)]
