@@ -137,7 +137,8 @@ def saturate(x, dtype):
     if dtype.is_float:
         if dtype.name == "bf16":
             return fp32_to_bf16(x)
-        return np.asarray(x).astype(dtype.numpy)
+        with np.errstate(over="ignore"):
+            return np.asarray(x).astype(dtype.numpy)
     x = np.asarray(x)
     if x.dtype.kind == "f":
         x = np.where(np.isnan(x), 0, x)
