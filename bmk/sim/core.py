@@ -344,7 +344,8 @@ class Simulator:
                     k[i] = known[i][b]
                 for i in seqs[b]:
                     k[i] = known[i][a]
-                found, trunc = find_races(seqs[a], seqs[b], k, accesses, MAX_RACES - len(races))
+                found, trunc = find_races(seqs[a], seqs[b], k, accesses, MAX_RACES - len(races),
+                                          self.npu_num)
                 races += found
                 if trunc or len(races) >= MAX_RACES:
                     truncated = truncated or trunc

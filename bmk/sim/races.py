@@ -71,15 +71,15 @@ def _nwords(seq_a, seq_b, accesses):
     return -(-top // 64)
 
 
-def find_races(seq_a, seq_b, known, accesses, limit=1000):
+def find_races(seq_a, seq_b, known, accesses, limit=1000, npu_num=None):
     """Races between engine A's instructions seq_a and engine B's seq_b (buffer indices).
 
     known[idx] = last position on the other engine known to end before idx starts (-1: none).
-    Returns (races, truncated).
+    npu_num sizes the lane masks (default: the widest mask logged). Returns (races, truncated).
     """
     if not seq_a or not seq_b:
         return [], False
-    nwords = _nwords(seq_a, seq_b, accesses)
+    nwords = -(-npu_num // 64) if npu_num else _nwords(seq_a, seq_b, accesses)
     known_b = np.array([known[idx] for idx in seq_b], np.int64)
     space_ids = {}
     starts, cols, b_masks, layouts = _pack(seq_b, accesses, space_ids, nwords)
