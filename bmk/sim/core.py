@@ -1,49 +1,96 @@
-"""The simulator: memories, the two-engine run loop with sync ids, timing and race detection.
+"""The simulator: memories, the N-engine run loop with sync ids, timing and race detection.
 
-`Simulator(chip)` is generic; what each instruction kind does, and what it costs, comes from
-the chip's semantics module `bmk.sim.<chip>` (`KINDS`, `check`, `cycles`). The simulator
-only ever sees decoded field dicts (the same specs as the encoder), never op records.
+`Simulator(chip, semantics=None)` is generic; what each instruction kind does, and what it
+costs, comes from a `Semantics` object (bmk/sim/semantics.py): the chip's registered one
+(`bmk.sim.<chip>.SEMANTICS`) or one given by the caller. The simulator only ever sees decoded
+field dicts (the same specs as the encoder), never op records.
 
-Run loop: every engine executes its instructions in buffer order. An instruction whose sync
+Memories: one per space of the chip's memory map (`memory_spaces`): the local space as lanes,
+the others sparse. `space_of(address)` resolves a device address to (space, offset).
+
+Run loop: every engine executes its instructions in program order. An instruction whose sync
 field names id k of another engine (e.g. TIU `cmd_id_gdma`, TDMA `wait_id_tpu`; 0 = no wait)
-starts only after the instruction with own id k on that engine has ended. Ids are 16 bits:
-after a descriptor whose own id is 0xffff all counters restart, so a wait refers to the id
+starts only after the instruction with own id k on that engine has ended. After a descriptor
+whose own id is the largest its field holds, all counters restart, so a wait refers to the id
 in the current chunk of the buffer. Among the engines' next instructions the one that can
-start earliest runs next (ties: buffer order), so functional results follow the timing.
+start earliest runs next (ties: program order), so functional results follow the timing.
 Start = max(engine free, end of what it waits for); end = start + the chip's cost model.
+Each instruction carries a vector clock (the last position on every other engine known to
+have ended before it starts, through transitive waits) for the race detector.
 """
-import importlib
+import itertools
 
 import numpy as np
 
 from bmk.encoders import Record, decode_cmdbuf
 from bmk.errors import ArgumentError, BmkError, SimulationError, must
 from bmk.isa import load_chip
-from bmk.sim.memory import AccessLog, Gmem, Lmem
+from bmk.isa.spec import ChipSpec
+from bmk.sim.memory import GMEM, LMEM, AccessLog, Gmem, Lmem, memory_spaces
 from bmk.sim.races import find_races
 from bmk.sim.report import InstructionRecord, Report
+from bmk.sim.semantics import Semantics, semantics_for
 from bmk.tensor import FMT_I8, TensorLmem
+
+MAX_RACES = 1000
 
 
 class Simulator:
-    """A fresh chip: zeroed gmem (sparse) and lmem. See API.md "Simulator"."""
+    """A fresh chip: zeroed memories. See API.md "Simulator".
 
-    def __init__(self, chip="bm1880"):
-        self.chip = load_chip(chip)
-        try:
-            self.semantics = importlib.import_module(f"bmk.sim.{self.chip.name}")
-        except ModuleNotFoundError:
-            raise SimulationError(f"chip must have simulator semantics (bmk.sim.<chip>), not {chip!r}") from None
+    chip: a chip name or a ChipSpec; semantics: a Semantics, default the chip's registered one.
+    """
+
+    def __init__(self, chip="bm1880", semantics=None):
+        if isinstance(chip, str):
+            self.chip = load_chip(chip)
+        elif isinstance(chip, ChipSpec):
+            self.chip = chip
+        else:
+            raise ArgumentError(must("Simulator", "chip", "a chip name or a ChipSpec", chip))
+        if semantics is None:
+            semantics = semantics_for(self.chip.name)
+        elif not isinstance(semantics, Semantics):
+            raise ArgumentError(must("Simulator", "semantics", "a bmk.sim.semantics.Semantics or None", semantics))
+        self.semantics = semantics
         p = self.chip.param
         self.npu_num, self.eu_num = p("npu_num"), p("eu_num")
-        self.lmem = Lmem(self.npu_num, p("lmem_size"))
-        self.gmem = Gmem(p("gmem_size"))
-        self.gmem_offset, self.gmem_mask = self.chip.gmem_addr_offset, self.chip.gmem_addr_mask
+        self.spaces = memory_spaces(self.chip)
+        self.memories = {}
+        for sp in self.spaces:
+            if sp.lane_bytes:
+                if sp.size != self.npu_num * sp.lane_bytes:
+                    raise SimulationError(f"memory space {sp.name} size must be npu_num * lane_bytes = "
+                                          f"{self.npu_num * sp.lane_bytes}, not {sp.size}")
+                self.memories[sp.name] = Lmem(self.npu_num, sp.lane_bytes, LMEM if sp.name == "local" else sp.name)
+            else:
+                self.memories[sp.name] = Gmem(sp.size, GMEM if sp.name == "global" else sp.name)
+        self.lmem = self.memories.get("local")
+        self.gmem = self.memories.get("global")
+        glob = self.space("global") if self.gmem is not None else None
+        self.gmem_offset = glob.base if glob else 0
+        self.gmem_mask = getattr(self.chip, "gmem_addr_mask", (1 << 64) - 1)
         self.engines = [e for e in self.chip.engines if e.format is not None]
         self.formats = {e.name: e.format for e in self.engines}
-        self.tdma_format = self.formats.get("tdma")
         self.log = None
         self.last_report = None
+
+    # -- memory spaces ----------------------------------------------------------------------------
+    def space(self, name):
+        """The MemorySpace called name (local, static, l2sram, dtcm, global)."""
+        for sp in self.spaces:
+            if sp.name == name:
+                return sp
+        raise SimulationError(f"memory space must be one of {[s.name for s in self.spaces]}, not {name!r}")
+
+    def space_of(self, address):
+        """(MemorySpace, offset in it) of a device address; SimulationError when in no space."""
+        for sp in self.spaces:
+            if sp.contains(address):
+                return sp, address - sp.base
+        where = ", ".join(f"{s.name} [0x{s.base:x}, 0x{s.base + s.size:x})" for s in self.spaces)
+        raise SimulationError(f"address must be inside a memory space of {self.chip.name} ({where}), "
+                              f"not 0x{address:x}")
 
     # -- memory access (API.md) -----------------------------------------------------------------
     @staticmethod
@@ -61,7 +108,7 @@ class Simulator:
             raise ArgumentError(must(call, "t", "a TensorLmem", t))
 
     def gmem_write(self, addr, data):
-        """Write bytes (or a numpy array's raw bytes) at gmem address addr."""
+        """Write bytes (or a numpy array's raw bytes) at gmem address addr (an offset in global)."""
         buf = self._bytes(data)
         self.gmem.check_range("gmem_write range", addr, len(buf))
         self.gmem.store(addr, buf)
@@ -71,11 +118,40 @@ class Simulator:
         return self.gmem.load(addr, n).tobytes()
 
     def lmem_write(self, addr, data):
-        """Raw bytes at a local address (lane * lmem_size + offset)."""
+        """Raw bytes at a local address (lane * lane_bytes + offset)."""
         self.lmem.write_bytes(addr, self._bytes(data, "lmem_write").tobytes())
 
     def lmem_read(self, addr, n):
         return self.lmem.read_bytes(addr, n)
+
+    def _array_view(self, call, addr, shape, stride, dtype, pack, write):
+        from bmk.dtypes import as_dtype
+        dt = as_dtype(dtype, call)
+        try:
+            shape = tuple(int(v) for v in shape)
+            stride = tuple(int(v) for v in stride)
+        except (TypeError, ValueError):
+            raise ArgumentError(must(call, "shape, stride", "4 integers each", (shape, stride))) from None
+        if len(shape) != 4 or len(stride) != 4 or min(stride) < 0:
+            raise ArgumentError(must(call, "shape, stride", "4 integers each (NCHW), strides >= 0", (shape, stride)))
+        try:
+            return dt, self.lmem.tensor(call, addr, shape, stride, None, write, dt, pack)
+        except SimulationError as e:
+            raise ArgumentError(f"{call}: {e}") from None
+
+    def lmem_read_array(self, addr, shape, stride, dtype, pack=1):
+        """Values (N, C, H, W) of a local tensor: addr a local address (lane = addr // lane_bytes),
+        stride in elements (32-bit words when pack > 1: 4 for int8 4N, 2 for int16 2N)."""
+        dt, view = self._array_view("lmem_read_array", addr, shape, stride, dtype, pack, False)
+        return np.array(view.read())
+
+    def lmem_write_array(self, addr, values, stride, dtype, pack=1):
+        """Store values (N, C, H, W) as a local tensor of dtype (wrapped to its storage type)."""
+        values = np.asarray(values)
+        if values.ndim != 4:
+            raise ArgumentError(must("lmem_write_array", "values", "a 4-D (N, C, H, W) array", values.shape))
+        dt, view = self._array_view("lmem_write_array", addr, values.shape, stride, dtype, pack, True)
+        view.write(values.astype(dt.numpy, copy=False))
 
     def _tensor_view(self, t, write=False):
         lay, st = t.layout, t.stride
@@ -83,7 +159,7 @@ class Simulator:
                                 None, write)
 
     def lmem_read_tensor(self, t):
-        """A TensorLmem's values in logical order: (N, C, H, W), or (rows, cols) for a matrix."""
+        """A bm1880 TensorLmem's values in logical order: (N, C, H, W), or (rows, cols) for a matrix."""
         self._check_tensor("lmem_read_tensor", t)
         arr = np.array(self._tensor_view(t).read())
         if t.fmt == FMT_I8:
@@ -111,6 +187,7 @@ class Simulator:
         kinds, owns, waits = [None] * n, [0] * n, [()] * n
         chunk_of, id_map, chunk = [0] * n, {}, 0
         spec = {e.name: e for e in self.engines}
+        sem = self.semantics
         for i, rec in enumerate(records):
             eng = spec.get(rec.engine)
             if eng is None:
@@ -122,8 +199,13 @@ class Simulator:
                 raise self._error(i, rec, "fields must name a known instruction kind, not "
                                   + ", ".join(f"{k}={f.get(k, 0)}" for k in keys))
             kinds[i] = ins.name
+            if (rec.engine, ins.name) not in sem.kinds:
+                try:
+                    sem.function(rec.engine, ins.name)
+                except SimulationError as e:
+                    raise self._error(i, rec, str(e)) from None
             try:
-                self.semantics.check(rec.engine, f)
+                sem.check(rec.engine, f)
             except SimulationError as e:
                 raise self._error(i, rec, str(e)) from None
             chunk_of[i] = chunk
@@ -153,13 +235,15 @@ class Simulator:
         return kinds, owns, waits
 
     def _error(self, i, rec, msg):
-        return SimulationError(f"instruction {i} (byte {rec.offset}, {rec.engine}): {msg}")
+        stream = getattr(rec, "stream", None)
+        where = f"byte {rec.offset}" if stream is None else f"stream {stream} byte {rec.offset}"
+        return SimulationError(f"instruction {i} ({where}, {rec.engine}): {msg}")
 
     def run(self, cmdbuf, *, races=True, progress=None):
         """Decode `cmdbuf` (bytes, or a list of Records) and execute it; return a Report.
 
         On a malformed instruction or a deadlock, raises SimulationError naming the instruction
-        index and byte offset; memory keeps whatever the instructions before it wrote.
+        index and its (stream,) byte offset; memory keeps whatever the instructions before it wrote.
         progress: optional callable(done, total), called every 1024 instructions.
         """
         if isinstance(cmdbuf, (list, tuple)) and all(isinstance(r, Record) for r in cmdbuf):
@@ -181,10 +265,12 @@ class Simulator:
         last_known = {e: dict.fromkeys(names, -1) for e in names}
         start, end = [0] * n, [None] * n
         known, accesses = [None] * n, [()] * n
+        kind_fns = self.semantics.kinds
+        cycles = self.semantics.cycles
         done = 0
         while done < n:
             best = None
-            for order, e in enumerate(names):
+            for e in names:
                 h = heads[e]
                 if h >= len(seqs[e]):
                     continue
@@ -201,7 +287,7 @@ class Simulator:
             rec, kind = records[i], kinds[i]
             self.log = AccessLog()
             try:
-                self.semantics.KINDS[e][kind](self, rec.fields)
+                kind_fns[(e, kind)](self, rec.fields)
             except SimulationError as err:
                 raise self._error(i, rec, f"{kind}: {err}") from None
             except BmkError:
@@ -209,12 +295,16 @@ class Simulator:
             finally:
                 accesses[i] = tuple(self.log.entries)
                 self.log = None
-            cyc = self.semantics.cycles(e, kind, rec.fields, self)
+            cyc = cycles(e, kind, rec.fields, self)
             start[i], end[i] = s, s + cyc
             free[e] = end[i]
             kn = last_known[e]
             for other, _, t in waits[i]:
-                kn[other] = max(kn[other], pos[t])
+                if pos[t] > kn[other]:
+                    kn[other] = pos[t]
+                for x, v in known[t].items():      # transitive: what t knew is known before i
+                    if v > kn[x] and x != e:
+                        kn[x] = v
             known[i] = dict(kn)
             heads[e] += 1
             done += 1
@@ -238,24 +328,32 @@ class Simulator:
     def _report(self, records, kinds, owns, waits, start, end, seqs, known, accesses, detect):
         names = list(seqs)
         instrs = tuple(InstructionRecord(i, r.offset, r.engine, kinds[i], owns[i],
-                                         tuple((o, k) for o, k, _ in waits[i]), start[i], end[i])
+                                         tuple((o, k) for o, k, _ in waits[i]), start[i], end[i],
+                                         getattr(r, "stream", None))
                        for i, r in enumerate(records))
         busy = {e: sum(end[i] - start[i] for i in seqs[e]) for e in names}
         total = max(end) if records else 0
-        overlap = 0
-        if len(names) == 2:
-            overlap = _intersection([(start[i], end[i]) for i in seqs[names[0]]],
-                                    [(start[i], end[i]) for i in seqs[names[1]]])
+        intervals = {e: [(start[i], end[i]) for i in seqs[e]] for e in names}
+        pairs = {(a, b): _intersection(intervals[a], intervals[b]) for a, b in itertools.combinations(names, 2)}
+        overlap = next(iter(pairs.values())) if len(names) == 2 else _multi_busy(intervals.values())
         races, truncated = [], False
-        if detect and len(names) == 2:
-            a, b = names
-            k = [None] * len(records)
-            for i in seqs[a]:
-                k[i] = known[i][b]
-            for i in seqs[b]:
-                k[i] = known[i][a]
-            races, truncated = find_races(seqs[a], seqs[b], k, accesses)
-        return Report(self.chip.name, instrs, total, busy, overlap, tuple(races), truncated)
+        if detect:
+            for a, b in itertools.combinations(names, 2):
+                k = [None] * len(records)
+                for i in seqs[a]:
+                    k[i] = known[i][b]
+                for i in seqs[b]:
+                    k[i] = known[i][a]
+                found, trunc = find_races(seqs[a], seqs[b], k, accesses, MAX_RACES - len(races),
+                                          self.npu_num)
+                races += found
+                if trunc or len(races) >= MAX_RACES:
+                    truncated = truncated or trunc
+                    if len(races) >= MAX_RACES:
+                        truncated = True
+                        break
+            races.sort(key=lambda r: (r.first, r.second))
+        return Report(self.chip.name, instrs, total, busy, overlap, tuple(races), truncated, pairs)
 
 
 def _intersection(xs, ys):
@@ -269,4 +367,16 @@ def _intersection(xs, ys):
             i += 1
         else:
             j += 1
+    return total
+
+
+def _multi_busy(interval_lists):
+    """Cycles in which at least two of the engines (each a list of disjoint intervals) are busy."""
+    events = sorted(ev for ivs in interval_lists for lo, hi in ivs if lo < hi for ev in ((lo, 1), (hi, -1)))
+    total, busy, last = 0, 0, None
+    for t, d in events:
+        if busy >= 2:
+            total += t - last
+        busy += d
+        last = t
     return total

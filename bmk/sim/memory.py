@@ -1,28 +1,87 @@
-"""The chip's memories: lmem (npu_num lanes of lmem_size bytes) and a sparse gmem.
+"""The chip's memories, one per space of its memory map, and strided tensor views of them.
 
-Both hand out *tensor views*: a 4-D (N, C, H, W) byte array laid out as the seed's section
-2.3 says, built with numpy strides over the backing store (no per-element Python work).
-Every view records the byte ranges it touches in an `AccessLog`, which the race detector
-reads; a view outside memory raises SimulationError before anything is touched.
+Spaces (`memory_spaces(chip)`): `MemorySpace(name, base, size, lane_bytes)` rows, local,
+static, l2sram, dtcm, global; base/size are device (DMA) addresses. The local space is lanes
+(`Lmem`: npu_num lanes of lane_bytes, one flat lane-major array); every other space is sparse
+(`Gmem`: zero pages allocated on first write). Access logs and race reports name the local
+memory "lmem" and the global memory "gmem" (as they always have); other spaces by their name.
 
-lmem address A = lane A // lmem_size, offset A % lmem_size (one flat array, lane-major, so
-A is also the flat index). Element (n, c, h, w) of a tensor at A with strides (Sn, Sc, Sh, Sw)
-lives in lane (L0 + c) % npu_num at offset off + n*Sn + ((L0 + c) // npu_num)*Sc + h*Sh + w*Sw,
-with L0 = A // lmem_size and off = A % lmem_size.
+Views: a 4-D (N, C, H, W) array of a `dtype` (numpy; default uint8) built with numpy strides
+over the backing store (no per-element Python work). Strides count elements; numpy byte
+strides are strides * itemsize. Every view records the bytes it touches in an `AccessLog`,
+which the race detector reads; a view outside memory raises SimulationError before anything
+is touched.
+
+Local address A = lane A // lane_bytes, offset A % lane_bytes (one flat array, lane-major, so A
+is also the flat index). Element (n, c, h, w) of a tensor at A with strides (Sn, Sc, Sh, Sw)
+lives in lane (L0 + c) % npu_num at byte offset off + e * (n*Sn + ((L0 + c) // npu_num)*Sc +
+h*Sh + w*Sw), with L0 = A // lane_bytes, off = A % lane_bytes and e = itemsize.
+
+N-packed views (`pack` = 4 for bm1684 int8 "4N", 2 for int16 "2N"; isa-facts bm1684-memory.md):
+`pack` consecutive batches share one 32-bit word, byte i*e of the word of group g holding
+batch pack*g + i; the strides then count 32-bit words (the seed leaves the unit open; this is
+our choice). Element (n, c, h, w) is at off + 4 * ((n // pack)*Sn + slot*Sc + h*Sh + w*Sw) +
+e * (n % pack). A partial last group (N not a multiple of pack) is read and written only in
+its first N % pack batches.
 """
+import attrs
 import numpy as np
 
 from bmk.errors import SimulationError
 
 LMEM, GMEM = "lmem", "gmem"
+WORD_BYTES = 4
+
+
+@attrs.frozen
+class MemorySpace:
+    """One row of a chip's memory map (the lead's ChipSpec.memory uses the same shape)."""
+
+    name: str
+    base: int
+    size: int
+    lane_bytes: "int | None" = None
+
+    def contains(self, addr):
+        return self.base <= addr < self.base + self.size
+
+
+def memory_spaces(chip):
+    """The chip's memory map: `chip.memory` when the spec has one, else bm1880's two spaces
+    built from its params (local: base 0, npu_num lanes of lmem_size; global: base
+    gmem_addr_offset, size gmem_size)."""
+    spaces = getattr(chip, "memory", None)
+    if spaces:
+        return tuple(spaces)
+    p = dict(chip.params)
+    return (MemorySpace("local", 0, p["npu_num"] * p["lmem_size"], p["lmem_size"]),
+            MemorySpace("global", chip.gmem_addr_offset, p["gmem_size"]))
+
+
+def _np_dtype(dtype):
+    if dtype is None:
+        return np.dtype(np.uint8)
+    npd = getattr(dtype, "numpy", None)
+    if npd is not None and not callable(npd):
+        if dtype.bits % 8:
+            raise SimulationError(f"dtype must have a whole-byte itemsize for a memory view, not {dtype!r}")
+        return npd
+    return np.dtype(dtype)
+
+
+def _check_pack(what, npd, pack):
+    if pack != 1 and npd.itemsize * pack != WORD_BYTES:
+        raise SimulationError(f"{what}: pack must make {WORD_BYTES}-byte words ({WORD_BYTES // npd.itemsize} for "
+                              f"{npd.itemsize}-byte elements), not {pack!r}")
 
 
 class AccessLog:
     """Bytes one instruction touched: (space, lane mask, lo, hi, is_write, layout) tuples.
 
-    For lmem, [lo, hi) bounds the offsets touched inside every lane set in the mask; for gmem
-    the mask is 1 and [lo, hi) bounds the gmem addresses. layout = (base, dims, strides)
-    gives the exact bytes (base + sum(i_k * strides_k), i_k < dims_k) for the race detector.
+    For lmem, [lo, hi) bounds the offsets touched inside every lane set in the mask (a Python
+    int of npu_num bits, any width); for the sparse spaces the mask is 1 and [lo, hi) bounds
+    the offsets in the space. layout = (base, dims, byte strides) gives the exact bytes
+    (base + sum(i_k * strides_k), i_k < dims_k) for the race detector.
     """
 
     __slots__ = ("entries",)
@@ -40,33 +99,54 @@ def _extent(shape, strides):
 
 
 class TensorView:
-    """A strided 4-D byte view of one memory; `read()` copies out, `write()` stores in."""
+    """A strided 4-D view of one memory; `read()` copies out, `write()` stores in.
 
-    __slots__ = ("shape", "_parts", "_tmp", "_gmem", "_lo")
+    Parts are (view, channel slice of the logical tensor); for an N-packed tensor the views
+    are (groups, pack, c, h, w) and `n` is the logical batch count.
+    """
 
-    def __init__(self, shape, parts, tmp=None, gmem=None, lo=0):
+    __slots__ = ("shape", "_parts", "_tmp", "_gmem", "_lo", "_pack")
+
+    def __init__(self, shape, parts, tmp=None, gmem=None, lo=0, pack=1):
         self.shape = shape
-        self._parts = parts        # [(view, channel slice of the logical tensor)]
+        self._parts = parts
         self._tmp, self._gmem, self._lo = tmp, gmem, lo
+        self._pack = pack
 
     def read(self):
         if len(self._parts) == 1:
-            return self._parts[0][0]
-        return np.concatenate([v for v, _ in self._parts], axis=1)
+            v = self._parts[0][0]
+        else:
+            v = np.concatenate([v for v, _ in self._parts], axis=1 if self._pack == 1 else 2)
+        if self._pack == 1:
+            return v
+        return v.reshape((-1,) + self.shape[1:])[:self.shape[0]]
 
     def write(self, values):
         if np.shape(values) != self.shape:
             values = np.broadcast_to(values, self.shape)
+        pack = self._pack
         for view, sl in self._parts:
-            view[...] = values[:, sl]
+            if pack == 1:
+                view[...] = values[:, sl]
+                continue
+            v = values[:, sl]
+            full, rem = divmod(self.shape[0], pack)
+            if full:
+                view[:full] = v[:full * pack].reshape((full, pack) + v.shape[1:])
+            if rem:
+                view[full, :rem] = v[full * pack:]
         if self._tmp is not None:
             self._gmem.store(self._lo, self._tmp)
 
 
 class Lmem:
-    def __init__(self, npu_num, lmem_size):
+    """The local space: npu_num lanes of lane_size bytes."""
+
+    def __init__(self, npu_num, lmem_size, name=LMEM):
         self.npu_num, self.lane_size = npu_num, lmem_size
         self.size = npu_num * lmem_size
+        self.name = name
         self.data = np.zeros(self.size, np.uint8)
 
     def check_range(self, what, addr, n):
@@ -83,39 +163,60 @@ class Lmem:
         self.check_range("lmem_read range", addr, n)
         return self.data[addr:addr + n].tobytes()
 
-    def tensor(self, what, addr, shape, strides, log=None, write=False):
-        """The TensorView of an lmem tensor; `what` names it in errors (e.g. 'opd0')."""
+    def lane_mask(self, l0, c):
+        """The lanes of channels 0..c-1 of a tensor starting on lane l0, as an npu_num-bit int."""
+        npu = self.npu_num
+        if c >= npu:
+            return (1 << npu) - 1
+        first = (1 << c) - 1
+        return ((first << l0) | (first >> (npu - l0))) & ((1 << npu) - 1)
+
+    def tensor(self, what, addr, shape, strides, log=None, write=False, dtype=None, pack=1):
+        """The TensorView of a local tensor; `what` names it in errors (e.g. 'opd0').
+
+        strides count elements of `dtype` (default uint8), or 32-bit words when pack > 1.
+        """
         npu, lane = self.npu_num, self.lane_size
         n, c, h, w = shape
         if min(shape) < 1:
             raise SimulationError(f"{what} shape must be positive, not {tuple(shape)!r}")
         if not 0 <= addr < self.size:
             raise SimulationError(f"{what} address must be inside lmem [0, 0x{self.size:x}), not 0x{addr:x}")
+        npd = _np_dtype(dtype)
+        e = npd.itemsize
+        _check_pack(what, npd, pack)
+        unit = WORD_BYTES if pack > 1 else e
         l0, off = divmod(addr, lane)
         groups = -(-(l0 + c) // npu)
+        gn = -(-n // pack)
         sn, sc, sh, sw = strides
-        last = off + (n - 1) * sn + (groups - 1) * sc + (h - 1) * sh + (w - 1) * sw
+        last = off + unit * ((gn - 1) * sn + (groups - 1) * sc + (h - 1) * sh + (w - 1) * sw) + unit - 1
         if last >= lane:
             raise SimulationError(f"{what} must fit in its lmem lane (offset < 0x{lane:x}), but it spans "
                                   f"lane offsets [0x{off:x}, 0x{last:x}] (address 0x{addr:x}, shape "
                                   f"{tuple(shape)}, strides {tuple(strides)})")
         if log is not None:
-            if c >= npu:
-                mask = (1 << npu) - 1
-            else:
-                first = (1 << c) - 1
-                mask = ((first << l0) | (first >> (npu - l0))) & ((1 << npu) - 1)
-            log.add(LMEM, mask, off, last + 1, write, (off, (n, groups, h, w), (sn, sc, sh, sw)))
-        view5 = np.ndarray((n, groups, npu, h, w), np.uint8, self.data, off, (sn, sc, lane, sh, sw))
+            dims, bst = (gn, groups, h, w), (sn * unit, sc * unit, sh * unit, sw * unit)
+            if unit > 1:
+                dims, bst = dims + (unit,), bst + (1,)
+            log.add(self.name, self.lane_mask(l0, c), off, last + 1, write, (off, dims, bst))
+        if pack == 1:
+            view = np.ndarray((n, groups, npu, h, w), npd, self.data, off, (sn * e, sc * e, lane, sh * e, sw * e))
+            lane_axis = 2
+        else:
+            view = np.ndarray((gn, pack, groups, npu, h, w), npd, self.data, off,
+                              (sn * unit, e, sc * unit, lane, sh * unit, sw * unit))
+            lane_axis = 3
+        lead = (slice(None),) * (lane_axis - 1)
         if groups == 1:
-            return TensorView((n, c, h, w), [(view5[:, 0, l0:l0 + c], slice(None))])
+            return TensorView((n, c, h, w), [(view[lead + (0, slice(l0, l0 + c))], slice(None))], pack=pack)
         parts = []
         for g in range(groups):
             lo_c = max(l0, g * npu)
             hi_c = min(l0 + c, (g + 1) * npu)
             if lo_c < hi_c:
-                parts.append((view5[:, g, lo_c - g * npu:hi_c - g * npu], slice(lo_c - l0, hi_c - l0)))
-        return TensorView((n, c, h, w), parts)
+                parts.append((view[lead + (g, slice(lo_c - g * npu, hi_c - g * npu))], slice(lo_c - l0, hi_c - l0)))
+        return TensorView((n, c, h, w), parts, pack=pack)
 
     def lanes_of(self, addr, c):
         """Lane of each channel 0..c-1 of a tensor at addr."""
@@ -128,12 +229,14 @@ class Lmem:
 
 
 class Gmem:
-    """Sparse gmem: lazily allocated zero pages; unwritten bytes read as zero."""
+    """A sparse space (global, l2sram, static, dtcm): lazily allocated zero pages; unwritten
+    bytes read as zero. Addresses are offsets from the space's base."""
 
     PAGE = 1 << 24
 
-    def __init__(self, size):
+    def __init__(self, size, name=GMEM):
         self.size = size
+        self.name = name
         self.pages = {}
 
     def _page(self, i):
@@ -144,7 +247,7 @@ class Gmem:
 
     def check_range(self, what, addr, n):
         if addr < 0 or n < 0 or addr + n > self.size:
-            raise SimulationError(f"{what} must be inside gmem [0, 0x{self.size:x}), "
+            raise SimulationError(f"{what} must be inside {self.name} [0, 0x{self.size:x}), "
                                   f"not [0x{addr:x}, 0x{addr + n:x})")
 
     def load(self, addr, n):
@@ -169,20 +272,27 @@ class Gmem:
             self._page(i)[o:o + k] = data[pos:pos + k]
             pos += k
 
-    def tensor(self, what, addr, shape, strides, log=None, write=False):
+    def tensor(self, what, addr, shape, strides, log=None, write=False, dtype=None):
+        """A (N, C, H, W) view at offset addr; strides count elements of dtype (default uint8)."""
         if min(shape) < 1:
             raise SimulationError(f"{what} shape must be positive, not {tuple(shape)!r}")
-        span = _extent(shape, strides) + 1
+        npd = _np_dtype(dtype)
+        e = npd.itemsize
+        bst = tuple(s * e for s in strides)
+        span = _extent(shape, bst) + e
         if addr < 0 or addr + span > self.size:
-            raise SimulationError(f"{what} must be inside gmem [0, 0x{self.size:x}), but it spans "
+            raise SimulationError(f"{what} must be inside {self.name} [0, 0x{self.size:x}), but it spans "
                                   f"[0x{addr:x}, 0x{addr + span:x})")
         if log is not None:
-            log.add(GMEM, 1, addr, addr + span, write, (addr, tuple(shape), tuple(strides)))
+            dims, lst = tuple(shape), bst
+            if e > 1:
+                dims, lst = dims + (e,), bst + (1,)
+            log.add(self.name, 1, addr, addr + span, write, (addr, dims, lst))
         i, o = divmod(addr, self.PAGE)
         if o + span <= self.PAGE:
             base, tmp = self._page(i), None
         else:
             base, tmp, o = self.load(addr, span), True, 0
-        view = np.ndarray(tuple(shape), np.uint8, base, o, tuple(strides))
+        view = np.ndarray(tuple(shape), npd, base, o, bst)
         tmp = base if tmp else None
         return TensorView(tuple(shape), [(view, slice(None))], tmp, self, addr)

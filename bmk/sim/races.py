@@ -1,9 +1,11 @@
-"""Race detection between the two engines of a run.
+"""Race detection between the engines of a run (any number of engines and of lanes).
 
-Ordering: each engine runs in order; an instruction that waits for id k of the other engine
-starts after that instruction ended. So for every instruction x we know `known[x]`: the last
-position on the other engine that surely ended before x starts (a running max of the waited
-positions along x's engine; for two engines that max is the whole happens-before relation).
+Ordering: each engine runs in order; an instruction that waits for id k of another engine
+starts after that instruction ended. The simulator keeps a vector clock per instruction x:
+`known[x][E]` = the last position on engine E that surely ended before x starts, through
+direct and transitive waits (x waits for t => x knows everything t knew, and t itself). This
+is the whole happens-before relation; for each pair of engines (A, B) this module gets, for
+every instruction of A, its clock entry for B and vice versa.
 
 Instructions a (engine A, position p) and b (engine B, position q) may overlap in time iff
 neither is known to precede the other: q > known[a] and known[b] < p. Because `known` never
@@ -11,31 +13,36 @@ decreases along an engine, the b's concurrent with a form one window of position
 (known[a], first q with known[b] >= p), and the window only moves forward as p grows. For
 each a we test its accesses against the accesses of its window with numpy (one vectorized
 comparison per access), so serial and pipelined programs cost time linear in their length.
-Bounding boxes that meet are then checked byte-exactly (interleaved tensors, e.g. the
-batches or planes of two tensors sharing a lane range, do not race).
+Lane masks are npu_num-bit integers, stored as ceil(npu_num / 64) uint64 words. Bounding
+boxes that meet are then checked byte-exactly (interleaved tensors, e.g. the batches or
+planes of two tensors sharing a lane range, do not race).
 """
 import numpy as np
 
 from bmk.sim.memory import LMEM
 from bmk.sim.report import Race
 
-SPACES = {LMEM: 0, "gmem": 1}
-
-
 EXACT_LIMIT = 1 << 24      # larger layouts are not enumerated: their bounding box counts
+_WORD = (1 << 64) - 1
 
 
-def _pack(indices, accesses):
+def _words(mask, nwords):
+    return [(mask >> (64 * k)) & _WORD for k in range(nwords)]
+
+
+def _pack(indices, accesses, space_ids, nwords):
     """Flatten the accesses of instructions `indices` (engine order) into numpy columns."""
     starts = np.zeros(len(indices) + 1, np.int64)
-    rows, layouts = [], []
+    rows, masks, layouts = [], [], []
     for i, idx in enumerate(indices):
         acc = accesses[idx]
-        rows.extend((idx, SPACES[a[0]], a[1], a[2], a[3], a[4]) for a in acc)
-        layouts.extend(a[5] for a in acc)
+        for a in acc:
+            rows.append((idx, space_ids.setdefault(a[0], len(space_ids)), a[2], a[3], a[4]))
+            masks.append(_words(a[1], nwords))
+            layouts.append(a[5])
         starts[i + 1] = starts[i] + len(acc)
-    cols = np.array(rows, np.int64).reshape(-1, 6)
-    return starts, cols, layouts
+    cols = np.array(rows, np.int64).reshape(-1, 5)
+    return starts, cols, np.array(masks, np.uint64).reshape(-1, nwords), layouts
 
 
 def _offsets(layout, lo, hi):
@@ -56,17 +63,27 @@ def _common(la, lb, lo, hi):
     return int(common[0]), int(common[-1]) + 1
 
 
-def find_races(seq_a, seq_b, known, accesses, limit=1000):
+def _nwords(seq_a, seq_b, accesses):
+    top = 1
+    for idx in (*seq_a, *seq_b):
+        for a in accesses[idx]:
+            top = max(top, a[1].bit_length())
+    return -(-top // 64)
+
+
+def find_races(seq_a, seq_b, known, accesses, limit=1000, npu_num=None):
     """Races between engine A's instructions seq_a and engine B's seq_b (buffer indices).
 
     known[idx] = last position on the other engine known to end before idx starts (-1: none).
-    Returns (races, truncated).
+    npu_num sizes the lane masks (default: the widest mask logged). Returns (races, truncated).
     """
     if not seq_a or not seq_b:
         return [], False
+    nwords = -(-npu_num // 64) if npu_num else _nwords(seq_a, seq_b, accesses)
     known_b = np.array([known[idx] for idx in seq_b], np.int64)
-    starts, cols, layouts = _pack(seq_b, accesses)
-    b_idx, b_space, b_mask, b_lo, b_hi, b_w = cols.T if len(cols) else [np.zeros(0, np.int64)] * 6
+    space_ids = {}
+    starts, cols, b_masks, layouts = _pack(seq_b, accesses, space_ids, nwords)
+    b_idx, b_space, b_lo, b_hi, b_w = cols.T if len(cols) else [np.zeros(0, np.int64)] * 5
     races, seen = [], set()
     for p, a in enumerate(seq_a):
         acc = accesses[a]
@@ -81,8 +98,10 @@ def find_races(seq_a, seq_b, known, accesses, limit=1000):
             continue
         for space, mask, lo, hi, w, layout in acc:
             sel = slice(s, e)
-            hit = ((b_space[sel] == SPACES[space]) & ((b_mask[sel] & mask) != 0) & (b_lo[sel] < hi)
-                   & (lo < b_hi[sel]) & ((b_w[sel] != 0) | w))
+            sid = space_ids.get(space, -1)
+            mw = np.array(_words(mask, nwords), np.uint64)
+            lanes_meet = ((b_masks[sel] & mw) != 0).any(axis=1) if nwords > 1 else (b_masks[sel, 0] & mw[0]) != 0
+            hit = ((b_space[sel] == sid) & lanes_meet & (b_lo[sel] < hi) & (lo < b_hi[sel]) & ((b_w[sel] != 0) | w))
             for j in np.flatnonzero(hit) + s:
                 other = int(b_idx[j])
                 key = (min(a, other), max(a, other))
@@ -94,8 +113,8 @@ def find_races(seq_a, seq_b, known, accesses, limit=1000):
                 seen.add(key)
                 if len(races) >= limit:
                     return races, True
-                common = int(b_mask[j]) & mask
-                lanes = tuple(i for i in range(64) if common >> i & 1) if space == LMEM else ()
+                common = sum(int(x) << (64 * k) for k, x in enumerate(b_masks[j])) & mask
+                lanes = tuple(i for i in range(common.bit_length()) if common >> i & 1) if space == LMEM else ()
                 mine, theirs = ("write" if w else "read"), ("write" if b_w[j] else "read")
                 kinds = (mine, theirs) if a < other else (theirs, mine)
                 races.append(Race(key[0], key[1], space, *common_range, lanes, kinds))

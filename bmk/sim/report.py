@@ -8,26 +8,35 @@ import attrs
 class InstructionRecord:
     """One executed instruction: where it was in the buffer and when it ran (in cycles)."""
 
-    index: int          # position in the command buffer (all engines)
-    offset: int         # byte offset of its cmd_hdr_t
+    index: int          # position in the program (all engines)
+    offset: int         # byte offset of its cmd_hdr_t, or inside its raw stream
     engine: str
     kind: str
     id: int             # its own sync id
     wait: tuple         # ((engine, id), ...) it waited for; empty when none
     start: int
     end: int
+    stream: object = None   # the raw stream it came from (an engine name); None for cmd_hdr_t input
+
+    @property
+    def where(self):
+        """'byte 24' (cmd_hdr_t) or 'stream tiu byte 24' (raw streams)."""
+        return f"byte {self.offset}" if self.stream is None else f"stream {self.stream} byte {self.offset}"
 
     def to_dict(self):
-        return {"index": self.index, "offset": self.offset, "engine": self.engine, "kind": self.kind,
-                "id": self.id, "wait": [list(w) for w in self.wait], "start": self.start, "end": self.end}
+        d = {"index": self.index, "offset": self.offset, "engine": self.engine, "kind": self.kind,
+             "id": self.id, "wait": [list(w) for w in self.wait], "start": self.start, "end": self.end}
+        if self.stream is not None:
+            d["stream"] = self.stream
+        return d
 
 
 @attrs.frozen
 class Race:
     """Two instructions the sync ids let run at the same time, touching common bytes, one writing.
 
-    `space` is "lmem" or "gmem"; [lo, hi) is the common byte range: gmem addresses, or offsets
-    inside each lmem lane listed in `lanes`.
+    `space` is "lmem", "gmem" or the name of another memory space; [lo, hi) is the common byte
+    range: offsets inside each lmem lane listed in `lanes`, or offsets in the space (gmem addresses).
     """
 
     first: int          # instruction index (buffer position), the earlier one
@@ -62,9 +71,10 @@ class Report:
     instructions: tuple           # InstructionRecord, in buffer order
     total_cycles: int
     engine_busy: dict             # engine -> busy cycles
-    overlap_cycles: int           # cycles in which both engines were busy
+    overlap_cycles: int           # cycles in which at least two engines were busy
     races: tuple                  # Race
     races_truncated: bool = False
+    pair_overlap: dict = attrs.field(factory=dict)   # (engine, engine) -> cycles both were busy
 
     @property
     def serial_cycles(self):
@@ -73,7 +83,9 @@ class Report:
 
     def to_dict(self):
         return {"chip": self.chip, "total_cycles": self.total_cycles, "engine_busy": dict(self.engine_busy),
-                "overlap_cycles": self.overlap_cycles, "instruction_count": len(self.instructions),
+                "overlap_cycles": self.overlap_cycles,
+                "pair_overlap": [{"engines": list(k), "cycles": v} for k, v in self.pair_overlap.items()],
+                "instruction_count": len(self.instructions),
                 "races": [r.to_dict() for r in self.races], "races_truncated": self.races_truncated,
                 "instructions": [i.to_dict() for i in self.instructions]}
 
@@ -96,7 +108,8 @@ class Report:
             events.append({"name": ins.kind, "cat": ins.engine, "ph": "X", "pid": 0,
                            "tid": engines.index(ins.engine), "ts": ins.start, "dur": ins.end - ins.start,
                            "args": {"index": ins.index, "offset": ins.offset, "id": ins.id,
-                                    "wait": [f"{e} {i}" for e, i in ins.wait]}})
+                                    "wait": [f"{e} {i}" for e, i in ins.wait],
+                                    **({} if ins.stream is None else {"stream": ins.stream})}})
         return events
 
     def write_trace(self, path):

@@ -1,7 +1,8 @@
 """bm1880 instruction semantics for the simulator, and its cost model.
 
-`KINDS[engine][kind]` is the function executing one decoded instruction of that kind
-(the kinds are the `instructions` tables of specs/bm1880/*.toml). `check(engine, f)`
+`SEMANTICS` (bmk.sim.semantics.Semantics) maps (engine, kind) to the function executing one
+decoded instruction of that kind (the kinds are the `instructions` tables of
+specs/bm1880/*.toml; `KINDS[engine][kind]` is the same table by engine). `check(engine, f)`
 refuses fields the semantics do not model; `cycles(engine, kind, f, m)` is the cost model.
 
 API function -> instruction kind(s) it is lowered to (bmk/bm1880/lowering) -> function here:
@@ -29,6 +30,7 @@ Cost model (cycles; made up but monotone in the work, documented so results are 
 from bmk.errors import SimulationError
 from bmk.sim.bm1880 import tdma, tiu
 from bmk.sim.bm1880.common import ceil_div
+from bmk.sim.semantics import Semantics
 
 KINDS = {"tiu": tiu.KINDS, "tdma": tdma.KINDS}
 
@@ -81,3 +83,7 @@ def cycles(engine, kind, f, m):
         if not (f["opt_res0_int8"] and f["opt_opd0_int8"] and f["opt_opd1_int8"]):
             work *= 2
     return TIU_STARTUP + ceil_div(work, eu)
+
+
+SEMANTICS = Semantics({(engine, kind): fn for engine, table in KINDS.items() for kind, fn in table.items()},
+                      check, cycles)

@@ -10,13 +10,17 @@ TIU operands (res0, opd0, opd1, opd2) are read from their fields:
      (1, Cout, kh*kw, Cin): strides n 1, c N*H*W, h N*W, w N;
   2  bias: shape-derived unaligned (c H*W, n c * ceil(C / npu_num)), planes X_b_str apart.
 Numerics (seed ch. 4, API.md): values widened (int64 here), a right shift by r > 0 adds
-2^(r-1) first (round half up), arithmetic when opt_shift_typ is 1, logical (on the 32-bit
-pattern) when 0; the result saturates to the destination format.
+2^(r-1) first (round half up, `numerics.Round.HALF_UP`), arithmetic when opt_shift_typ is 1,
+logical (on the 32-bit pattern) when 0; the result saturates to the destination format. The
+chip-neutral parts (rounding shift, relu, type ranges) come from bmk.sim.numerics and
+bmk.dtypes; the 8-bit planes of 16-bit values stay here (bm1880 only).
 """
 import attrs
 import numpy as np
 
+from bmk import dtypes
 from bmk.errors import SimulationError
+from bmk.sim import numerics
 from bmk.tensor import align_up, ceil_div  # noqa: F401  (re-exported to the semantics modules)
 
 OPERANDS = ("res0", "opd0", "opd1", "opd2")
@@ -93,9 +97,18 @@ def read(m, op, int8=None, signed=None, dtype=np.int32):
     return v if dtype is None else v.astype(dtype)
 
 
+_FORMATS = {(True, True): dtypes.INT8, (True, False): dtypes.UINT8, (False, True): dtypes.INT16,
+            (False, False): dtypes.UINT16}
+
+
+def dtype_of(int8, signed):
+    """The DType of an operand: 8-bit (one plane) or 16-bit (two planes), signed or not."""
+    return _FORMATS[(bool(int8), bool(signed))]
+
+
 def limits(int8, signed):
-    bits = 8 if int8 else 16
-    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    dt = dtype_of(int8, signed)
+    return dt.min, dt.max
 
 
 def write(m, op, values, int8=None, signed=None):
@@ -127,17 +140,21 @@ def const16(f, name="opd1"):
 
 
 def rshift(v, r, arithmetic):
-    """Round-half-up right shift by r (seed ch. 4 / API.md)."""
+    """Round-half-up right shift by r (seed ch. 4 / API.md).
+
+    Arithmetic: numerics.rshift(v, r, HALF_UP). Logical (bm1880's opt_shift_typ 0): half is
+    added, then the sum is taken as a 32-bit pattern and shifted (the sum wraps at 2^32).
+    """
     if r == 0:
         return v
-    v = v.astype(np.int64) + (1 << (r - 1))
     if arithmetic:
-        return v >> r
+        return numerics.rshift(v, r, numerics.Round.HALF_UP)
+    v = v.astype(np.int64) + (1 << (r - 1))
     return (v & 0xFFFFFFFF) >> r
 
 
 def relu(f, v):
-    return np.maximum(v, 0) if f["opt_relu"] else v
+    return numerics.relu(v) if f["opt_relu"] else v
 
 
 def same_shape(a, b):

@@ -1,0 +1,175 @@
+"""Chip-neutral arithmetic of the simulators: rounding by mode, saturation, relu, bf16.
+
+Rounding modes (`Round`): the values of bm1684x `rounding_mode_t` (isa-facts
+bm1684x-memory.md section 4, the same rules as TPU-MLIR's RightShiftRound). For an exact
+quotient q with f = floor(q), remainder r = q - f in [0, 1) (scaled: x - f*2**n in [0, 2**n))
+and half = 1/2 (scaled 2**(n-1)):
+
+    HALF_TO_EVEN         0  f + (r > half or (r == half and f odd))
+    HALF_AWAY_FROM_ZERO  1  f + (r > half or (r == half and q >= 0))
+    TOWARDS_ZERO         2  f + (q < 0 and r != 0)
+    DOWN                 3  f                       (floor)
+    UP                   4  f + (r != 0)            (ceil)
+    HALF_UP              5  f + (r >= half)         (ties towards +inf; bm1880's one rounding)
+    HALF_DOWN            6  f + (r > half)          (ties towards -inf)
+
+The same rules serve right shifts (`rshift`), integer division (`div`) and float -> int
+conversion (`round_float`, `to_int`). Integer work is done in int64, so shifts are limited to
+0 <= n <= 62 and values to the int64 range (every chip's data is at most 32 bits wide).
+Bad modes or shift amounts raise SimulationError (the simulator names the instruction).
+"""
+import enum
+
+import numpy as np
+
+from bmk.errors import SimulationError
+
+
+class Round(enum.IntEnum):
+    HALF_TO_EVEN = 0
+    HALF_AWAY_FROM_ZERO = 1
+    TOWARDS_ZERO = 2
+    DOWN = 3
+    UP = 4
+    HALF_UP = 5
+    HALF_DOWN = 6
+
+
+FLOOR, CEIL = Round.DOWN, Round.UP        # the header comments' other names
+MAX_SHIFT = 62
+
+
+def as_mode(mode):
+    try:
+        return Round(mode)
+    except ValueError:
+        raise SimulationError(f"rounding mode must be one of {[f'{m.value} {m.name}' for m in Round]}, "
+                              f"not {mode!r}") from None
+
+
+def _adjust(f, r, half, neg, mode):
+    """The increment (0/1, int64 array) of `mode` given floor f, remainder r, half and q < 0."""
+    if mode == Round.DOWN:
+        return 0
+    if mode == Round.HALF_UP:
+        return r >= half
+    if mode == Round.HALF_DOWN:
+        return r > half
+    if mode == Round.UP:
+        return r != 0
+    if mode == Round.TOWARDS_ZERO:
+        return neg & (r != 0)
+    if mode == Round.HALF_AWAY_FROM_ZERO:
+        return (r > half) | ((r == half) & ~neg)
+    return (r > half) | ((r == half) & (f & 1).astype(bool))      # HALF_TO_EVEN
+
+
+def rshift(x, n, mode=Round.HALF_UP):
+    """x / 2**n rounded by `mode` (x integer, arithmetic: negative x shift towards -inf first).
+
+    Returns an int64 array (or the input itself, as int64, when n == 0).
+    """
+    mode = as_mode(mode)
+    if not (isinstance(n, (int, np.integer)) and 0 <= n <= MAX_SHIFT):
+        raise SimulationError(f"right shift must be an integer in [0, {MAX_SHIFT}], not {n!r}")
+    x = np.asarray(x)
+    if x.dtype != np.int64:
+        x = x.astype(np.int64)
+    if n == 0:
+        return x
+    n = int(n)
+    half = 1 << (n - 1)
+    if mode == Round.HALF_UP:               # the hot path of bm1880: add half, shift
+        return (x + half) >> n
+    f = x >> n
+    if mode == Round.DOWN:
+        return f
+    r = x & ((1 << n) - 1)
+    return f + _adjust(f, r, half, x < 0, mode)
+
+
+def div(x, d, mode=Round.HALF_TO_EVEN):
+    """x / d rounded by `mode`, integers (d != 0 everywhere), as int64."""
+    mode = as_mode(mode)
+    x, d = np.asarray(x, np.int64), np.asarray(d, np.int64)
+    if np.any(d == 0):
+        raise SimulationError("divisor must be non-zero, not 0")
+    neg_d = d < 0
+    x, d = np.where(neg_d, -x, x), np.abs(d)          # x/d = (-x)/(-d): a positive divisor
+    f = x // d
+    r2 = 2 * (x - f * d)                                # 2r in [0, 2d): compare with d = 2*half
+    return f + _adjust(f, r2, d, x < 0, mode)
+
+
+def round_float(x, mode=Round.HALF_TO_EVEN):
+    """Floats rounded to integral floats by `mode` (NaN and inf pass through)."""
+    mode = as_mode(mode)
+    x = np.asarray(x, np.float64)
+    with np.errstate(invalid="ignore"):
+        if mode == Round.HALF_TO_EVEN:
+            return np.rint(x)
+        if mode == Round.DOWN:
+            return np.floor(x)
+        if mode == Round.UP:
+            return np.ceil(x)
+        if mode == Round.TOWARDS_ZERO:
+            return np.trunc(x)
+        f = np.floor(x)
+        r = x - f                                       # exact for doubles
+        return f + _adjust(None, r, 0.5, x < 0, mode)     # f is only read by HALF_TO_EVEN
+
+
+def to_int(x, dtype, mode=Round.HALF_TO_EVEN):
+    """Float -> integer dtype: round by mode, saturate; NaN becomes 0 (a documented choice)."""
+    v = round_float(x, mode)
+    v = np.where(np.isnan(v), 0.0, v)
+    v = np.clip(v, dtype.min, dtype.max)
+    return v.astype(dtype.numpy)
+
+
+def saturate(x, dtype):
+    """Clip to the dtype's range and cast to its storage (numpy) type.
+
+    Integers: clipped to [min, max]. Floats: converted with IEEE round-to-nearest-even, so
+    values beyond the largest finite value become +-inf (fp16, fp32); bf16 returns its uint16
+    storage bits (`fp32_to_bf16`).
+    """
+    if dtype.is_float:
+        if dtype.name == "bf16":
+            return fp32_to_bf16(x)
+        with np.errstate(over="ignore"):
+            return np.asarray(x).astype(dtype.numpy)
+    x = np.asarray(x)
+    if x.dtype.kind == "f":
+        x = np.where(np.isnan(x), 0, x)
+    return np.clip(x, dtype.min, dtype.max).astype(dtype.numpy)
+
+
+def relu(x):
+    return np.maximum(x, 0)
+
+
+def sign_extend(x, bits):
+    """The low `bits` bits of integers x read as two's complement, as int64."""
+    x = np.asarray(x).astype(np.int64)
+    sign = 1 << (bits - 1)
+    return ((x & ((1 << bits) - 1)) ^ sign) - sign
+
+
+def wrap(x, dtype):
+    """Integers reduced modulo 2**bits into the dtype's range (no saturation), as its storage."""
+    return sign_extend(x, dtype.bits).astype(dtype.numpy) if dtype.signed else \
+        (np.asarray(x).astype(np.int64) & ((1 << dtype.bits) - 1)).astype(dtype.numpy)
+
+
+def bf16_to_fp32(bits):
+    """bf16 storage (uint16) -> float32 values."""
+    return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
+
+
+def fp32_to_bf16(x):
+    """float32 values -> bf16 storage (uint16), rounding to nearest even; NaN stays a quiet NaN."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    nan = np.isnan(np.asarray(x, np.float32))
+    return np.where(nan, (u >> 16) | 0x40, rounded).astype(np.uint16)

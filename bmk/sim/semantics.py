@@ -1,0 +1,61 @@
+"""What a chip's instructions do and cost: one explicit `Semantics` object per chip.
+
+    SEMANTICS = Semantics(kinds={("tiu", "add"): add, ...}, check=check, cycles=cycles)
+
+- kinds: {(engine, kind): fn(m, fields)}; kind names are the spec's instruction kinds, m is
+  the Simulator (memories, access log, chip parameters), fields the decoded field dict.
+- check(engine, fields): raise SimulationError for fields the semantics do not model.
+- cycles(engine, kind, fields, m) -> int: the cost model.
+
+`Simulator(chip)` finds a chip's Semantics through `REGISTRY` (chip -> module path, imported
+lazily on first use; the module exports `SEMANTICS`); `Simulator(chip, semantics=...)` takes
+any Semantics (tests, chips under construction).
+"""
+import importlib
+
+import attrs
+
+from bmk.errors import SimulationError
+
+REGISTRY = {"bm1880": "bmk.sim.bm1880"}
+
+
+def _no_check(engine, fields):
+    return None
+
+
+def _one_cycle(engine, kind, fields, m):
+    return 1
+
+
+@attrs.frozen
+class Semantics:
+    kinds: dict = attrs.field(converter=dict)
+    check: object = _no_check
+    cycles: object = _one_cycle
+
+    def function(self, engine, kind):
+        try:
+            return self.kinds[(engine, kind)]
+        except KeyError:
+            raise SimulationError(f"{engine} kind {kind!r} must have simulator semantics; this chip's semantics "
+                                  f"model {self.modelled(engine) or 'no kind'} on {engine}") from None
+
+    def modelled(self, engine):
+        return sorted(k for e, k in self.kinds if e == engine)
+
+    def missing(self, chip):
+        """(engine, kind) pairs of the chip's specs that have no function here."""
+        return [(e.name, ins.name) for e in chip.engines if e.format is not None
+                for ins in e.format.instructions if (e.name, ins.name) not in self.kinds]
+
+
+def semantics_for(chip_name):
+    """The registered Semantics of a chip (its module imported on first use)."""
+    path = REGISTRY.get(chip_name)
+    if path is None:
+        raise SimulationError(f"chip must have simulator semantics (one of {sorted(REGISTRY)}), not {chip_name!r}")
+    sem = getattr(importlib.import_module(path), "SEMANTICS", None)
+    if not isinstance(sem, Semantics):
+        raise SimulationError(f"{path}.SEMANTICS must be a Semantics, not {sem!r}")
+    return sem
