@@ -28,34 +28,16 @@ import attrs
 import numpy as np
 
 from bmk.errors import SimulationError
+from bmk.isa.spec import MemorySpace  # noqa: F401  (re-exported: the simulator's memory map rows)
 
 LMEM, GMEM = "lmem", "gmem"
 WORD_BYTES = 4
 
 
-@attrs.frozen
-class MemorySpace:
-    """One row of a chip's memory map (the lead's ChipSpec.memory uses the same shape)."""
-
-    name: str
-    base: int
-    size: int
-    lane_bytes: "int | None" = None
-
-    def contains(self, addr):
-        return self.base <= addr < self.base + self.size
-
 
 def memory_spaces(chip):
-    """The chip's memory map: `chip.memory` when the spec has one, else bm1880's two spaces
-    built from its params (local: base 0, npu_num lanes of lmem_size; global: base
-    gmem_addr_offset, size gmem_size)."""
-    spaces = getattr(chip, "memory", None)
-    if spaces:
-        return tuple(spaces)
-    p = dict(chip.params)
-    return (MemorySpace("local", 0, p["npu_num"] * p["lmem_size"], p["lmem_size"]),
-            MemorySpace("global", chip.gmem_addr_offset, p["gmem_size"]))
+    """The chip's memory map (specs/<chip>/chip.toml [memory.<space>])."""
+    return tuple(chip.memory)
 
 
 def _np_dtype(dtype):

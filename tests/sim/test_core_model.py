@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bmk import layout
-from bmk.encoders import Record
+from bmk.encoders import make_record
 from bmk.errors import ArgumentError, SimulationError
 from bmk.isa import load_chip
 from bmk.sim import Simulator
@@ -27,7 +27,8 @@ def chip64(third=True):
     if third:
         tdma = base.engine("tdma")
         engines.append(attrs.evolve(tdma, name="dma2", id=3, wait_for=(("tiu", "wait_id_tpu"),)))
-    return attrs.evolve(base, params=tuple(params.items()), engines=tuple(engines))
+    memory = tuple(attrs.evolve(m, size=64 * LANE, lane_bytes=LANE) if m.name == "local" else m for m in base.memory)
+    return attrs.evolve(base, params=tuple(params.items()), engines=tuple(engines), memory=memory)
 
 
 def fill(m, f):
@@ -55,7 +56,7 @@ def rec(chip, engine, kind, offset, addr=0, **fields):
     if engine != "tiu":
         f.update(fmt.split("dst_addr", addr))
     f.update(fields)
-    return Record(offset, engine, f)
+    return make_record(chip, engine, fmt, f, None, offset)
 
 
 def fills(chip, dma2_waits):
@@ -102,16 +103,12 @@ def test_unmodelled_kind_and_stream_in_errors():
     chip = chip64()
     sem = Semantics({k: v for k, v in tiny(chip).kinds.items() if k != ("dma2", "fill")})
 
-    @attrs.frozen
-    class StreamRecord(Record):
-        stream: str = None
-
     recs = fills(chip, True)
-    recs[2] = StreamRecord(16, "dma2", recs[2].fields, {}, "dma2")
+    recs[2] = attrs.evolve(recs[2], offset=16, stream="dma2")
     with pytest.raises(SimulationError, match=r"instruction 2 \(stream dma2 byte 16, dma2\): dma2 kind 'fill' "
                                               r"must have simulator semantics"):
         Simulator(chip, sem).run(recs)
-    recs[2] = StreamRecord(16, "dma2", dict(recs[2].fields, dst_c=64, dst_w=LANE), {}, "dma2")
+    recs[2] = attrs.evolve(recs[2], fields=dict(recs[2].fields, dst_c=64, dst_w=LANE))
     with pytest.raises(SimulationError, match=r"stream dma2 byte 16, dma2\): fill: dst must fit in its lmem lane"):
         Simulator(chip, tiny(chip)).run(recs)
 
@@ -119,11 +116,7 @@ def test_unmodelled_kind_and_stream_in_errors():
 def test_report_names_streams():
     chip = chip64()
 
-    @attrs.frozen
-    class StreamRecord(Record):
-        stream: str = None
-
-    recs = [StreamRecord(r.offset * 16, r.engine, r.fields, {}, r.engine) for r in fills(chip, True)]
+    recs = [attrs.evolve(r, offset=r.offset * 16, stream=r.engine) for r in fills(chip, True)]
     report = Simulator(chip, tiny(chip)).run(recs)
     assert [(i.stream, i.offset, i.where) for i in report.instructions][2] == ("dma2", 32, "stream dma2 byte 32")
     assert report.to_dict()["instructions"][0]["stream"] == "tdma"
@@ -148,7 +141,7 @@ def test_semantics_registry_and_arguments():
 def test_bm1880_spaces_from_params():
     chip = load_chip("bm1880")
     assert memory_spaces(chip) == (MemorySpace("local", 0, 32 * 32768, 32768),
-                                   MemorySpace("global", 0x100000000, 1 << 32))
+                                   MemorySpace("global", 0x100000000, 1 << 32, None, 0xFFFFFFFFFF))
     sim = Simulator("bm1880")
     assert sim.space_of(0x100001000) == (sim.space("global"), 0x1000)
     assert sim.space_of(0x20) == (sim.space("local"), 0x20)
