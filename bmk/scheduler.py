@@ -8,15 +8,21 @@ The shape of cvikernel's conductor (see isa-facts/bm1880-notes.md, "Sync ids"):
 - at acquisition each descriptor gets ++counter of its engine as its id (first id 1), ids
   are written into its followers' wait fields (last writer wins), and an engine marked
   `inherit_wait` keeps waiting for the previous descriptor's id when it has no wait of its
-  own. Ids are 16 bits: a descriptor that takes id 0xffff ends a chunk, counters restart
-  and links across chunks are dropped.
+  own. Ids are as wide as each engine's own-id field: a descriptor that takes its engine's
+  largest id (`max_id`, from the spec) ends a chunk, counters restart and links across
+  chunks are dropped.
 The three modes differ only in where the "last descriptor per engine" comes from.
+`assign` runs three named passes: `number` (ids and chunks), `write_waits` (follower links
+-> wait fields) and `inherit_waits` (the TDMA rule).
 """
 import enum
 
 from bmk.errors import ScheduleError, must
+from bmk.util import is_int
 
-MAX_SYNC_ID = 0xFFFF
+# Only for a bare Scheduler (tests, tools without a spec); a Program passes the id widths of
+# its chip's spec to `assign`.
+DEFAULT_MAX_ID = 0xFFFF
 
 
 class Mode(enum.Enum):
@@ -53,7 +59,7 @@ class Scheduler:
             self.mode, self.snapshot = Mode.SERIAL, None
 
     def check_create_streams(self, call, nr_streams):
-        if isinstance(nr_streams, bool) or not isinstance(nr_streams, int) or nr_streams < 1:
+        if not is_int(nr_streams) or nr_streams < 1:
             raise ScheduleError(must(call, "nr_streams", "an integer >= 1", nr_streams))
         if self.mode is not Mode.SERIAL:
             raise ScheduleError(f"{call}: streams can be created only in serial mode, not in {self.mode.value} mode")
@@ -67,7 +73,7 @@ class Scheduler:
         if self.mode is not Mode.STREAMS:
             raise ScheduleError("set_stream: streams must be created first (create_streams), not in "
                                 f"{self.mode.value} mode")
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self.streams):
+        if not is_int(i) or not 0 <= i < len(self.streams):
             raise ScheduleError(must("set_stream", "i", f"a stream index in [0, {len(self.streams) - 1}]", i))
         self.current = i
 
@@ -106,43 +112,87 @@ class Scheduler:
         elif engine not in followers:
             followers[engine] = after
 
-    def assign(self, inherit_wait=()):
+    def fork(self):
+        """A serial-mode copy that shares nothing mutable with this one: descriptors added to it
+        (a chip's end commands, at acquisition) leave this scheduler as it was."""
+        s = Scheduler()
+        s.engine_of = list(self.engine_of)
+        s.followers = {before: dict(f) for before, f in self.followers.items()}
+        s.last = dict(self.last)
+        return s
+
+    def assign(self, inherit_wait=(), max_id=DEFAULT_MAX_ID):
         """Sync ids of every descriptor, in emission order (see the module docstring).
 
-        Returns (own, waits): own[i] is descriptor i's id on its engine; waits[i] is None or
-        {other engine: id waited for}."""
-        n = len(self.engine_of)
-        own = [0] * n
-        waits = [None] * n
-        counters = {}
-        chunks, start = [], 0
-        for i, engine in enumerate(self.engine_of):
+        `max_id` is the largest id of every engine, or {engine: largest id}. Returns (own,
+        waits): own[i] is descriptor i's id on its engine; waits[i] is None or {other engine:
+        id waited for}."""
+        own, chunks = number(self.engine_of, max_id)
+        waits = write_waits(self.engine_of, self.followers, own, chunks)
+        inherit_waits(self.engine_of, waits, chunks, inherit_wait)
+        return own, waits
+
+
+# -- the passes of `assign` ------------------------------------------------------------------------
+def number(engine_of, max_id):
+    """Each descriptor's own id (++counter of its engine, first id 1), and the chunks
+    [(lo, hi), ...]: a descriptor that takes its engine's largest id ends a chunk, and every
+    counter restarts after it."""
+    n = len(engine_of)
+    own = [0] * n
+    counters = {}
+    chunks, start = [], 0
+    limits = max_id if isinstance(max_id, dict) else None
+    if limits is not None and len(set(limits.values())) == 1:
+        max_id, limits = next(iter(limits.values())), None      # one width: the fast loop
+    if limits is None:
+        for i, engine in enumerate(engine_of):
             counters[engine] = own[i] = counters.get(engine, 0) + 1
-            if own[i] == MAX_SYNC_ID:
+            if own[i] == max_id:
                 chunks.append((start, i + 1))
                 start, counters = i + 1, {}
-        if start < n:
-            chunks.append((start, n))
-        for lo, hi in chunks:
+    else:
+        for i, engine in enumerate(engine_of):
+            counters[engine] = own[i] = counters.get(engine, 0) + 1
+            if own[i] == limits[engine]:
+                chunks.append((start, i + 1))
+                start, counters = i + 1, {}
+    if start < n:
+        chunks.append((start, n))
+    return own, chunks
+
+
+def write_waits(engine_of, followers, own, chunks):
+    """Each follower link within a chunk writes its source's id into the follower's wait for the
+    source's engine (processed in emission order: the latest source wins)."""
+    waits = [None] * len(engine_of)
+    get = followers.get
+    for lo, hi in chunks:
+        for d in range(lo, hi):
+            fs = get(d)
+            if fs:
+                for f in fs.values():
+                    if f < hi:
+                        if waits[f] is None:
+                            waits[f] = {}
+                        waits[f][engine_of[d]] = own[d]
+    return waits
+
+
+def inherit_waits(engine_of, waits, chunks, engines):
+    """On each engine of `engines`, a descriptor without a wait on some other engine keeps
+    waiting for what the previous descriptor of its engine waited for (cvikernel's TDMA rule)."""
+    for lo, hi in chunks:
+        for engine in engines:
+            prev = {}
             for d in range(lo, hi):
-                followers = self.followers.get(d)
-                if followers:
-                    for f in followers.values():
-                        if f < hi:
-                            if waits[f] is None:
-                                waits[f] = {}
-                            waits[f][self.engine_of[d]] = own[d]
-            for engine in inherit_wait:
-                prev = {}
-                for d in range(lo, hi):
-                    if self.engine_of[d] != engine:
-                        continue
-                    w = waits[d]
-                    if prev:
-                        if w is None:
-                            w = waits[d] = {}
-                        for other, value in prev.items():
-                            if not w.get(other):
-                                w[other] = value
-                    prev = w or prev
-        return own, waits
+                if engine_of[d] != engine:
+                    continue
+                w = waits[d]
+                if prev:
+                    if w is None:
+                        w = waits[d] = {}
+                    for other, value in prev.items():
+                        if not w.get(other):
+                            w[other] = value
+                prev = w or prev

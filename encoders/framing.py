@@ -204,20 +204,25 @@ def decode_stream(chip, engine, data):
     return records
 
 
-def encode_stream(chip, engine, records):
-    """Records of one engine -> its raw stream (slots, padding as the StreamRule says)."""
-    chip = _chip(chip)
-    eng = _engine(chip, engine)
-    rule, out, used = eng.stream, [], 0
-    for r in records:
-        body = pack(chip, r)
+def frame_stream(rule, bodies, pad=None):
+    """Command bytes of one engine, in order -> its raw stream by the StreamRule: each in its
+    slot, then zero padding (`pad` bytes when given, else what the rule asks)."""
+    out, used = [], 0
+    for body in bodies:
         if rule.slot:
             body += bytes(rule.slot - len(body))
         out.append(body)
         used += len(body)
-    pad = records[-1].header.get(PAD) if records else None
     out.append(bytes(_rule_pad(rule, used) if pad is None else pad))
     return b"".join(out)
+
+
+def encode_stream(chip, engine, records):
+    """Records of one engine -> its raw stream (slots, padding as the StreamRule says)."""
+    chip = _chip(chip)
+    eng = _engine(chip, engine)
+    pad = records[-1].header.get(PAD) if records else None
+    return frame_stream(eng.stream, [pack(chip, r) for r in records], pad)
 
 
 def encode_streams(chip, records):

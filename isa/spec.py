@@ -132,13 +132,17 @@ class StreamRule:
     slot: every command sits in a slot of this many bytes, zero-filled (0: back to back);
     end: the instruction kind that closes a stream (appended at acquisition; None: no end);
     pad_to: after the last command, zero bytes up to a multiple of this many bytes;
-    zero_tail: a decoder accepts at most this many zero bytes after the last command.
+    zero_tail: a decoder accepts at most this many zero bytes after the last command;
+    end_enable: whether the end command carries the engine's `enable` flags (the vendor's
+    bm1684x TIU `sys.end` has cmd_id_en = 0, its GDMA `dma.sys` 1). End commands carry their
+    own id and wait for nothing, as the vendor's do.
     """
 
     slot: int = 0
     end: "str | None" = None
     pad_to: int = 0
     zero_tail: int = 0
+    end_enable: bool = True
 
 
 @attrs.frozen
@@ -194,6 +198,15 @@ class Engine:
     def kinds(self, name):
         """Every (class, Instruction) of the engine whose kind is `name`."""
         return [(c, ins) for c in self.classes for ins in c.instructions if ins.name == name]
+
+    def end_command(self):
+        """(class, {field: value}) of the command that closes a raw stream, or None."""
+        if self.stream.end is None:
+            return None
+        cls, ins = self.kinds(self.stream.end)[0]
+        fields = dict(cls.keys[0]) if cls.keys else {}
+        fields.update(ins.match)
+        return cls, fields
 
     def selector_values(self, cls, fields):
         """The selector field values a command of `cls` with `fields` would carry."""
@@ -443,7 +456,7 @@ _CHIP_KEYS = ("name", "version", "seed_chip_version", "params", "memory", "cmd_h
 _CHIP_REQUIRED = ("name", "version", "params", "memory", "cmd_hdr", "engines")
 _ENGINE_KEYS = ("id", "format", "aliases", "own_id", "wait_for", "enable", "inherit_wait", "stream")
 _SPACE_KEYS = ("base", "size", "lane_bytes", "address_mask")
-_STREAM_KEYS = ("slot", "end", "pad_to", "zero_tail")
+_STREAM_KEYS = ("slot", "end", "pad_to", "zero_tail", "end_enable")
 _HEADER_KEYS = ("name", "bytes", "magic", "fields")
 
 
@@ -509,7 +522,8 @@ def _engine(chip_name, where, ename, e, all_engines, header, read):
         s = e["stream"]
         stream = StreamRule(_check_int(f"{at} stream", "slot", s.get("slot", 0)), s.get("end"),
                             _check_int(f"{at} stream", "pad_to", s.get("pad_to", 0)),
-                            _check_int(f"{at} stream", "zero_tail", s.get("zero_tail", 0)))
+                            _check_int(f"{at} stream", "zero_tail", s.get("zero_tail", 0)),
+                            bool(s.get("end_enable", True)))
         if stream.end is not None and not any(i.name == stream.end for c in classes for i in c.instructions):
             raise SpecError(f"{at}: stream end names unknown instruction kind {stream.end!r}")
         if stream.slot and any(c.nbytes > stream.slot for c in classes):

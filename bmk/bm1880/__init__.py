@@ -8,6 +8,7 @@
 """
 import attrs
 
+from bmk.bm1880 import api
 from bmk.bm1880.constants import CTRL_AL, CTRL_NULL, CTRL_RA, CTRL_RELU, CTRL_TP, FMT_I8, FMT_U8
 from bmk.bm1880.context import Context, Op
 from bmk.bm1880.params import *  # noqa: F401,F403  (the op records: MulParam, ConvParam, ...)
@@ -56,15 +57,10 @@ def exit():  # noqa: A001  (the seed's name)
     _entered.pop()
 
 
-API_NAMES = ("tl_prealloc", "tl_prealloc_align", "tl_alloc", "tl_alloc_bank", "tl_free", "gdma_copy_gmem",
-             "gdma_copy_lmem", "gdma_load", "gdma_store", "gdma_load_stride", "gdma_store_stride",
-             "gdma_lrn_shift", "tl_load", "tl_store", "tpu_mul", "tpu_mul_const", "tpu_mac", "tpu_mac_const",
-             "tpu_add", "tpu_add_const", "tpu_sub", "tpu_max", "tpu_min", "tpu_min_const", "tpu_arith_shift",
-             "tpu_and_int8", "tl_and_int8", "tpu_and_int16", "tpu_or_int8", "tpu_or_int16", "tpu_xor_int8",
-             "tpu_xor_int16", "tpu_copy", "tpu_copy_with_stride", "tpu_mdsum", "tpu_lut", "tpu_relu", "tpu_conv",
-             "tpu_winograd", "tpu_depthwise", "tpu_max_pooling", "tpu_avg_pooling", "tpu_matrix_mac",
-             "tpu_matrix_mac_2", "parallel_enable", "parallel_disable", "create_streams", "set_stream",
-             "destroy_streams", "add_dependency", "acquire_cmdbuf", "reset", "cleanup")
+# The lmem tensor calls of Context, then every op-table name (aliases included), then the
+# system calls of bmk.program.Program.
+TENSOR_CALLS = ("tl_prealloc", "tl_prealloc_align", "tl_alloc", "tl_alloc_bank", "tl_free")
+API_NAMES = TENSOR_CALLS + api.NAMES + Context.SYSTEM_CALLS
 
 
 def _current(name):

@@ -144,3 +144,25 @@ def test_stream_misuse():
         ctx.destroy_streams()
     with pytest.raises(ScheduleError, match=r"create_streams: nr_streams must be an integer >= 1, not 0"):
         ctx.create_streams(0)
+
+
+def test_id_wrap_per_engine():
+    """Each engine wraps at its own largest id (its own-id field's width); any wrap ends the chunk."""
+    s = Scheduler()
+    for e in "AAABAB":
+        s.add(e)
+    s.link(0, 3)                      # A#1 -> B: crosses the chunk end at A#3, dropped
+    s.link(3, 4)                      # B#1 -> A: both in the second chunk, kept
+    own, waits = s.assign(max_id={"A": 3, "B": 0xFFFF})
+    assert own == [1, 2, 3, 1, 1, 2]
+    assert waits[3] is None and waits[4] == {"B": 1}
+
+
+def test_fork_leaves_the_scheduler_unchanged():
+    s = Scheduler()
+    s.add("A"), s.add("B")
+    before = (list(s.engine_of), {k: dict(v) for k, v in s.followers.items()}, dict(s.last))
+    f = s.fork()
+    f.add("A"), f.add("B")
+    assert (s.engine_of, s.followers, s.last) == before
+    assert f.assign()[1][2:] == [{"B": 1}, {"A": 2}]

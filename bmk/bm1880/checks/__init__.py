@@ -2,7 +2,5 @@
 lowering/ (dma.py, eltwise.py, conv.py, matrix.py). Each raises ArgumentError before anything
 is recorded, with the message "<call>: <argument> must be <rule>, not <value!r>".
 """
-from bmk.bm1880.checks.dma import *  # noqa: F401,F403
-from bmk.bm1880.checks.eltwise import *  # noqa: F401,F403
-from bmk.bm1880.checks.conv import *  # noqa: F401,F403
-from bmk.bm1880.checks.matrix import *  # noqa: F401,F403
+# The families; the op table (bmk/bm1880/api.py) names each function as <family>.<call>.
+from bmk.bm1880.checks import conv, dma, eltwise, matrix  # noqa: F401

@@ -3,11 +3,12 @@ plus the layout rules of the BM1880v2 encoding in isa-facts/bm1880-notes.md).
 
 Each raises ArgumentError before anything is recorded, with the message
 "<call>: <argument> must be <rule>, not <value!r>". Field-width limits are checked once
-more, generically, when the lowered descriptor is packed (see Context._emit).
+more, generically, when the lowered descriptor is packed (see bmk.program.Program._pack).
 """
 from bmk.bm1880.constants import CTRL_NULL, CTRL_RA, CTRL_RELU, CTRL_TP
 from bmk.errors import ArgumentError, must
 from bmk.tensor import TensorGmem, TensorLmem
+from bmk.util import is_int
 
 
 class Check:
@@ -38,12 +39,12 @@ class Check:
         return None if t is None else self.tensor(name, t, **kw)
 
     def int_range(self, name, value, lo, hi):
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        if not is_int(value) or not lo <= value <= hi:
             self.fail(name, f"an integer in [{lo}, {hi}]", value)
         return value
 
     def flag(self, name, value):
-        if not isinstance(value, (bool, int)) or value not in (0, 1):
+        if not (is_int(value) or isinstance(value, bool)) or value not in (0, 1):
             self.fail(name, "a bool", value)
 
     def same_shape(self, name, t, ref_name, ref):
@@ -73,7 +74,7 @@ class Check:
 
     def ctrls(self, name, value, allowed):
         names = " | ".join(n for n, v in allowed)
-        if not isinstance(value, int) or value not in [v for _, v in allowed]:
+        if not is_int(value) or value not in [v for _, v in allowed]:
             self.fail(name, f"one of {names}", value)
 
     def gaddr(self, name, value):

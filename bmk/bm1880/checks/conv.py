@@ -5,7 +5,6 @@ from bmk.tensor import FMT_I8
 
 __all__ = ["tpu_mdsum", "tpu_lut", "tpu_conv", "tpu_winograd", "tpu_depthwise", "tpu_max_pooling", "tpu_avg_pooling"]
 
-EU_ALIGN = 16        # v2: lmem start addresses of these operands are multiples of eu_num
 FIELD4 = 15          # pads, strides, insertions and dilation-1 are 4-bit fields
 KERNEL_MAX = 255     # kh, kw are u8 in the seed structs
 
@@ -89,7 +88,7 @@ def tpu_mdsum(ctx, p):
 def tpu_lut(ctx, p):
     c = Check(ctx, "tpu_lut")
     for name in ("ofmap", "ifmap", "table"):
-        c.tensor(name, getattr(p, name), aligned=True, la_multiple=EU_ALIGN)
+        c.tensor(name, getattr(p, name), aligned=True, la_multiple=ctx.eu_num)
     c.same_shape("ofmap", p.ofmap, "ifmap", p.ifmap)
     slices = ctx.npu_num
     if p.table.shape.dims() != (1, slices, 16, 16):
@@ -99,10 +98,10 @@ def tpu_lut(ctx, p):
 # -- convolution (seed 4.41-4.43) -----------------------------------------------------------------
 def _conv_common(c, p):
     _fmaps(c, p, same_c=False)
-    c.tensor("ifmap", p.ifmap, la_multiple=EU_ALIGN)
-    c.tensor("ofmap", p.ofmap, la_multiple=EU_ALIGN)
-    if p.ofmap.stride.n % EU_ALIGN:
-        c.fail("ofmap.stride.n", f"a multiple of {EU_ALIGN}", p.ofmap.stride.n)
+    c.tensor("ifmap", p.ifmap, la_multiple=c.ctx.eu_num)
+    c.tensor("ofmap", p.ofmap, la_multiple=c.ctx.eu_num)
+    if p.ofmap.stride.n % c.ctx.eu_num:
+        c.fail("ofmap.stride.n", f"a multiple of {c.ctx.eu_num}", p.ofmap.stride.n)
     w = c.tensor("weight", p.weight)
     cin, cout = p.ifmap.shape.c, p.ofmap.shape.c
     if (w.shape.n, w.shape.c) != (cin, cout):
@@ -138,8 +137,8 @@ def tpu_winograd(ctx, p):
 def tpu_depthwise(ctx, p):
     c = Check(ctx, "tpu_depthwise")
     _fmaps(c, p)
-    if p.ofmap.stride.n % EU_ALIGN:
-        c.fail("ofmap.stride.n", f"a multiple of {EU_ALIGN}", p.ofmap.stride.n)
+    if p.ofmap.stride.n % ctx.eu_num:
+        c.fail("ofmap.stride.n", f"a multiple of {ctx.eu_num}", p.ofmap.stride.n)
     ch = p.ifmap.shape.c
     w = c.tensor("weight", p.weight, aligned=True)
     if (w.shape.n, w.shape.c) != (1, ch):

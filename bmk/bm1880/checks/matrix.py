@@ -5,14 +5,13 @@ from bmk.bm1880.constants import CTRL_NULL, CTRL_RA, CTRL_RELU
 
 __all__ = ["tpu_matrix_mac", "tpu_matrix_mac_2"]
 
-EU_ALIGN = 16
 MAC2_FC_BYTES = 256 * 16    # tpu_matrix_mac_2: left/res are read/written as a (256, 16, 1, 16) FC matrix
 
 
 def tpu_matrix_mac(ctx, p):
     c = Check(ctx, "tpu_matrix_mac")
     for name in ("res", "left", "right"):
-        c.tensor(name, getattr(p, name), matrix=True, aligned=True, la_multiple=EU_ALIGN)
+        c.tensor(name, getattr(p, name), matrix=True, aligned=True, la_multiple=ctx.eu_num)
     c.ctrls("ctrls", p.ctrls, [("CTRL_NULL", CTRL_NULL), ("CTRL_RA", CTRL_RA), ("CTRL_RELU", CTRL_RELU)])
     c.flag("res_is_int8", p.res_is_int8)
     c.int_range("lshift_width", p.lshift_width, 0, SHIFT_MAX)
@@ -26,7 +25,7 @@ def tpu_matrix_mac(ctx, p):
     if (res.row, res.col) != (rows, right.col):
         c.fail("res.shape", f"({rows}, {right.col}) ({why}, the columns of right)", res)
     if p.bias is not None:
-        c.tensor("bias", p.bias, matrix=True, aligned=True, la_multiple=EU_ALIGN)
+        c.tensor("bias", p.bias, matrix=True, aligned=True, la_multiple=ctx.eu_num)
         if (p.bias.shape.row, p.bias.shape.col) != (2, right.col):
             c.fail("bias.shape", f"(2, {right.col}) (a 16-bit (1, {right.col}) matrix as two planes)",
                    p.bias.shape)
@@ -35,7 +34,7 @@ def tpu_matrix_mac(ctx, p):
 def tpu_matrix_mac_2(ctx, p):
     c = Check(ctx, "tpu_matrix_mac_2")
     for name, dims in (("res", (1, 256, 1, 256)), ("left", (1, 256, 1, 256)), ("right", (256, 16, 1, 16))):
-        t = c.tensor(name, getattr(p, name), la_multiple=EU_ALIGN)
+        t = c.tensor(name, getattr(p, name), la_multiple=ctx.eu_num)
         if t.shape.dims() != dims:
             c.fail(f"{name}.shape", f"{dims}", t.shape)
     for name in ("res", "left"):
