@@ -22,7 +22,7 @@ import itertools
 
 import numpy as np
 
-from bmk.encoders import Record, decode_cmdbuf
+from bmk.encoders import Record, decode, decode_cmdbuf
 from bmk.errors import ArgumentError, BmkError, SimulationError, must
 from bmk.isa import load_chip
 from bmk.isa.spec import ChipSpec
@@ -240,7 +240,9 @@ class Simulator:
         return SimulationError(f"instruction {i} ({where}, {rec.engine}): {msg}")
 
     def run(self, cmdbuf, *, races=True, progress=None):
-        """Decode `cmdbuf` (bytes, or a list of Records) and execute it; return a Report.
+        """Decode `cmdbuf` and execute it; return a Report. `cmdbuf` is a cmd_hdr_t command
+        buffer (bytes), raw per-engine streams ({engine: bytes}, merged in program order by
+        their sync ids, API.md "Simulator, all chips") or a list of Records.
 
         On a malformed instruction or a deadlock, raises SimulationError naming the instruction
         index and its (stream,) byte offset; memory keeps whatever the instructions before it wrote.
@@ -248,8 +250,11 @@ class Simulator:
         """
         if isinstance(cmdbuf, (list, tuple)) and all(isinstance(r, Record) for r in cmdbuf):
             records = list(cmdbuf)
+        elif isinstance(cmdbuf, dict):
+            records = decode(self.chip, cmdbuf)
         elif not isinstance(cmdbuf, (bytes, bytearray, memoryview)):
-            raise ArgumentError(must("run", "cmdbuf", "bytes (a command buffer) or a list of Records", cmdbuf))
+            raise ArgumentError(must("run", "cmdbuf", "bytes (a command buffer), {engine: bytes} (raw streams) "
+                                     "or a list of Records", cmdbuf))
         else:
             records = decode_cmdbuf(self.chip, cmdbuf)
         kinds, owns, waits = self._prepare(records)

@@ -246,3 +246,24 @@ def test_array_arguments_are_checked():
         sim.lmem_read_array(0, (1, 1, 1, LANE), (LANE, LANE, LANE, 1), "int16")
     with pytest.raises(ArgumentError, match="pack must make 4-byte words"):
         sim.lmem_read_array(0, (4, 1, 1, 1), (1, 1, 1, 1), "int8", pack=2)
+
+
+def test_run_takes_raw_streams_and_a_cmdbuf_alike():
+    from bmk import bm1880
+    from bmk.bm1880 import CTRL_NULL, FMT_I8
+    ctx = bm1880.register()
+    s = bm1880.shape_t4(1, 32, 2, 8)
+    a, r = ctx.tl_prealloc(0, s, FMT_I8), ctx.tl_prealloc(512, s, FMT_I8)
+    ctx.gdma_load(a, 0x1000, CTRL_NULL)
+    ctx.tpu_relu(ofmap=r, ifmap=a)
+    ctx.gdma_store(r, 0x3000, CTRL_NULL)
+    data = (np.arange(512) % 256).astype(np.uint8)
+    results = []
+    for program in (ctx.acquire_cmdbuf(), ctx.acquire_streams()):
+        sim = Simulator("bm1880")
+        sim.gmem_write(0x1000, data)
+        report = sim.run(program)
+        results.append((sim.gmem_read(0x3000, 512), [(i.engine, i.kind) for i in report.instructions]))
+    assert results[0] == results[1]
+    assert results[0][0] == np.maximum(data.view(np.int8), 0).astype(np.uint8).tobytes()
+    assert [i.stream for i in Simulator("bm1880").run(ctx.acquire_streams()).instructions] == ["tdma", "tiu", "tdma"]
