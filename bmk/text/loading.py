@@ -143,6 +143,12 @@ def need_chip(chip, what="--raw"):
 def load_raw(streams, chip):
     """[(engine, path)] raw per-engine streams -> one Listing, merged in program order by sync ids."""
     chip = need_chip(chip)
+    seen = {}
+    for engine, path in streams:           # bad engine names before any file is read
+        name = engine_name(chip, engine)
+        if name in seen:
+            raise BmkError(f"--raw: two streams for engine {name} ({seen[name]} and {path})")
+        seen[name] = path
     data = {}
     for engine, path in streams:
         with open(path, "rb") as f:
