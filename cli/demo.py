@@ -7,7 +7,7 @@ checked against a numpy reference. Exit 0 when the check passes, 1 when it does 
 import click
 import numpy as np
 
-from bmk.cli import asmtext
+from bmk.text import asm
 from bmk.encoders import decode_cmdbuf
 
 
@@ -26,7 +26,7 @@ def show(chip, buf, fields, sim=None):
     from bmk.cli.simrun import format_table
     print_cmdbuf(buf)
     click.echo("disassembly:")
-    for line in asmtext.disassemble(chip, decode_cmdbuf(chip, buf), fields).splitlines():
+    for line in asm.disassemble(chip, decode_cmdbuf(chip, buf), fields).splitlines():
         click.echo(f"    {line}")
     if not buf:
         return None
@@ -168,7 +168,7 @@ def conv_layer(chip, fields, seed=1880):
 
 def diff_demo(chip):
     from bmk import bm1880
-    from bmk.cli import diffing, loading
+    from bmk.text import diff as diffing, loading
     _title(f"bmk-diff: the same layer with rshift {RSHIFT + 1} instead of {RSHIFT}")
     bufs = []
     for r in (RSHIFT, RSHIFT + 1):

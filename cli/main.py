@@ -1,7 +1,7 @@
 """The click commands: `bmk` (group) and bmk-asm, bmk-disasm, bmk-diff, bmk-run.
 
-Commands are thin: parsing and printing live in asmtext, diffing in diffing, reading in
-loading. Only here do exceptions become one stderr line and an exit code:
+Commands are thin: parsing and printing live in bmk.text.asm, diffing in bmk.text.diff,
+reading in bmk.text.loading. Only here do exceptions become one stderr line and an exit code:
 0 success (diff: equal), 1 different / race under --strict, 2 bad input.
 """
 import functools
@@ -70,7 +70,10 @@ raw_option = click.option("--raw", "raw", type=(str, click.Path(dir_okay=False))
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="bmk", prog_name="bmk")
 def bmk():
-    """bmk: BMKernel-style command buffers -- assemble, disassemble, diff, simulate."""
+    """bmk: BMKernel-style command buffers -- assemble, disassemble, diff, simulate.
+
+    `bmk chips` lists the chips and what works on each.
+    """
 
 
 # ----------------------------------------------------------------------------- asm
@@ -84,7 +87,7 @@ def bmk():
 @guarded
 def asm(file, output, chip, raw):
     """Assemble text FILE ('-' for stdin) into a command buffer (docs/asm.md has the syntax)."""
-    from bmk.cli import asmtext, loading
+    from bmk.text import asm as asmtext, loading
     if not output and not raw:
         fail("missing -o OUT (or --raw ENGINE OUT)")
     data = _read(file)
@@ -94,10 +97,11 @@ def asm(file, output, chip, raw):
     except UnicodeDecodeError as e:
         fail(f"{name}: byte {e.start}: not UTF-8 assembly text (a binary buffer? bmk-disasm prints it as text)")
     prog = asmtext.parse(text, loading.resolve_chip(chip), name)
+    outputs = [(loading.engine_name(prog.chip, engine), path) for engine, path in raw]
     if output:
         _write(output, prog.to_bytes())
-    for engine, path in raw:
-        _write(path, prog.raw_stream(loading.engine_name(prog.chip, engine)))
+    for engine, path in outputs:
+        _write(path, prog.raw_stream(engine))
 
 
 # ----------------------------------------------------------------------------- disasm
@@ -111,14 +115,18 @@ def asm(file, output, chip, raw):
 @click.option("-o", "--output", metavar="OUT", default="-", help="text file to write (default stdout)")
 @guarded
 def disasm(file, chip, fields, raw, output):
-    """Print command buffer FILE as assembly text; bmk-asm turns it back into the same bytes."""
-    from bmk.cli import asmtext
+    """Print command buffer FILE (or raw streams) as assembly text; bmk-asm turns it back into the same bytes.
+
+    Each line starts with the instruction's index and byte offset (`@0x80` in the buffer,
+    `@tiu+0x80` in a raw stream), which bmk-asm skips.
+    """
+    from bmk.text import asm as asmtext
     listing = _load_input(file, chip, raw)
-    _write(output, asmtext.disassemble(listing.chip, listing.records, fields))
+    _write(output, asmtext.disassemble(listing.chip, listing.records, fields, locations=True))
 
 
 def _load_input(file, chip, raw):
-    from bmk.cli import loading
+    from bmk.text import loading
     if raw:
         if file:
             fail("give either FILE or --raw ENGINE FILE, not both")
@@ -139,25 +147,46 @@ def _load_input(file, chip, raw):
                    "(every sync-id field), hdr.<name> for header fields")
 @click.option("--json", "as_json", is_flag=True, help="print the differences as JSON")
 @click.option("--raw", "raw_engine", metavar="ENGINE", default=None,
-              help="A and B are raw streams of ENGINE (no cmd_hdr_t)")
+              help="A and B are each one raw stream of ENGINE (no cmd_hdr_t); needs --chip")
 @guarded
 def diff(a, b, chip, ignore, as_json, raw_engine):
-    """Compare two command buffers (binary or assembly text), instruction by instruction.
+    """Compare two command buffers, instruction by instruction.
 
+    A and B: each a cmd_hdr_t buffer, assembly text, or raw streams named as
+    ENGINE=FILE[,ENGINE=FILE...] (e.g. tiu=k.tiu.bin,gdma=k.gdma.bin; needs --chip).
     Exit 0 when equal, 1 when different, 2 on bad input.
     """
-    from bmk.cli import diffing, loading
-    if raw_engine:
-        la, lb = loading.load_raw([(raw_engine, a)], chip), loading.load_raw([(raw_engine, b)], chip)
-    else:
-        la = loading.load(_read(a), chip, a)
-        lb = loading.load(_read(b), chip or la.chip, b)
+    from bmk.text import diff as diffing
+    la = _load_side(a, chip, raw_engine)
+    lb = _load_side(b, chip or la.chip, raw_engine)
     result = diffing.diff_listings(la, lb, ignore)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     elif not result.equal:
         click.echo(result.to_text())
     sys.exit(0 if result.equal else 1)
+
+
+def _load_side(spec, chip, raw_engine):
+    import os
+
+    from bmk.text import loading
+    if raw_engine:
+        return loading.load_raw([(raw_engine, spec)], chip)
+    streams = loading.parse_side(spec, chip)
+    if streams is not None and not os.path.exists(spec):
+        return loading.load_raw(streams, chip)
+    return loading.load(_read(spec), chip, spec)
+
+
+# ----------------------------------------------------------------------------- chips
+
+@click.command("chips", context_settings={"help_option_names": ["-h", "--help"]})
+@guarded
+def chips_cmd():
+    """List the chips and what works on each: encode API, decode/disasm/asm/diff, simulate."""
+    from bmk.cli.chipinfo import chip_table
+    click.echo(chip_table())
 
 
 # ----------------------------------------------------------------------------- run
@@ -197,7 +226,7 @@ def demo(fields):
     sys.exit(demo_mod.main(fields))
 
 
-for _cmd in (asm, disasm, diff, run, demo):
+for _cmd in (asm, disasm, diff, run, demo, chips_cmd):
     bmk.add_command(_cmd)
 
 

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from bmk.encoders import encode_record
+from bmk.encoders import encode_cmdbuf
 from bmk.errors import BmkError
 
 PROGRESS_THRESHOLD = 10_000
@@ -65,8 +65,7 @@ def write_dump(path, data):
 
 
 def listing_bytes(listing):
-    chip = listing.chip
-    return b"".join(encode_record(chip, r.engine, r.fields, r.header) for r in listing.records)
+    return encode_cmdbuf(listing.chip, listing.records)
 
 
 def _run(sim, buf, n, progress):

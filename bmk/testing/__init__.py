@@ -12,7 +12,7 @@ __all__ = ["assert_cmdbuf_equal", "cmdbuf_diff"]
 
 
 def _listing(value, chip, name):
-    from bmk.cli import loading
+    from bmk.text import loading
     if isinstance(value, os.PathLike) or (isinstance(value, str) and "\n" not in value
                                           and os.path.isfile(value)):
         return loading.load_path(value, chip)
@@ -22,8 +22,8 @@ def _listing(value, chip, name):
 
 
 def cmdbuf_diff(actual, expected, *, chip=None, ignore=()):
-    """The Diff (bmk.cli.diffing.Diff) of two buffers; each is bytes, assembly text or a path."""
-    from bmk.cli import diffing
+    """The Diff (bmk.text.diff.Diff) of two buffers; each is bytes, assembly text or a path."""
+    from bmk.text import diff as diffing
     a = _listing(actual, chip, "actual")
     b = _listing(expected, chip or a.chip, "expected")
     return diffing.diff_listings(b, a, ignore)

@@ -1,7 +1,7 @@
 """The example in docs/asm.md assembles to the golden it quotes."""
 import pathlib
 
-from bmk.cli import asmtext
+from bmk.text import asm as asmtext
 from tests.goldens import golden
 
 DOC = pathlib.Path(__file__).parent.parent.parent / "docs" / "asm.md"

@@ -4,7 +4,7 @@ import pathlib
 import pytest
 
 import bmk
-from bmk.cli import asmtext
+from bmk.text import asm as asmtext
 from bmk.encoders import codec_for, encode_record
 from bmk.isa import load_chip
 

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bmk.cli import asmtext
+from bmk.text import asm as asmtext
 from bmk.encoders import decode_cmdbuf, encode_record
 from bmk.isa import load_chip
 from tests.goldens import GOLDEN_BUFFERS, GOLDEN_IDS

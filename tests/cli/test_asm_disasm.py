@@ -3,7 +3,7 @@ import pytest
 from click.testing import CliRunner
 
 from bmk.cli.main import asm, bmk, disasm
-from bmk.encoders import decode_cmdbuf
+from bmk.encoders import decode_cmdbuf, decode_stream, merge_streams
 from bmk.isa import load_chip
 from tests.goldens import GOLDEN_BUFFERS, GOLDEN_IDS, golden
 
@@ -65,14 +65,23 @@ def test_raw_streams(runner):
     assert len(open("g.bin", "rb").read()) == 64 * sum(r.engine == "tdma" for r in recs)
     res = runner.invoke(disasm, ["--chip", "bm1880", "--raw", "tiu", "t.bin", "--raw", "gdma", "g.bin"])
     assert res.exit_code == 0, res.stderr
-    # the raw text lists the TIU stream, then the TDMA stream; each instruction is unchanged
-    lines = res.stdout.splitlines()[1:]
-    by_engine = sorted(text.splitlines()[1:], key=lambda line: not line.startswith("tiu."))
-    assert lines == by_engine
+    # the raw text is the two streams merged by sync ids; each engine's instructions are unchanged
+    lines = [line.split("  ", 1)[1].strip() for line in res.stdout.splitlines()[1:]]
+    assert res.stdout.splitlines()[1].startswith("0 @")
+    original = text.splitlines()[1:]
+    for engine in ("tiu.", "tdma."):
+        assert [x for x in lines if x.startswith(engine)] == \
+            [x.split("  ", 1)[1].strip() for x in original if x.split("  ", 1)[1].strip().startswith(engine)]
+    merged = merge_streams(CHIP, {e: decode_stream(CHIP, e, open(f, "rb").read())
+                                  for e, f in (("tiu", "t.bin"), ("tdma", "g.bin"))})
+    assert [x.split()[0] for x in lines] == [r.name for r in merged]
     open("bad.bin", "wb").write(b"\0" * 100)
     res = runner.invoke(disasm, ["--chip", "bm1880", "--raw", "tiu", "bad.bin"])
     assert res.exit_code == 2
-    assert res.stderr == "disasm: bad.bin: byte 0: truncated tiu command in the tiu stream: 100 of 112 bytes\n"
+    assert res.stderr == "disasm: bad.bin: tiu stream byte 0: truncated tiu command: 100 of 112 bytes\n"
+    res = runner.invoke(disasm, ["--raw", "tiu", "t.bin"])
+    assert res.exit_code == 2
+    assert res.stderr.startswith("disasm: --raw needs --chip") and res.stderr.count("\n") == 1
 
 
 def test_asm_from_stdin_and_chip_option(runner):

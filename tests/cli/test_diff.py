@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from bmk.cli import asmtext
+from bmk.text import asm as asmtext
 from bmk.cli.main import diff
 from bmk.encoders import decode_cmdbuf, encode_record
 from bmk.isa import load_chip
@@ -109,7 +109,7 @@ def test_json(run):
     assert doc["equal"] is False and doc["chip"] == "bm1880"
     assert doc["summary"] == {"changed": 1, "inserted": 1, "deleted": 0, "equal": 7}
     changed, inserted = doc["entries"]
-    assert changed == {"op": "changed", "engine": "tiu", "a_index": 2, "a_where": "a.cmdbuf: byte 144",
+    assert changed == {"op": "changed", "engine": "tiu", "class": "tiu", "a_index": 2, "a_where": "a.cmdbuf: byte 144",
                        "a_kind": "add", "b_index": 2, "b_where": "b.cmdbuf: byte 144", "b_kind": "add",
                        "fields": {"res0_addr": {"a": 0x1000, "b": 0x140}}}
     assert inserted["op"] == "inserted" and inserted["b_index"] == 8 and inserted["b_kind"] == "load"
@@ -140,7 +140,7 @@ def test_bad_text_exit_2(run):
 
 def test_lcs_alignment_is_not_positional():
     """Library level: an insertion at the front is one insertion, not N changes."""
-    from bmk.cli import diffing, loading
+    from bmk.text import diff as diffing, loading
     b = rebuild(BASE, insert=(0, "tdma", {"const_val": 9}))
     d = diffing.diff_listings(loading.load(BASE), loading.load(b), ignore=["sync"])
     assert [(e.op, e.b_index) for e in d.entries] == [("inserted", 0)]
@@ -158,7 +158,7 @@ def test_raw_streams(tmp_path, monkeypatch):
     assert runner.invoke(diff, ["--chip", "bm1880", "--raw", "tdma", "a.bin", "a.bin"]).exit_code == 0
     res = runner.invoke(diff, ["--chip", "bm1880", "--raw", "gdma", "a.bin", "b.bin"])
     assert res.exit_code == 1
-    assert "~ A#0 B#0 tdma.load (a.bin: tdma byte 0 | b.bin: tdma byte 0)" in res.stdout
+    assert "~ A#0 B#0 tdma.load (a.bin: tdma stream byte 0 | b.bin: tdma stream byte 0)" in res.stdout
     assert "    src_base_addr_low: 0x10000 -> 0x11000" in res.stdout
 
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bmk
-from bmk.cli import asmtext, loading
+from bmk.text import asm as asmtext, loading
 from bmk.cli.main import diff, disasm
 from bmk.encoders import decode_cmdbuf
 from bmk.isa import load_chip

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from bmk.cli import asmtext
+from bmk.text import asm as asmtext
 from bmk.cli.main import run
 from bmk.encoders import decode_cmdbuf
 from bmk.isa import load_chip

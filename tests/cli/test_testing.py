@@ -2,7 +2,7 @@
 import pytest
 
 import bmk
-from bmk.cli import asmtext
+from bmk.text import asm as asmtext
 from bmk.encoders import decode_cmdbuf, encode_record
 from bmk.isa import load_chip
 from bmk.testing import assert_cmdbuf_equal

@@ -1,0 +1,177 @@
+"""Reading the tools' inputs: a binary command buffer, raw engine streams, or assembly text.
+
+Text or binary is decided by content: a buffer starts with a chip's cmd_hdr_t magic byte
+(never valid as the first byte of UTF-8 text; the magics are unique per chip, so the byte
+also names the chip); anything else that decodes as UTF-8 is text. Raw streams carry no
+magic: they need the chip named, and are merged into program order by their sync ids.
+"""
+import attrs
+
+from bmk.encoders import decode_cmdbuf, decode_stream, merge_streams
+from bmk.errors import BmkError, DecodeError, SpecError
+from bmk.isa import chips, load_chip
+from bmk.text import asm
+
+
+@attrs.frozen
+class Listing:
+    """Instructions read from one input, with where each came from."""
+
+    chip: object
+    records: tuple
+    source: str                        # "binary", "text" or "raw"
+    name: str = "<input>"
+    lines: tuple = ()                  # text: source line per record
+    paths: dict = attrs.field(factory=dict)   # raw: {engine: file name}
+
+    def where(self, i):
+        if self.source == "text":
+            return f"{self.name}:{self.lines[i]}"
+        r = self.records[i]
+        if self.source == "raw":
+            return f"{self.paths.get(r.stream, self.name)}: {r.stream} stream byte {r.offset}"
+        return f"{self.name}: byte {r.offset}"
+
+
+def resolve_chip(chip):
+    if chip is None or not isinstance(chip, str):
+        return chip
+    return load_chip(chip)
+
+
+def _detect_chip(data, name):
+    if not data:
+        names = chips()
+        if len(names) == 1:
+            return load_chip(names[0])
+        raise BmkError(f"{name}: empty buffer; say which chip with --chip")
+    for c in chips():
+        if load_chip(c).magic == data[0]:
+            return load_chip(c)
+    raise DecodeError(f"bad magic 0x{data[0]:02x}, expected one of "
+                      f"{', '.join(f'0x{load_chip(c).magic:02x} ({c})' for c in chips())}", 0)
+
+
+def is_text(data, chip=None):
+    if not data:
+        return False
+    magics = {load_chip(c).magic for c in chips()} if chip is None else {chip.magic}
+    if data[0] in magics:
+        return False
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    # Text has no control characters other than whitespace.
+    return not any(ord(ch) < 32 and ch not in "\t\n\r\f\v" or ch == "\x7f" for ch in text)
+
+
+def load(data, chip=None, name="<input>"):
+    """bytes (a buffer or UTF-8 assembly text) -> Listing. Raises BmkError subclasses."""
+    chip = resolve_chip(chip)
+    data = bytes(data)
+    if is_text(data, chip):
+        prog = asm.parse(data.decode("utf-8"), chip, name)
+        return Listing(prog.chip, prog.records, "text", name, prog.lines)
+    try:
+        if chip is None:
+            chip = _detect_chip(data, name)
+        records = tuple(decode_cmdbuf(chip, data))
+    except DecodeError as e:
+        err = DecodeError(f"{name}: {e}")
+        err.offset = e.offset
+        raise err from None
+    return Listing(chip, records, "binary", name)
+
+
+def load_path(path, chip=None):
+    with open(path, "rb") as f:
+        data = f.read()
+    return load(data, chip, str(path))
+
+
+def engine_name(chip, engine):
+    """An engine name or alias (spec `aliases`) -> the engine's name; BmkError if the chip has none."""
+    try:
+        eng = chip.engine(engine)
+    except SpecError:
+        eng = None
+    if eng is None or not eng.classes:
+        names = [e.name for e in chip.encoded_engines]
+        aliases = [f"{a}" for e in chip.encoded_engines for a in e.aliases]
+        raise BmkError(f"--raw: engine must be one of {', '.join(names)}"
+                       f"{' (or ' + '/'.join(aliases) + ')' if aliases else ''} for {chip.name}, not {engine!r}")
+    return eng.name
+
+
+def stream_error(path, engine, e):
+    """A DecodeError of one raw stream, re-raised naming the file and the stream's byte offset."""
+    msg = str(e)
+    if e.offset is not None:
+        msg = msg.removeprefix(f"byte {e.offset}: ")
+    msg = msg.replace(f" in the {engine} stream", "")           # said once, up front
+    where = f"{engine} stream byte {e.offset}" if e.offset is not None else f"{engine} stream"
+    err = DecodeError(f"{path}: {where}: {msg}")
+    err.offset = e.offset
+    return err
+
+
+def decode_raw(chip, streams):
+    """{engine: (name, bytes)} -> records merged in program order (framing.merge_streams).
+
+    Errors name the stream's file and the byte offset in that stream."""
+    decoded, paths = {}, {}
+    for engine, (path, data) in streams.items():
+        name = engine_name(chip, engine)
+        if name in decoded:
+            raise BmkError(f"--raw: two streams for engine {name} ({paths[name]} and {path})")
+        try:
+            decoded[name] = decode_stream(chip, name, data)
+        except DecodeError as e:
+            raise stream_error(path, name, e) from None
+        paths[name] = str(path)
+    return tuple(merge_streams(chip, decoded)), paths
+
+
+def need_chip(chip, what="--raw"):
+    chip = resolve_chip(chip)
+    if chip is None:
+        raise BmkError(f"{what} needs --chip (raw streams carry no magic byte; one of {', '.join(chips())})")
+    return chip
+
+
+def load_raw(streams, chip):
+    """[(engine, path)] raw per-engine streams -> one Listing, merged in program order by sync ids."""
+    chip = need_chip(chip)
+    seen = {}
+    for engine, path in streams:           # bad engine names before any file is read
+        name = engine_name(chip, engine)
+        if name in seen:
+            raise BmkError(f"--raw: two streams for engine {name} ({seen[name]} and {path})")
+        seen[name] = path
+    data = {}
+    for engine, path in streams:
+        with open(path, "rb") as f:
+            data[engine] = (str(path), f.read())
+    return load_raw_bytes(data, chip)
+
+
+def load_raw_bytes(streams, chip, name=None):
+    """{engine: (name, bytes)} -> one Listing (source "raw")."""
+    chip = need_chip(chip)
+    records, paths = decode_raw(chip, streams)
+    label = name or (next(iter(paths.values())) if len(paths) == 1 else ",".join(f"{e}={p}" for e, p in paths.items()))
+    return Listing(chip, records, "raw", label, paths=paths)
+
+
+def parse_side(spec, chip):
+    """A bmk-diff side naming raw streams: 'ENGINE=FILE[,ENGINE=FILE...]' -> [(engine, path)], or
+    None when `spec` is not of that form (then it is one file: buffer or text)."""
+    parts = spec.split(",")
+    out = []
+    for part in parts:
+        engine, eq, path = part.partition("=")
+        if not eq or not engine or not path or not engine.isidentifier():
+            return None
+        out.append((engine, path))
+    return out
