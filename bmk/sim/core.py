@@ -5,7 +5,7 @@ costs, comes from a `Semantics` object (bmk/sim/semantics.py): the chip's regist
 (`bmk.sim.<chip>.SEMANTICS`) or one given by the caller. The simulator only ever sees decoded
 field dicts (the same specs as the encoder), never op records.
 
-Memories: one per space of the chip's memory map (`memory_spaces`): the local space as lanes,
+Memories: one per space of the chip's memory map (`ChipSpec.memory`): the local space as lanes,
 the others sparse. `space_of(address)` resolves a device address to (space, offset).
 
 Run loop: every engine executes its instructions in program order. An instruction whose sync
@@ -23,10 +23,10 @@ import itertools
 import numpy as np
 
 from bmk.encoders import Record, decode, decode_cmdbuf
-from bmk.errors import ArgumentError, BmkError, SimulationError, must
+from bmk.errors import ArgumentError, BmkError, SimulationError, SpecError, must
 from bmk.isa import load_chip
 from bmk.isa.spec import ChipSpec
-from bmk.sim.memory import GMEM, LMEM, AccessLog, Gmem, Lmem, memory_spaces
+from bmk.sim.memory import GMEM, LMEM, AccessLog, Gmem, Lmem
 from bmk.sim.races import find_races
 from bmk.sim.report import InstructionRecord, Report
 from bmk.sim.semantics import Semantics, semantics_for
@@ -55,9 +55,8 @@ class Simulator:
         self.semantics = semantics
         p = self.chip.param
         self.npu_num, self.eu_num = p("npu_num"), p("eu_num")
-        self.spaces = memory_spaces(self.chip)
         self.memories = {}
-        for sp in self.spaces:
+        for sp in self.chip.memory:
             if sp.lane_bytes:
                 if sp.size != self.npu_num * sp.lane_bytes:
                     raise SimulationError(f"memory space {sp.name} size must be npu_num * lane_bytes = "
@@ -69,7 +68,7 @@ class Simulator:
         self.gmem = self.memories.get("global")
         glob = self.space("global") if self.gmem is not None else None
         self.gmem_offset = glob.base if glob else 0
-        self.gmem_mask = getattr(self.chip, "gmem_addr_mask", (1 << 64) - 1)
+        self.gmem_mask = self.chip.gmem_addr_mask
         self.engines = [e for e in self.chip.engines if e.format is not None]
         self.formats = {e.name: e.format for e in self.engines}
         self.log = None
@@ -78,17 +77,18 @@ class Simulator:
     # -- memory spaces ----------------------------------------------------------------------------
     def space(self, name):
         """The MemorySpace called name (local, static, l2sram, dtcm, global)."""
-        for sp in self.spaces:
-            if sp.name == name:
-                return sp
-        raise SimulationError(f"memory space must be one of {[s.name for s in self.spaces]}, not {name!r}")
+        try:
+            return self.chip.space(name)
+        except SpecError:
+            raise SimulationError(f"memory space must be one of {[s.name for s in self.chip.memory]}, "
+                                  f"not {name!r}") from None
 
     def space_of(self, address):
         """(MemorySpace, offset in it) of a device address; SimulationError when in no space."""
-        for sp in self.spaces:
-            if sp.contains(address):
-                return sp, address - sp.base
-        where = ", ".join(f"{s.name} [0x{s.base:x}, 0x{s.base + s.size:x})" for s in self.spaces)
+        sp = self.chip.space_of(address)
+        if sp is not None:
+            return sp, address - sp.base
+        where = ", ".join(f"{s.name} [0x{s.base:x}, 0x{s.base + s.size:x})" for s in self.chip.memory)
         raise SimulationError(f"address must be inside a memory space of {self.chip.name} ({where}), "
                               f"not 0x{address:x}")
 

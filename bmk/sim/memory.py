@@ -1,6 +1,6 @@
 """The chip's memories, one per space of its memory map, and strided tensor views of them.
 
-Spaces (`memory_spaces(chip)`): `MemorySpace(name, base, size, lane_bytes)` rows, local,
+Spaces (`ChipSpec.memory`): `MemorySpace(name, base, size, lane_bytes)` rows, local,
 static, l2sram, dtcm, global; base/size are device (DMA) addresses. The local space is lanes
 (`Lmem`: npu_num lanes of lane_bytes, one flat lane-major array); every other space is sparse
 (`Gmem`: zero pages allocated on first write). Access logs and race reports name the local
@@ -28,16 +28,11 @@ import attrs
 import numpy as np
 
 from bmk.errors import SimulationError
-from bmk.isa.spec import MemorySpace  # noqa: F401  (re-exported: the simulator's memory map rows)
 
 LMEM, GMEM = "lmem", "gmem"
 WORD_BYTES = 4
 
 
-
-def memory_spaces(chip):
-    """The chip's memory map (specs/<chip>/chip.toml [memory.<space>])."""
-    return tuple(chip.memory)
 
 
 def _np_dtype(dtype):

@@ -1,7 +1,6 @@
 """The chip-neutral simulator core: 64 NPUs, more than two engines, memory spaces, dtype and
 4N/2N views, the Semantics object, (stream, offset) in errors. The test chip is bm1880's spec
 evolved to 64 NPUs with a third engine ("dma2": the tdma format under another name and id)."""
-import types
 
 import attrs
 import numpy as np
@@ -12,8 +11,7 @@ from bmk.encoders import make_record
 from bmk.errors import ArgumentError, SimulationError
 from bmk.isa import load_chip
 from bmk.sim import Simulator
-from bmk.sim import core as sim_core
-from bmk.sim.memory import MemorySpace, memory_spaces
+from bmk.isa.spec import MemorySpace
 from bmk.sim.semantics import REGISTRY, Semantics, semantics_for
 
 LANE = 4096
@@ -140,7 +138,7 @@ def test_semantics_registry_and_arguments():
 # -- memory spaces -----------------------------------------------------------------------------------
 def test_bm1880_spaces_from_params():
     chip = load_chip("bm1880")
-    assert memory_spaces(chip) == (MemorySpace("local", 0, 32 * 32768, 32768),
+    assert chip.memory == (MemorySpace("local", 0, 32 * 32768, 32768),
                                    MemorySpace("global", 0x100000000, 1 << 32, None, 0xFFFFFFFFFF))
     sim = Simulator("bm1880")
     assert sim.space_of(0x100001000) == (sim.space("global"), 0x1000)
@@ -151,12 +149,10 @@ def test_bm1880_spaces_from_params():
     assert sim.gmem_offset == 0x100000000
 
 
-def test_spaces_from_a_memory_map(monkeypatch):
+def test_spaces_from_a_memory_map():
     spaces = (MemorySpace("dtcm", 0x02000000, 0x80000), MemorySpace("local", 0x08000000, 64 * LANE, LANE),
               MemorySpace("l2sram", 0x10000000, 0x1000000), MemorySpace("global", 0x100000000, 0x200000000))
-    assert memory_spaces(types.SimpleNamespace(memory=spaces)) == spaces
-    monkeypatch.setattr(sim_core, "memory_spaces", lambda chip: spaces)
-    chip = chip64()
+    chip = attrs.evolve(chip64(), memory=spaces)
     sim = Simulator(chip, tiny(chip))
     assert set(sim.memories) == {"dtcm", "local", "l2sram", "global"}
     assert sim.lmem.npu_num == 64 and sim.memories["l2sram"].name == "l2sram"
