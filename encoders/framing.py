@@ -69,11 +69,8 @@ def class_of(chip, engine, fields, cls=None):
         return eng.cls(cls)
     if not eng.selector:
         return eng.classes[0]
-    values = {}
-    for f in eng.head:
-        if f.name in eng.selector:
-            values[f.name] = fields.get(f.name, f.default)
-    found = eng.index.get(tuple(values[f.name] for f in eng.head if f.name in eng.selector))
+    values = {f.name: fields.get(f.name, f.default) for f in eng.selector_fields}
+    found = eng.class_for(values)
     if found is None:
         raise EncodeError(f"{engine}: selector values {values} name no instruction class of {chip.name}")
     return found
@@ -124,7 +121,7 @@ def _classify(chip, eng, data, start, offset, where):
     cls = eng.classify(data[start:start + need])
     if cls is None:
         word = int.from_bytes(data[start:start + need], "little")
-        sel = ", ".join(f"{f.name}={(word >> f.bit) & f.max}" for f in eng.head if f.name in eng.selector)
+        sel = ", ".join(f"{f.name}={(word >> f.bit) & f.max}" for f in eng.selector_fields)
         raise DecodeError(f"{eng.name} command{where} names no instruction class ({sel})", offset)
     return cls
 

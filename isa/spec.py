@@ -186,8 +186,16 @@ class Engine:
         if not self.selector:
             return self.classes[0] if self.classes else None
         word = int.from_bytes(head, "little")
-        key = tuple((word >> f.bit) & f.max for f in self.head if f.name in self.selector)
-        return self.index.get(key)
+        return self.class_for({f.name: (word >> f.bit) & f.max for f in self.selector_fields})
+
+    @property
+    def selector_fields(self):
+        """The head fields the selector reads, in head order (the order of the index keys)."""
+        return tuple(f for f in self.head if f.name in self.selector)
+
+    def class_for(self, values):
+        """The class that selector values {field: value} pick (missing ones: the head default)."""
+        return self.index.get(tuple(values.get(f.name, f.default) for f in self.selector_fields))
 
     def cls(self, name):
         for c in self.classes:
@@ -208,9 +216,6 @@ class Engine:
         fields.update(ins.match)
         return cls, fields
 
-    def selector_values(self, cls, fields):
-        """The selector field values a command of `cls` with `fields` would carry."""
-        return {s: fields.get(s, cls.by_name[s].default) for s in self.selector}
 
 
 @attrs.frozen

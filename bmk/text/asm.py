@@ -140,7 +140,7 @@ def format_record(chip, record, fields="changed"):
     base = _base(fmt, fields, None if fields == "nonzero" else ins)
     implied = dict(ins.match) if ins is not None else {}
     # selector fields that differ from the head default are always shown: they name the class
-    heads = {f.name: f.default for f in eng.head if f.name in eng.selector and f.name not in implied}
+    heads = {f.name: f.default for f in eng.selector_fields if f.name not in implied}
     for f in fmt.fields:
         if f.name in synced:
             continue
