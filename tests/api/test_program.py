@@ -9,20 +9,10 @@ from bmk.bm1880 import CTRL_NULL, FMT_I8
 from bmk.encoders import decode_cmdbuf, decode_stream
 from bmk.isa import load_chip
 from bmk.program import last_to_first
+from tests.sched.test_sync_ids import ids
 
 CHIP = load_chip("bm1880")
 S = bm1880.shape_t4(1, 32, 8, 8)
-
-
-def ids(buf):
-    """[(engine, own id, id waited for on the other engine)] of a command buffer."""
-    out = []
-    for r in decode_cmdbuf(CHIP, buf):
-        if r.engine == "tiu":
-            out.append(("tiu", r.fields["cmd_id_tpu"], r.fields["cmd_id_gdma"]))
-        else:
-            out.append(("tdma", r.fields["cmd_id"], r.fields["wait_id_tpu"]))
-    return out
 
 
 def relu_then_lrn_shift(ctx):
