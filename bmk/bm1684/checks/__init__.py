@@ -1,0 +1,1 @@
+"""bm1684 argument checks, one module per seed group."""

@@ -1,0 +1,1 @@
+"""bm1684x argument checks, one module per seed group."""

@@ -1,0 +1,1 @@
+"""bm1684x lowering (op record -> TIU/GDMA field dicts), one module per seed group."""
