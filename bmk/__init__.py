@@ -14,13 +14,19 @@ __all__ = ["AllocError", "ArgumentError", "BmkError", "CmdbufOverflowError", "De
 
 
 def chips():
-    """The chips whose kernel API this build offers (an API module `bmk.<chip>` and specs).
+    """The chips whose kernel API this build offers (an API module `bmk.<chip>` with a `Context`, and specs).
 
     Every chip with specs (`bmk.isa.chips()`) decodes, encodes raw records and disassembles;
     `bmk chips` tells per chip what works."""
-    import importlib.util
+    import importlib
     from bmk.isa import chips as spec_chips
-    return tuple(c for c in spec_chips() if importlib.util.find_spec(f"bmk.{c}") is not None)
+
+    def has_api(chip):
+        try:
+            return hasattr(importlib.import_module(f"bmk.{chip}"), "Context")
+        except ImportError:
+            return False
+    return tuple(c for c in spec_chips() if has_api(c))
 
 
 def __getattr__(name):

@@ -2,17 +2,23 @@
 
 - encode API: an API module `bmk.<chip>` exists (`bmk.chips()`);
 - decode, disasm, asm, diff: every chip with specs (`bmk.isa.chips()`): they are spec-driven;
-- simulate: the simulator has semantics for the chip (a module `bmk.sim.<chip>`, which is
-  how `bmk.Simulator` finds them).
+- simulate: the chip's registered semantics (`bmk.sim.semantics.REGISTRY`) and how many of
+  its spec's instruction kinds they model.
 """
-import importlib.util
+from bmk.errors import BmkError
 
 
-def _has_module(name):
+def _simulate(spec):
+    from bmk.sim.semantics import semantics_for
     try:
-        return importlib.util.find_spec(name) is not None
-    except ImportError:
-        return False
+        sem = semantics_for(spec.name)
+    except BmkError:
+        return f"no (no bmk.sim.{spec.name} semantics)"
+    total = len({(e.name, i.name) for e in spec.encoded_engines for c in e.classes for i in c.instructions})
+    done = total - len(sem.missing(spec))
+    if not done:
+        return f"no (bmk.sim.{spec.name} models no instruction kind yet)"
+    return f"yes (bmk.sim.{spec.name})" + ("" if done == total else f": {done} of {total} kinds")
 
 
 def chip_rows():
@@ -24,11 +30,10 @@ def chip_rows():
     for name in chips():
         spec = load_chip(name)
         engines = ", ".join(e.name + (f" ({'/'.join(e.aliases)})" if e.aliases else "") for e in spec.encoded_engines)
-        sim = _has_module(f"bmk.sim.{name}")
         rows.append((name, {
-            "encode API": f"yes (bmk.{name})" if name in api else "no (no bmk." + name + " module)",
+            "encode API": f"yes (bmk.{name})" if name in api else "no (no bmk." + name + ".Context yet)",
             "decode/disasm/asm/diff": f"yes: cmd_hdr_t (magic 0x{spec.magic:02X}) and raw streams; engines {engines}",
-            "simulate": f"yes (bmk.sim.{name})" if sim else f"no (no bmk.sim.{name} semantics)",
+            "simulate": _simulate(spec),
         }))
     return rows
 

@@ -17,7 +17,11 @@ import attrs
 
 from bmk.errors import SimulationError
 
-REGISTRY = {"bm1880": "bmk.sim.bm1880"}
+REGISTRY = {
+    "bm1880": "bmk.sim.bm1880",
+    "bm1684": "bmk.sim.bm1684",
+    "bm1684x": "bmk.sim.bm1684x",
+}
 
 
 def _no_check(engine, fields):
@@ -46,8 +50,9 @@ class Semantics:
 
     def missing(self, chip):
         """(engine, kind) pairs of the chip's specs that have no function here."""
-        return [(e.name, ins.name) for e in chip.engines if e.format is not None
-                for ins in e.format.instructions if (e.name, ins.name) not in self.kinds]
+        kinds = dict.fromkeys((e.name, ins.name) for e in chip.encoded_engines
+                              for c in e.classes for ins in c.instructions)
+        return [k for k in kinds if k not in self.kinds]
 
 
 def semantics_for(chip_name):

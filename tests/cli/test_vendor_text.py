@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from bmk.cli.main import asm, bmk, diff, disasm
+from bmk.isa import chips as spec_chips
 from bmk.text import asm as asmtext, loading
 from tests.vectors import vendor
 
@@ -136,7 +137,8 @@ def test_chips_command(runner):
     for chip in ("bm1880", "bm1684", "bm1684x"):
         assert f"\n{chip}\n" in "\n" + out
     assert "simulate                yes (bmk.sim.bm1880)" in out
-    assert "no (no bmk.sim.bm1684x semantics)" in out
+    for chip in spec_chips():           # a chip under construction says how far its simulator is
+        assert f"simulate                yes (bmk.sim.{chip})" in out or f"no (bmk.sim.{chip} models" in out
     assert "chips" in runner.invoke(bmk, ["--help"]).stdout
 
 

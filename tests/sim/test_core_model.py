@@ -123,7 +123,7 @@ def test_report_names_streams():
 def test_semantics_registry_and_arguments():
     chip = load_chip("bm1880")
     sem = semantics_for("bm1880")
-    assert REGISTRY == {"bm1880": "bmk.sim.bm1880"}
+    assert REGISTRY == {c: f"bmk.sim.{c}" for c in ("bm1880", "bm1684", "bm1684x")}
     assert sem.missing(chip) == []                       # every spec kind of bm1880 has semantics
     assert len(sem.kinds) == sum(len(e.format.instructions) for e in chip.engines if e.format)
     assert Simulator("bm1880").semantics is sem and Simulator(chip).chip is chip
