@@ -29,17 +29,108 @@ def fail(message, code=EXIT_BAD_INPUT):
     sys.exit(code)
 
 
+def _message(e):
+    """One line for an OSError: '<file>: <reason>'."""
+    if isinstance(e, BmkError):
+        return str(e)
+    if isinstance(e, OSError):
+        return f"{e.filename or ''}: {e.strerror or e}" if getattr(e, "filename", None) else str(e)
+    return f"internal error: {type(e).__name__}: {e} (run with --debug for a traceback)"
+
+
 def guarded(fn):
-    """Turn bmk errors and unreadable files into one stderr line and exit 2."""
+    """Turn bmk errors and unreadable files into one stderr line and exit 2 (inside a command,
+    where the message names the program as its click context does)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except BmkError as e:
-            fail(e)
-        except OSError as e:
-            fail(f"{e.filename or ''}: {e.strerror or e}" if getattr(e, "filename", None) else e)
+        except (BmkError, OSError) as e:
+            if _debugging() or (isinstance(e, BrokenPipeError)):
+                raise
+            fail(_message(e))
     return wrapper
+
+
+_DEBUG = []     # set while a command runs with --debug
+
+
+def _debugging():
+    return bool(_DEBUG and _DEBUG[-1])
+
+
+class _Guard:
+    """Every failure of a command -> exit 2 and one stderr line '<prog>: <message>' (issue 12.9).
+
+    Exit 1 is a result (bmk-diff: different; bmk-run --strict: a race), so nothing else may
+    use it: usage errors, interrupts, a full disk and unexpected exceptions all exit 2.
+    `--debug` (anywhere on the command line) adds the traceback. A closed stdout (`| head`)
+    ends the command quietly with 141, as SIGPIPE would."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        argv = list(sys.argv[1:] if args is None else args)
+        debug = "--debug" in (argv[:argv.index("--")] if "--" in argv else argv)
+        prog = prog_name or _program_name()
+        _DEBUG.append(debug)
+        try:
+            code = super().main(argv, prog, complete_var, standalone_mode=False, **extra)
+        except SystemExit:
+            raise
+        except BrokenPipeError:
+            _quiet_stdout()
+            sys.exit(141)
+        except BaseException as e:       # noqa: BLE001 -- the one place every failure is turned into a line
+            if debug:
+                import traceback
+                traceback.print_exc()
+            if isinstance(e, click.ClickException):
+                message = e.format_message() + (" (see --help)" if isinstance(e, click.UsageError) else "")
+            elif isinstance(e, (click.Abort, KeyboardInterrupt, EOFError)):
+                message = "interrupted"
+            elif isinstance(e, Exception):
+                message = _message(e)
+            else:
+                raise
+            message = " ".join(str(message).split())
+            try:
+                click.echo(f"{prog}: {message}", err=True)
+            finally:
+                sys.exit(EXIT_BAD_INPUT)
+        finally:
+            _DEBUG.pop()
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _program_name():
+    try:
+        from click.utils import _detect_program_name
+        return _detect_program_name()
+    except Exception:      # noqa: BLE001 -- a private helper of click: fall back to argv[0]
+        import os
+        return os.path.basename(sys.argv[0]) or "bmk"
+
+
+def _quiet_stdout():
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+class Command(_Guard, click.Command):
+    pass
+
+
+class Group(_Guard, click.Group):
+    pass
+
+
+debug_option = click.option("--debug", is_flag=True, expose_value=False,
+                            help="on failure, print the traceback too")
 
 
 def _read(path):
@@ -60,6 +151,26 @@ def _write(path, data):
         f.write(data)
 
 
+def _write_lines(path, lines, batch=4096):
+    """Write text lines (no newlines) as they come, in batches: a long listing never sits in memory whole."""
+    out = sys.stdout if path == "-" else open(path, "w")
+    try:
+        chunk = []
+        for line in lines:
+            chunk.append(line)
+            if len(chunk) >= batch:
+                chunk.append("")
+                out.write("\n".join(chunk))
+                chunk = []
+        if chunk:
+            chunk.append("")
+            out.write("\n".join(chunk))
+        out.flush()
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
 chip_option = click.option("--chip", metavar="CHIP", default=None,
                            help="chip name (default: the text's .chip line, or the buffer's magic byte)")
 raw_option = click.option("--raw", "raw", type=(str, click.Path(dir_okay=False)), multiple=True,
@@ -67,7 +178,8 @@ raw_option = click.option("--raw", "raw", type=(str, click.Path(dir_okay=False))
                           help="read a raw per-engine stream (no cmd_hdr_t) instead of FILE; repeatable")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
 @click.version_option(package_name="bmk", prog_name="bmk")
 def bmk():
     """bmk: BMKernel-style command buffers -- assemble, disassemble, diff, simulate.
@@ -78,7 +190,8 @@ def bmk():
 
 # ----------------------------------------------------------------------------- asm
 
-@click.command("asm", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("asm", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
 @click.argument("file", metavar="FILE")
 @click.option("-o", "--output", metavar="OUT", help="command buffer to write ('-' for stdout)")
 @chip_option
@@ -106,7 +219,8 @@ def asm(file, output, chip, raw):
 
 # ----------------------------------------------------------------------------- disasm
 
-@click.command("disasm", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("disasm", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
 @click.argument("file", metavar="FILE", required=False)
 @chip_option
 @click.option("--fields", type=click.Choice(["changed", "nonzero", "all"]), default="changed",
@@ -122,7 +236,7 @@ def disasm(file, chip, fields, raw, output):
     """
     from bmk.text import asm as asmtext
     listing = _load_input(file, chip, raw)
-    _write(output, asmtext.disassemble(listing.chip, listing.records, fields, locations=True))
+    _write_lines(output, asmtext.iter_disassembly(listing.chip, listing.records, fields, locations=True))
 
 
 def _load_input(file, chip, raw):
@@ -138,7 +252,8 @@ def _load_input(file, chip, raw):
 
 # ----------------------------------------------------------------------------- diff
 
-@click.command("diff", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("diff", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
 @chip_option
@@ -163,7 +278,7 @@ def diff(a, b, chip, ignore, as_json, raw_engine):
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     elif not result.equal:
-        click.echo(result.to_text())
+        _write_lines("-", result.iter_text())
     sys.exit(0 if result.equal else 1)
 
 
@@ -181,7 +296,8 @@ def _load_side(spec, chip, raw_engine):
 
 # ----------------------------------------------------------------------------- chips
 
-@click.command("chips", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("chips", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
 @guarded
 def chips_cmd():
     """List the chips and what works on each: encode API, decode/disasm/asm/diff, simulate."""
@@ -191,7 +307,8 @@ def chips_cmd():
 
 # ----------------------------------------------------------------------------- run
 
-@click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("run", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
 @click.argument("file", metavar="FILE", required=False)
 @chip_option
 @raw_option
@@ -216,7 +333,8 @@ def run(file, chip, raw, gmem, dump, as_json, trace, strict, progress):
 
 # ----------------------------------------------------------------------------- demo
 
-@click.command("demo", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("demo", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
 @click.option("--fields", type=click.Choice(["changed", "nonzero", "all"]), default="changed",
               show_default=True, help=FIELDS_HELP)
 @guarded

@@ -10,6 +10,8 @@ command (bm1684x: TIU `sys.end`, GDMA `dma.sys`) and zero padding.
 Decoding a command: the engine's head -> selector -> class -> its length -> every field.
 Raw streams are merged into one program order by their sync ids (`merge_streams`).
 """
+from array import array
+
 import attrs
 
 from bmk.encoders.codec import codec_for
@@ -126,37 +128,67 @@ def _classify(chip, eng, data, start, offset, where):
     return cls
 
 
+def frame_at(chip, data, offset, hdr_codec=None):
+    """Check and split the cmd_hdr_t record at `offset`: (engine, class, extra header, start, length).
+
+    `extra`: the header fields a Record keeps (see Record.header). Any defect raises
+    DecodeError naming the byte offset. The fields are not unpacked (`codec_for(cls)`)."""
+    hdr_codec = hdr_codec or codec_for(chip.header)
+    hsize = hdr_codec.nbytes
+    if len(data) - offset < hsize:
+        raise DecodeError(f"truncated cmd_hdr_t: {len(data) - offset} bytes left, a header is {hsize}", offset)
+    header = hdr_codec.unpack(data[offset:offset + hsize])
+    if header["magic"] != chip.magic:
+        raise DecodeError(f"bad magic 0x{header['magic']:02x}, expected 0x{chip.magic:02x} for {chip.name}", offset)
+    eng = chip.engine_by_id(header["engine_id"])
+    if eng is None:
+        raise DecodeError(f"unknown engine id {header['engine_id']}", offset)
+    if not eng.classes:
+        raise DecodeError(f"engine {eng.name!r} (id {eng.id}) has no instruction classes in {chip.name}", offset)
+    start = offset + hsize
+    length = header_length(header)
+    cls = _classify(chip, eng, data, start, offset, "")
+    what = f"{eng.name} {cls.name}" if eng.selector else eng.name
+    if length != cls.nbytes:
+        raise DecodeError(f"length mismatch: header says {length} bytes, a {what} command is {cls.nbytes}",
+                          offset)
+    if start + length > len(data):
+        raise DecodeError(f"truncated {eng.name} command: {len(data) - start} of {length} bytes", offset)
+    extra = {k: v for k, v in header.items() if k not in HEADER_IMPLIED and v}
+    if header["len"] == 0:
+        extra["len"] = 0
+    return eng, cls, extra, start, length
+
+
+def scan_cmdbuf(chip, data):
+    """cmd_hdr_t bytes -> the byte offset of every record (an array of int64), each checked as `decode_cmdbuf`
+    checks it (same DecodeErrors), without unpacking any fields: a cheap first pass."""
+    chip = _chip(chip)
+    hdr_codec = codec_for(chip.header)
+    offsets, offset = array("q"), 0
+    while offset < len(data):
+        _, _, _, start, length = frame_at(chip, data, offset, hdr_codec)
+        offsets.append(offset)
+        offset = start + length
+    return offsets
+
+
+def record_at(chip, data, offset, hdr_codec=None):
+    """The Record of the cmd_hdr_t record at `offset` (see `frame_at`)."""
+    eng, cls, extra, start, length = frame_at(chip, data, offset, hdr_codec)
+    fields = codec_for(cls).unpack(data[start:start + length])
+    return make_record(chip, eng.name, cls, fields, None, offset, extra)
+
+
 def decode_cmdbuf(chip, data):
     """cmd_hdr_t bytes -> list of Records. Any defect raises DecodeError naming the byte offset."""
     chip = _chip(chip)
     data = bytes(data)
     hdr_codec = codec_for(chip.header)
-    hsize = hdr_codec.nbytes
     records, offset = [], 0
     while offset < len(data):
-        if len(data) - offset < hsize:
-            raise DecodeError(f"truncated cmd_hdr_t: {len(data) - offset} bytes left, a header is {hsize}", offset)
-        header = hdr_codec.unpack(data[offset:offset + hsize])
-        if header["magic"] != chip.magic:
-            raise DecodeError(f"bad magic 0x{header['magic']:02x}, expected 0x{chip.magic:02x} for {chip.name}", offset)
-        eng = chip.engine_by_id(header["engine_id"])
-        if eng is None:
-            raise DecodeError(f"unknown engine id {header['engine_id']}", offset)
-        if not eng.classes:
-            raise DecodeError(f"engine {eng.name!r} (id {eng.id}) has no instruction classes in {chip.name}", offset)
-        start = offset + hsize
-        length = header_length(header)
-        cls = _classify(chip, eng, data, start, offset, "")
-        what = f"{eng.name} {cls.name}" if eng.selector else eng.name
-        if length != cls.nbytes:
-            raise DecodeError(f"length mismatch: header says {length} bytes, a {what} command is {cls.nbytes}",
-                              offset)
-        if start + length > len(data):
-            raise DecodeError(f"truncated {eng.name} command: {len(data) - start} of {length} bytes", offset)
+        eng, cls, extra, start, length = frame_at(chip, data, offset, hdr_codec)
         fields = codec_for(cls).unpack(data[start:start + length])
-        extra = {k: v for k, v in header.items() if k not in HEADER_IMPLIED and v}
-        if header["len"] == 0:
-            extra["len"] = 0
         records.append(make_record(chip, eng.name, cls, fields, None, offset, extra))
         offset = start + length
     return records

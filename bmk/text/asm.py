@@ -17,6 +17,7 @@ from the head defaults, so the text names the class. See docs/asm.md. The text i
 """
 import difflib
 import re
+import sys
 
 import attrs
 
@@ -123,37 +124,127 @@ def location(index, record):
     return f"{index} @{where}"
 
 
+_NEVER = object()     # a base value no field value equals: `.fields all` shows every field
+
+
+class _Printer:
+    """format_record's per-chip plans, built once per (class, kind, mode): which fields a line
+    shows and how each value prints, so a line costs one pass over the record's values."""
+
+    def __init__(self, chip):
+        self.chip = chip
+        self.plans = {}
+        self.kinds = {}       # (class, values of the fields kinds match on) -> Instruction | None
+        self.match_names = {}
+
+    def instruction(self, fmt, values):
+        names = self.match_names.get(fmt.name)
+        if names is None or names[0] is not fmt:
+            names = self.match_names[fmt.name] = (fmt, tuple(sorted({k for i in fmt.instructions for k, _ in i.match})))
+        key = (fmt.name, tuple(values.get(k, 0) for k in names[1]))
+        try:
+            return self.kinds[key]
+        except KeyError:
+            ins = self.kinds[key] = fmt.instruction_of(values)
+            return ins
+
+    def plan(self, eng, fmt, ins, mode):
+        key = (eng.name, fmt.name, ins.name if ins is not None else None, mode)
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = self.plans[key] = self._plan(eng, fmt, ins, mode)
+        return plan
+
+    def _plan(self, eng, fmt, ins, mode):
+        kind = ins.name if ins is not None else RAW
+        sync = sync_fields(eng)
+        synced = {fname for _, fname in sync}
+        base = _base(fmt, mode, None if mode == "nonzero" else ins)
+        implied = dict(ins.match) if ins is not None else {}
+        # selector fields that differ from the head default are always shown: they name the class
+        heads = {f.name: f.default for f in eng.selector_fields if f.name not in implied}
+        shown = []
+        for f in fmt.fields:
+            if f.name in synced:
+                continue
+            names = {}
+            for n, v in f.enum:
+                names.setdefault(v, n)
+            hexed = _is_address(f.name) or f.name in ("mask", "flags")
+            shown.append((f.name, _NEVER if mode == "all" else base[f.name], heads.get(f.name, _NEVER),
+                          names or None, hexed))
+        return f"{eng.name}.{kind}".ljust(16), tuple(sync), tuple(shown)
+
+
+_printers = {}
+
+
+def _printer(chip):
+    p = _printers.get(id(chip))
+    if p is None or p.chip is not chip:
+        p = _printers[id(chip)] = _Printer(chip)
+    return p
+
+
 def format_record(chip, record, fields="changed"):
     """One instruction line (no trailing newline, no location column)."""
     if fields not in FIELD_MODES:
         raise ValueError(f"fields must be one of {FIELD_MODES}, not {fields!r}")
+    printer = _printer(chip)
     eng = chip.engine(record.engine)
     fmt = record_class(chip, record)
-    ins = fmt.instruction_of(record.fields)
-    kind = ins.name if ins is not None else RAW
-    parts = [f"{record.engine}.{kind}".ljust(16)]
-    sync = sync_fields(eng)
+    values = record.fields
+    head, sync, shown = printer.plan(eng, fmt, printer.instruction(fmt, values), fields)
+    parts = [head]
     for alias, fname in sync:      # always shown, so ordering is visible in the text
-        if fname in record.fields:
-            parts.append(f"{alias}={record.fields[fname]}")
-    synced = {fname for _, fname in sync}
-    base = _base(fmt, fields, None if fields == "nonzero" else ins)
-    implied = dict(ins.match) if ins is not None else {}
-    # selector fields that differ from the head default are always shown: they name the class
-    heads = {f.name: f.default for f in eng.selector_fields if f.name not in implied}
-    for f in fmt.fields:
-        if f.name in synced:
-            continue
-        v = record.fields[f.name]
-        if fields == "all" or v != base[f.name] or (f.name in heads and v != heads[f.name]):
-            parts.append(f"{f.name}={format_value(f, v)}")
-    hdr = chip.header
-    for k, v in record.header.items():
-        if k == PAD:
-            parts.append(f"{PAD_FIELD}={v}")
-        else:
-            parts.append(f"hdr.{k}={format_value(hdr.by_name[k], v)}")
+        if fname in values:
+            parts.append(f"{alias}={values[fname]}")
+    for name, base, headv, names, hexed in shown:
+        v = values[name]
+        if v != base or (headv is not _NEVER and v != headv):
+            text = names.get(v) if names else None
+            if text is None:
+                text = hex(v) if hexed else str(v)
+            parts.append(f"{name}={text}")
+    if record.header:
+        hdr = chip.header
+        for k, v in record.header.items():
+            if k == PAD:
+                parts.append(f"{PAD_FIELD}={v}")
+            else:
+                parts.append(f"hdr.{k}={format_value(hdr.by_name[k], v)}")
     return " ".join(parts).rstrip()
+
+
+def _where(record):
+    return f"{record.stream}+{record.offset:#x}" if record.stream else f"{record.offset:#x}"
+
+
+def iter_disassembly(chip, records, fields="changed", comment=None, locations=False):
+    """The lines of `disassemble` (no newlines), one at a time: a long listing is written as it
+    is made. `records`: any sequence (len and iteration); one with `offsets` (a cmd_hdr_t
+    buffer read lazily, loading.CmdbufRecords) sizes the location column without decoding."""
+    if fields not in FIELD_MODES:
+        raise ValueError(f"fields must be one of {FIELD_MODES}, not {fields!r}")
+    if comment:
+        yield from (f"# {c}" for c in comment.splitlines())
+    yield f".chip {chip.name}"
+    if fields != "changed":
+        yield f".fields {fields}"
+    if not (locations and len(records)):
+        for r in records:
+            yield format_record(chip, r, fields)
+        return
+    n = len(str(len(records) - 1))
+    offsets = getattr(records, "offsets", None)
+    if offsets is not None:     # a buffer: offsets grow, so the last one is the widest
+        wide = len(f"{max(offsets):#x}")
+    else:
+        wide = max(len(_where(r)) for r in records)
+    width = n + 2 + wide
+    for i, r in enumerate(records):
+        loc = f"{i:>{n}} @{_where(r)}"
+        yield f"{loc.ljust(width)}  {format_record(chip, r, fields)}"
 
 
 def disassemble(chip, records, fields="changed", comment=None, locations=False):
@@ -162,21 +253,7 @@ def disassemble(chip, records, fields="changed", comment=None, locations=False):
     locations=True starts each instruction line with its location column (`location`),
     padded to one width; the parser skips it.
     """
-    lines = []
-    if comment:
-        lines += [f"# {c}" for c in comment.splitlines()]
-    lines.append(f".chip {chip.name}")
-    if fields != "changed":
-        lines.append(f".fields {fields}")
-    body = [format_record(chip, r, fields) for r in records]
-    if locations and records:
-        locs = [location(i, r) for i, r in enumerate(records)]
-        n = len(str(len(records) - 1))
-        locs = [f"{i:>{n}} {loc.split(' ', 1)[1]}" for i, loc in enumerate(locs)]
-        width = max(len(loc) for loc in locs)
-        body = [f"{loc.ljust(width)}  {line}" for loc, line in zip(locs, body)]
-    lines += body
-    return "\n".join(lines) + "\n"
+    return "\n".join(iter_disassembly(chip, records, fields, comment, locations)) + "\n"
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -197,15 +274,30 @@ def _suggest(name, names):
 
 
 def parse_int(token):
-    """Python integer literal syntax (0x, 0b, 0o, _ separators; a sign), plus decimals with leading zeros."""
+    """Python integer literal syntax (0x, 0b, 0o, _ separators; a sign), plus decimals with leading zeros.
+
+    None when the token is not an integer, or is a decimal literal longer than Python converts
+    (sys.get_int_max_str_digits(): no field is that wide, `_value` says so)."""
     if not token.isascii():
         return None
-    if token.isdigit():
-        return int(token)
     try:
+        if token.isdigit():
+            return int(token.lstrip("0") or "0")      # leading zeros do not count against int()'s digit limit
         return int(token, 0)
     except ValueError:
         return None
+
+
+def _long_decimal(token):
+    """The number of significant digits of a decimal literal too long for int(), else 0."""
+    limit = sys.get_int_max_str_digits()
+    digits = token.lstrip("+-").replace("_", "").lstrip("0")
+    return len(digits) if limit and len(digits) > limit and token.isascii() and digits.isdigit() else 0
+
+
+def _shown(text, most=40):
+    """A token as an error message quotes it: long ones cut short (messages stay one short line)."""
+    return repr(text) if len(text) <= most else f"{text[:most // 2]!r}... ({len(text)} characters)"
 
 
 class _Parser:
@@ -343,7 +435,7 @@ class _Parser:
         for tcol, tok in toks[1:]:
             name, eq, text = tok.partition("=")
             if not eq or not name:
-                self.error(lineno, tcol, f"expected NAME=VALUE, not {tok!r}")
+                self.error(lineno, tcol, f"expected NAME=VALUE, not {_shown(tok)}")
             vcol = tcol + len(name) + 1
             if not text:
                 self.error(lineno, vcol, f"expected a value after {name}=")
@@ -353,7 +445,7 @@ class _Parser:
                 given[name] = (name, tcol)
                 value = parse_int(text)
                 if value is None or value < 0:
-                    self.error(lineno, vcol, f"expected a byte count >= 0 for {name}, not {text!r}")
+                    self.error(lineno, vcol, f"expected a byte count >= 0 for {name}, not {_shown(text)}")
                 header[PAD] = value
                 continue
             if name.startswith("hdr."):
@@ -418,16 +510,19 @@ class _Parser:
 
     def _value(self, lineno, col, field, text, prefix=""):
         value = parse_int(text)
+        if value is None and _long_decimal(text):
+            self.error(lineno, col, f"{prefix}{field.name} must be in [0, {field.max}] ({field.width} bits), "
+                       f"not a {_long_decimal(text)}-digit number")
         if value is None and field.enum:
             value = field.enum_value(text)
             if value is None:
                 names = ", ".join(n for n, _ in field.enum)
-                self.error(lineno, col, f"expected an integer or one of {names} for {field.name}, not {text!r}")
+                self.error(lineno, col, f"expected an integer or one of {names} for {field.name}, not {_shown(text)}")
         if value is None:
-            self.error(lineno, col, f"expected an integer for {field.name}, not {text!r}")
+            self.error(lineno, col, f"expected an integer for {field.name}, not {_shown(text)}")
         if not 0 <= value <= field.max:
             self.error(lineno, col, f"{prefix}{field.name} must be in [0, {field.max}] ({field.width} bits), "
-                       f"not {text}")
+                       f"not {text if len(text) <= 40 else _shown(text)}")
         return value
 
 

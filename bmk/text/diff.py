@@ -1,20 +1,38 @@
 """Instruction-level diff of two listings: LCS alignment, then field-by-field differences.
 
-The alignment is difflib's SequenceMatcher (autojunk off) over whole-instruction keys, so one
-inserted instruction is one insertion. Inside a replaced block the instructions are aligned
-again by (engine, kind), and aligned pairs are reported as changed, field by field. Field
-lists are those of each record's class: only records of one (engine, class) pair up as
-"changed"; otherwise the difference is a deletion and an insertion.
+The alignment is over whole-instruction keys, so one inserted instruction is one insertion.
+Inside a replaced block the instructions are aligned again by (engine, kind), and aligned
+pairs are reported as changed, field by field. Field lists are those of each record's class:
+only records of one (engine, class) pair up as "changed"; otherwise the difference is a
+deletion and an insertion.
+
+Alignment (`opcodes`): difflib's SequenceMatcher (autojunk off) when the two sequences are
+small (len(a) * len(b) <= SMALL); on longer ones, time and memory stay linear (issue 12.10,
+13.4): equal runs are walked; at a difference, the nearest point where both sides agree again
+for RUN instructions (`_resync`, searched within WINDOW instructions) closes a differing
+window, which SequenceMatcher aligns when it is small; a window with no such point within
+WINDOW is handed on whole, as a replaced block, and aligned again (by kind) the same way.
+Keys are 64-bit hashes of an instruction's bytes (ignored fields cleared), not the records:
+a listing is decoded lazily, one record at a time.
 """
 import difflib
+from array import array
+from collections.abc import Sequence
 
 import attrs
 
-from bmk.encoders.framing import PAD
+from bmk.encoders.codec import codec_for
+from bmk.encoders.framing import PAD, frame_at
 from bmk.text.asm import PAD_FIELD, format_record, format_value, kind_of, record_class
 from bmk.errors import BmkError
 
 IGNORE_ALIASES = ("id", "wait", "sync")
+SMALL = 100_000          # len(a) * len(b) up to which SequenceMatcher aligns (today's exact result)
+WINDOW = 16_384          # how far ahead a difference looks for the point where the sides agree again
+RUN = 16                 # ... agree for this many instructions (fewer at an end)
+NEAR = 16                # differences this short are searched for exhaustively, diagonal by diagonal
+CAP = 16                 # positions kept per key in a window's index
+OPS = ("changed", "inserted", "deleted")
 
 
 @attrs.frozen
@@ -34,7 +52,7 @@ class Diff:
     a: object                      # Listing
     b: object
     ignored: tuple
-    entries: tuple
+    entries: "Sequence[Entry]"     # an Entries (made on access) or a tuple
     equal_count: int
 
     @property
@@ -42,9 +60,8 @@ class Diff:
         return not self.entries
 
     def counts(self):
-        c = {"changed": 0, "inserted": 0, "deleted": 0}
-        for e in self.entries:
-            c[e.op] += 1
+        c = self.entries.counts() if isinstance(self.entries, Entries) else \
+            {op: sum(e.op == op for e in self.entries) for op in OPS}
         c["equal"] = self.equal_count
         return c
 
@@ -64,11 +81,17 @@ class Diff:
         return format_value(chip.engine(engine).cls(cls).by_name[name], v)
 
     def to_text(self, limit=None):
-        out = [f"--- {self.a.name}", f"+++ {self.b.name}"]
+        return "\n".join(self.iter_text(limit))
+
+    def iter_text(self, limit=None):
+        """The lines of `to_text`, one at a time (a long diff is written as it is made)."""
+        yield f"--- {self.a.name}"
+        yield f"+++ {self.b.name}"
         chip = self.a.chip
+        out = []
         for n, e in enumerate(self.entries):
             if limit is not None and n >= limit:
-                out.append(f"... {len(self.entries) - limit} more differences")
+                yield f"... {len(self.entries) - limit} more differences"
                 break
             if e.op == "changed":
                 kind = f"{e.engine}.{e.kind_a}" + (f" -> {e.engine}.{e.kind_b}" if e.kind_b != e.kind_a else "")
@@ -82,8 +105,9 @@ class Diff:
             else:
                 out.append(f"- A#{e.a_index} ({self.a.where(e.a_index)})")
                 out.append(f"    {format_record(chip, self.a.records[e.a_index])}")
-        out.append(self.summary())
-        return "\n".join(out)
+            yield from out
+            out.clear()
+        yield self.summary()
 
     def to_dict(self):
         chip = self.a.chip
@@ -132,13 +156,6 @@ def expand_ignore(chip, names):
     return fields
 
 
-def _key(record, ignored, names):
-    fields = record.fields
-    return (record.engine, record.cls,
-            tuple(fields[k] for k in names[record.engine, record.cls] if k not in ignored),
-            tuple(sorted((k, v) for k, v in record.header.items() if "hdr." + k not in ignored)))
-
-
 def _field_changes(chip, ra, rb, ignored):
     fmt = record_class(chip, ra)
     out = [(f.name, ra.fields[f.name], rb.fields[f.name]) for f in fmt.fields
@@ -153,9 +170,166 @@ def _field_changes(chip, ra, rb, ignored):
     return tuple(out)
 
 
-def _with_class(chip, records):
-    """Records with `cls` filled in (records built by hand may leave it to the selector)."""
-    return tuple(r if r.cls else attrs.evolve(r, cls=record_class(chip, r).name) for r in records)
+class Entries(Sequence):
+    """The differences of a Diff, kept as (op, A index, B index) in arrays; an Entry, with its
+    kinds and field changes, is made when asked for (linear memory on big listings)."""
+
+    def __init__(self, a, b, ignored, ops, ia, ib):
+        self.a, self.b, self.ignored = a, b, ignored
+        self.ops, self.ia, self.ib = ops, ia, ib
+
+    def __len__(self):
+        return len(self.ops)
+
+    def __getitem__(self, n):
+        if isinstance(n, slice):
+            return tuple(self[k] for k in range(*n.indices(len(self))))
+        op, i, j = OPS[self.ops[n]], self.ia[n], self.ib[n]
+        chip = self.a.chip
+        if op == "changed":
+            ra, rb = _classed(chip, self.a.records[i]), _classed(chip, self.b.records[j])
+            return Entry(op, i, j, ra.engine, ra.cls, kind_of(chip, ra), kind_of(chip, rb),
+                         _field_changes(chip, ra, rb, self.ignored))
+        if op == "deleted":
+            ra = _classed(chip, self.a.records[i])
+            return Entry(op, i, None, ra.engine, ra.cls, kind_of(chip, ra), None)
+        rb = _classed(chip, self.b.records[j])
+        return Entry(op, None, j, rb.engine, rb.cls, None, kind_of(chip, rb))
+
+    def counts(self):
+        c = dict.fromkeys(OPS, 0)
+        for code, name in enumerate(OPS):
+            c[name] = self.ops.count(code)
+        return c
+
+    def __eq__(self, other):
+        return isinstance(other, Sequence) and len(other) == len(self) and all(x == y for x, y in zip(self, other))
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"Entries({tuple(self)!r})"
+
+
+def _classed(chip, record):
+    """A record with `cls` filled in (records built by hand may leave it to the selector)."""
+    return record if record.cls else attrs.evolve(record, cls=record_class(chip, record).name)
+
+
+class _Keyer:
+    """Whole-instruction keys: hash((engine, class, command bytes with the ignored fields cleared,
+    the header fields a Record keeps, less the ignored ones)). Equal keys <=> equal records
+    under --ignore, up to a 64-bit hash collision."""
+
+    def __init__(self, chip, ignored):
+        self.chip, self.ignored = chip, ignored
+        self.masks = {}
+        self.hdr_ignored = {k[4:] for k in ignored if k.startswith("hdr.")}
+
+    def mask(self, cls):
+        m = self.masks.get(cls.name, cls)
+        if m is cls:
+            drop = [f for f in cls.fields if f.name in self.ignored]
+            m = None
+            if drop:
+                m = (1 << (8 * cls.nbytes)) - 1
+                for f in drop:
+                    m &= ~(f.max << f.bit)
+            self.masks[cls.name] = m
+        return m
+
+    def key(self, engine, cls, body, header):
+        m = self.mask(cls)
+        if m is not None:
+            body = (int.from_bytes(body, "little") & m).to_bytes(cls.nbytes, "little")
+        hdr = tuple(sorted((k, v) for k, v in header.items() if k not in self.hdr_ignored)) if header else ()
+        return hash((engine, cls.name, body, hdr))
+
+    def keys(self, records):
+        """array('q') of the keys of a Listing's records (a lazy buffer: read straight from its bytes)."""
+        chip, out = self.chip, array("q")
+        data = getattr(records, "data", None)
+        if data is not None and getattr(records, "offsets", None) is not None:
+            hdr = codec_for(chip.header)
+            for off in records.offsets:
+                eng, cls, extra, start, length = frame_at(chip, data, off, hdr)
+                out.append(self.key(eng.name, cls, data[start:start + length], extra))
+            return out
+        for r in records:
+            cls = record_class(chip, r)
+            out.append(self.key(r.engine, cls, codec_for(cls).pack(r.fields), r.header))
+        return out
+
+
+def _run_ok(ka, kb, x, y):
+    r = min(RUN, len(ka) - x, len(kb) - y)
+    return r > 0 and ka[x:x + r] == kb[y:y + r]
+
+
+def _resync(ka, kb, i, j):
+    """(di, dj): the nearest point after a difference at (i, j) where the sides agree for RUN
+    instructions (or up to an end), searched within WINDOW; None when there is none."""
+    n, m = len(ka), len(kb)
+    for d in range(1, NEAR + 1):                       # short differences: every diagonal
+        for di in range(max(0, d - (m - j - 1)), min(d, n - i - 1) + 1):
+            dj = d - di
+            if ka[i + di] == kb[j + dj] and _run_ok(ka, kb, i + di, j + dj):
+                return di, dj
+    pos = {}                                           # longer ones: an index of B's window
+    for y in range(j, min(j + WINDOW, m)):
+        lst = pos.setdefault(kb[y], [])
+        if len(lst) < CAP:
+            lst.append(y - j)
+    best, bd = None, 2 * WINDOW + 1
+    for di in range(min(WINDOW, n - i)):
+        if di >= bd:
+            break
+        for dj in pos.get(ka[i + di], ()):
+            if di + dj >= bd:
+                break
+            if (di or dj) and _run_ok(ka, kb, i + di, j + dj):
+                best, bd = (di, dj), di + dj
+                break
+    return best
+
+
+def opcodes(ka, kb):
+    """SequenceMatcher-style opcodes (tag, i1, i2, j1, j2) aligning two key sequences; see the
+    module docstring. Consecutive opcodes may share a tag."""
+    n, m = len(ka), len(kb)
+    if n * m <= SMALL:
+        yield from difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes()
+        return
+    i = j = 0
+    while True:
+        i0, j0 = i, j
+        while i < n and j < m and ka[i] == kb[j]:
+            i += 1
+            j += 1
+        if i > i0:
+            yield "equal", i0, i, j0, j
+        if i == n or j == m:
+            if i < n:
+                yield "delete", i, n, j, j
+            if j < m:
+                yield "insert", i, i, j, m
+            return
+        step = _resync(ka, kb, i, j)
+        di, dj = step if step is not None else (min(WINDOW, n - i), min(WINDOW, m - j))
+        yield from _window(ka, kb, i, i + di, j, j + dj)
+        i, j = i + di, j + dj
+
+
+def _window(ka, kb, i1, i2, j1, j2):
+    if i1 == i2:
+        yield "insert", i1, i1, j1, j2
+    elif j1 == j2:
+        yield "delete", i1, i2, j1, j1
+    elif (i2 - i1) * (j2 - j1) <= SMALL:
+        for tag, x1, x2, y1, y2 in difflib.SequenceMatcher(None, ka[i1:i2], kb[j1:j2], autojunk=False).get_opcodes():
+            yield tag, i1 + x1, i1 + x2, j1 + y1, j1 + y2
+    else:
+        yield "replace", i1, i2, j1, j2
 
 
 def diff_listings(a, b, ignore=()):
@@ -163,55 +337,48 @@ def diff_listings(a, b, ignore=()):
     if a.chip.name != b.chip.name:
         raise BmkError(f"cannot compare a {a.chip.name} buffer ({a.name}) with a {b.chip.name} one ({b.name})")
     chip = a.chip
-    a = attrs.evolve(a, records=_with_class(chip, a.records))
-    b = attrs.evolve(b, records=_with_class(chip, b.records))
     ignored = expand_ignore(chip, ignore)
-    names = {(e.name, c.name): [f.name for f in c.fields] for e in chip.encoded_engines for c in e.classes}
-    ka = [_key(r, ignored, names) for r in a.records]
-    kb = [_key(r, ignored, names) for r in b.records]
-    entries, equal = [], 0
+    keyer = _Keyer(chip, ignored)
+    ka, kb = keyer.keys(a.records), keyer.keys(b.records)
+    ops, ia, ib = array("b"), array("q"), array("q")
+    equal = 0
 
-    def kind(listing, i):
-        return kind_of(chip, listing.records[i])
+    def add(op, i, j):
+        ops.append(op)
+        ia.append(-1 if i is None else i)
+        ib.append(-1 if j is None else j)
 
-    def changed(i, j):
-        ra, rb = a.records[i], b.records[j]
-        entries.append(Entry("changed", i, j, ra.engine, ra.cls, kind(a, i), kind(b, j),
-                             _field_changes(chip, ra, rb, ignored)))
+    def kinds(listing, lo, hi):
+        out = []
+        for k in range(lo, hi):
+            r = _classed(chip, listing.records[k])
+            out.append((r.engine, r.cls, kind_of(chip, r)))
+        return out
 
-    def deleted(i):
-        entries.append(Entry("deleted", i, None, a.records[i].engine, a.records[i].cls, kind(a, i), None))
-
-    def inserted(j):
-        entries.append(Entry("inserted", None, j, b.records[j].engine, b.records[j].cls, None, kind(b, j)))
-
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(ka, kb):
         if tag == "equal":
             equal += i2 - i1
             continue
         if tag == "delete":
             for i in range(i1, i2):
-                deleted(i)
+                add(2, i, None)
             continue
         if tag == "insert":
             for j in range(j1, j2):
-                inserted(j)
+                add(1, None, j)
             continue
         # replace: align again by (engine, kind); pair what lines up, same engine only.
-        sa = [(a.records[i].engine, a.records[i].cls, kind(a, i)) for i in range(i1, i2)]
-        sb = [(b.records[j].engine, b.records[j].cls, kind(b, j)) for j in range(j1, j2)]
-        for t2, x1, x2, y1, y2 in difflib.SequenceMatcher(None, sa, sb, autojunk=False).get_opcodes():
+        sa, sb = kinds(a, i1, i2), kinds(b, j1, j2)
+        for t2, x1, x2, y1, y2 in opcodes(sa, sb):
             pairs = min(x2 - x1, y2 - y1) if t2 in ("equal", "replace") else 0
-            rest_a, rest_b = list(range(i1 + x1, i1 + x2)), list(range(j1 + y1, j1 + y2))
-            for n in range(pairs):
-                i, j = rest_a[n], rest_b[n]
-                if (a.records[i].engine, a.records[i].cls) == (b.records[j].engine, b.records[j].cls):
-                    changed(i, j)
+            for k in range(pairs):
+                if sa[x1 + k][:2] == sb[y1 + k][:2]:
+                    add(0, i1 + x1 + k, j1 + y1 + k)
                 else:
-                    deleted(i)
-                    inserted(j)
-            for i in rest_a[pairs:]:
-                deleted(i)
-            for j in rest_b[pairs:]:
-                inserted(j)
-    return Diff(a, b, tuple(sorted(ignored)), tuple(entries), equal)
+                    add(2, i1 + x1 + k, None)
+                    add(1, None, j1 + y1 + k)
+            for i in range(x1 + pairs, x2):
+                add(2, i1 + i, None)
+            for j in range(y1 + pairs, y2):
+                add(1, None, j1 + j)
+    return Diff(a, b, tuple(sorted(ignored)), Entries(a, b, ignored, ops, ia, ib), equal)

@@ -5,9 +5,14 @@ Text or binary is decided by content: a buffer starts with a chip's cmd_hdr_t ma
 also names the chip); anything else that decodes as UTF-8 is text. Raw streams carry no
 magic: they need the chip named, and are merged into program order by their sync ids.
 """
+from array import array
+from collections.abc import Sequence
+
 import attrs
 
-from bmk.encoders import decode_cmdbuf, decode_stream, merge_streams
+from bmk.encoders import decode_stream, merge_streams
+from bmk.encoders.codec import codec_for
+from bmk.encoders.framing import record_at, scan_cmdbuf
 from bmk.errors import BmkError, DecodeError, SpecError
 from bmk.isa import chips, load_chip
 from bmk.text import asm
@@ -31,6 +36,42 @@ class Listing:
         if self.source == "raw":
             return f"{self.paths.get(r.stream, self.name)}: {r.stream} stream byte {r.offset}"
         return f"{self.name}: byte {r.offset}"
+
+
+class CmdbufRecords(Sequence):
+    """The Records of a checked cmd_hdr_t buffer, decoded when asked for: a million-instruction
+    buffer costs its bytes plus 8 bytes a record, not a million field dicts (issue 13.4).
+
+    `offsets`: the byte offset of every record (framing.scan_cmdbuf, which checked them all)."""
+
+    def __init__(self, chip, data, offsets):
+        self.chip, self.data = chip, data
+        self.offsets = offsets if isinstance(offsets, array) else array("q", offsets)
+        self._hdr = codec_for(chip.header)
+
+    def __len__(self):
+        return len(self.offsets)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[k] for k in range(*i.indices(len(self))))
+        return record_at(self.chip, self.data, self.offsets[i], self._hdr)
+
+    def __iter__(self):
+        chip, data, hdr = self.chip, self.data, self._hdr
+        for offset in self.offsets:
+            yield record_at(chip, data, offset, hdr)
+
+    def __eq__(self, other):
+        if isinstance(other, CmdbufRecords):
+            return self.chip is other.chip and self.data == other.data
+        return isinstance(other, (tuple, list, Sequence)) and len(other) == len(self) and \
+            all(a == b for a, b in zip(self, other))
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"<{len(self)} {self.chip.name} records>"
 
 
 def resolve_chip(chip):
@@ -76,7 +117,7 @@ def load(data, chip=None, name="<input>"):
     try:
         if chip is None:
             chip = _detect_chip(data, name)
-        records = tuple(decode_cmdbuf(chip, data))
+        records = CmdbufRecords(chip, data, scan_cmdbuf(chip, data))
     except DecodeError as e:
         err = DecodeError(f"{name}: {e}")
         err.offset = e.offset
