@@ -10,6 +10,8 @@ import sys
 
 import click
 
+from bmk.encoders.codec import codec_for
+from bmk.encoders.framing import PAD, encode_header, frame_stream
 from bmk.errors import BmkError
 
 EXIT_BAD_INPUT = 2
@@ -203,18 +205,49 @@ def asm(file, output, chip, raw):
     from bmk.text import asm as asmtext, loading
     if not output and not raw:
         fail("missing -o OUT (or --raw ENGINE OUT)")
-    data = _read(file)
     name = "<stdin>" if file == "-" else file
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        fail(f"{name}: byte {e.start}: not UTF-8 assembly text (a binary buffer? bmk-disasm prints it as text)")
-    prog = asmtext.parse(text, loading.resolve_chip(chip), name)
-    outputs = [(loading.engine_name(prog.chip, engine), path) for engine, path in raw]
+    parser, records = asmtext.iter_parse(asmtext.text_lines(_read_text(file, name)), loading.resolve_chip(chip), name)
+    # Encoded as parsed: a long text never becomes a list of Records (issue 13.4).
+    buf, bodies, pads = bytearray(), {}, {}
+    for _, rec in records:
+        c = parser.chip.engine(rec.engine).cls(rec.cls)
+        body = codec_for(c).pack(rec.fields)
+        buf += encode_header(parser.chip, parser.chip.engine(rec.engine), len(body), rec.header)
+        buf += body
+        if raw:
+            bodies.setdefault(rec.engine, []).append(body)
+            pads[rec.engine] = rec.header.get(PAD)
+    outputs = [(loading.engine_name(parser.chip, engine), path) for engine, path in raw]
     if output:
-        _write(output, prog.to_bytes())
+        _write(output, bytes(buf))
+    del buf
     for engine, path in outputs:
-        _write(path, prog.raw_stream(engine))
+        _write(path, frame_stream(parser.chip.engine(engine).stream, bodies.get(engine, []), pads.get(engine)))
+
+
+def _read_text(path, name, size=1 << 20):
+    """The UTF-8 text of a file ('-': stdin) in str chunks; not UTF-8: one line, exit 2."""
+    import codecs
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    f = sys.stdin.buffer if path == "-" else open(path, "rb")
+    try:
+        done = 0
+        while True:
+            chunk = f.read(size)
+            pending = len(decoder.getstate()[0])
+            try:
+                text = decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as e:
+                fail(f"{name}: byte {done - pending + e.start}: not UTF-8 assembly text (a binary buffer? "
+                     "bmk-disasm prints it as text)")
+            done += len(chunk)
+            if text:
+                yield text
+            if not chunk:
+                return
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
 
 
 # ----------------------------------------------------------------------------- disasm
@@ -247,7 +280,9 @@ def _load_input(file, chip, raw):
         return loading.load_raw(raw, chip)
     if not file:
         fail("missing FILE (or --raw ENGINE FILE)")
-    return loading.load(_read(file), chip, "<stdin>" if file == "-" else file)
+    if file == "-":
+        return loading.load(_read(file), chip, "<stdin>")
+    return loading.load_path(file, chip)
 
 
 # ----------------------------------------------------------------------------- diff
@@ -291,7 +326,9 @@ def _load_side(spec, chip, raw_engine):
     streams = loading.parse_side(spec, chip)
     if streams is not None and not os.path.exists(spec):
         return loading.load_raw(streams, chip)
-    return loading.load(_read(spec), chip, spec)
+    if spec == "-":
+        return loading.load(_read(spec), chip, spec)
+    return loading.load_path(spec, chip)
 
 
 # ----------------------------------------------------------------------------- chips

@@ -306,14 +306,23 @@ class _Parser:
         self.chip = chip
         self.mode = "changed"
         self._bases, self._aliases, self._engines = {}, {}, {}
+        self._values = {}         # (field, text, prefix) -> value: most values repeat in a long text
 
     def error(self, line, col, message):
         raise AsmError(self.filename, line, col, message)
 
     def parse(self):
-        records, lines, offset = [], [], 0
-        seen_chip = False
-        for lineno, raw in enumerate(self.text.removeprefix("\ufeff").splitlines(), 1):
+        records, lines = [], []
+        for lineno, rec in self.records(self.text.removeprefix("\ufeff").splitlines()):
+            records.append(rec)
+            lines.append(lineno)
+        return Program(self.chip, tuple(records), tuple(lines))
+
+    def records(self, lines):
+        """(line number, Record) of each instruction line of `lines` (the text's lines, as
+        str.splitlines gives them), one at a time; `self.chip` is known from the first."""
+        offset, seen_chip, started = 0, False, False
+        for lineno, raw in enumerate(lines, 1):
             toks = _tokens(raw)
             if not toks:
                 continue
@@ -325,7 +334,7 @@ class _Parser:
                 toks = toks[2:]
             col, head = toks[0]
             if head.startswith("."):
-                if records:
+                if started:
                     self.error(lineno, col, f"directive {head} must come before the first instruction")
                 if head == ".chip":
                     seen_chip = self._chip(lineno, toks, seen_chip)
@@ -340,12 +349,11 @@ class _Parser:
             if self.chip is None:
                 self.error(lineno, col, "expected a '.chip NAME' line before the first instruction (or pass --chip)")
             rec = self._instruction(lineno, toks, offset)
-            records.append(rec)
-            lines.append(lineno)
+            started = True
+            yield lineno, rec
             offset += self.chip.header.nbytes + self.chip.engine(rec.engine).cls(rec.cls).nbytes
         if self.chip is None:
             self.error(1, 1, "expected a '.chip NAME' line (or pass --chip)")
-        return Program(self.chip, tuple(records), tuple(lines))
 
     def _chip(self, lineno, toks, seen):
         from bmk.isa import chips
@@ -509,6 +517,16 @@ class _Parser:
         return out
 
     def _value(self, lineno, col, field, text, prefix=""):
+        key = (id(field), text, prefix)       # fields live as long as their (cached) chip
+        value = self._values.get(key)
+        if value is None:
+            value = self._read_value(lineno, col, field, text, prefix)
+            if len(self._values) >= 1 << 16:       # bounded: addresses rarely repeat
+                self._values.clear()
+            self._values[key] = value
+        return value
+
+    def _read_value(self, lineno, col, field, text, prefix):
         value = parse_int(text)
         if value is None and _long_decimal(text):
             self.error(lineno, col, f"{prefix}{field.name} must be in [0, {field.max}] ({field.width} bits), "
@@ -531,6 +549,34 @@ def parse(text, chip=None, filename="<text>"):
     if isinstance(chip, str):
         chip = load_chip(chip)
     return _Parser(text, filename, chip).parse()
+
+
+def text_lines(chunks):
+    """str chunks of one text -> its lines, as text.removeprefix(BOM).splitlines() gives them,
+    without holding the whole text (a line break may fall between two chunks)."""
+    rest, first = "", True
+    for chunk in chunks:
+        if first and chunk:
+            chunk, first = chunk.removeprefix("\ufeff"), False
+        parts = (rest + chunk).splitlines(keepends=True)
+        rest = parts.pop() if parts else ""
+        # the last part is whole once it ends in a line break, unless that is '\r' (half of '\r\n'?)
+        if rest and rest[-1] != "\r" and rest.splitlines()[0] != rest:
+            parts.append(rest)
+            rest = ""
+        for part in parts:
+            yield part.splitlines()[0]
+    if rest:
+        yield from rest.splitlines()
+
+
+def iter_parse(lines, chip=None, filename="<text>"):
+    """Assembly lines (e.g. `text_lines`) -> (parser, generator of (line number, Record)): the
+    streaming form of `parse` for long texts. `parser.chip` is set once the `.chip` line is read."""
+    if isinstance(chip, str):
+        chip = load_chip(chip)
+    parser = _Parser(None, filename, chip)
+    return parser, parser.records(lines)
 
 
 def assemble(text, chip=None, filename="<text>"):

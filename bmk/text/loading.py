@@ -5,6 +5,8 @@ Text or binary is decided by content: a buffer starts with a chip's cmd_hdr_t ma
 also names the chip); anything else that decodes as UTF-8 is text. Raw streams carry no
 magic: they need the chip named, and are merged into program order by their sync ids.
 """
+import codecs
+import re
 from array import array
 from collections.abc import Sequence
 
@@ -12,7 +14,7 @@ import attrs
 
 from bmk.encoders import decode_stream, merge_streams
 from bmk.encoders.codec import codec_for
-from bmk.encoders.framing import record_at, scan_cmdbuf
+from bmk.encoders.framing import PAD, encode_header, record_at, scan_cmdbuf
 from bmk.errors import BmkError, DecodeError, SpecError
 from bmk.isa import chips, load_chip
 from bmk.text import asm
@@ -44,9 +46,10 @@ class CmdbufRecords(Sequence):
 
     `offsets`: the byte offset of every record (framing.scan_cmdbuf, which checked them all)."""
 
-    def __init__(self, chip, data, offsets):
+    def __init__(self, chip, data, offsets, special=None):
         self.chip, self.data = chip, data
         self.offsets = offsets if isinstance(offsets, array) else array("q", offsets)
+        self.special = special or {}    # {index: Record} the bytes cannot carry (a raw stream's end padding)
         self._hdr = codec_for(chip.header)
 
     def __len__(self):
@@ -55,12 +58,16 @@ class CmdbufRecords(Sequence):
     def __getitem__(self, i):
         if isinstance(i, slice):
             return tuple(self[k] for k in range(*i.indices(len(self))))
+        if self.special:
+            rec = self.special.get(range(len(self))[i])
+            if rec is not None:
+                return rec
         return record_at(self.chip, self.data, self.offsets[i], self._hdr)
 
     def __iter__(self):
-        chip, data, hdr = self.chip, self.data, self._hdr
-        for offset in self.offsets:
-            yield record_at(chip, data, offset, hdr)
+        chip, data, hdr, special = self.chip, self.data, self._hdr, self.special
+        for i, offset in enumerate(self.offsets):
+            yield special[i] if special and i in special else record_at(chip, data, offset, hdr)
 
     def __eq__(self, other):
         if isinstance(other, CmdbufRecords):
@@ -96,15 +103,14 @@ def _detect_chip(data, name):
 def is_text(data, chip=None):
     if not data:
         return False
-    magics = {load_chip(c).magic for c in chips()} if chip is None else {chip.magic}
-    if data[0] in magics:
+    if data[0] in _magics(chip):
         return False
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
     # Text has no control characters other than whitespace.
-    return not any(ord(ch) < 32 and ch not in "\t\n\r\f\v" or ch == "\x7f" for ch in text)
+    return not _CONTROL.search(text)
 
 
 def load(data, chip=None, name="<input>"):
@@ -112,8 +118,7 @@ def load(data, chip=None, name="<input>"):
     chip = resolve_chip(chip)
     data = bytes(data)
     if is_text(data, chip):
-        prog = asm.parse(data.decode("utf-8"), chip, name)
-        return Listing(prog.chip, prog.records, "text", name, prog.lines)
+        return load_text([data.decode("utf-8")], chip, name)
     try:
         if chip is None:
             chip = _detect_chip(data, name)
@@ -125,10 +130,65 @@ def load(data, chip=None, name="<input>"):
     return Listing(chip, records, "binary", name)
 
 
-def load_path(path, chip=None):
+def load_path(path, chip=None, name=None):
+    """A file (buffer or assembly text) -> Listing; a text is parsed as it is read (`load_text`)."""
+    name = str(path) if name is None else name
+    chip = resolve_chip(chip)
+    if _file_is_text(path, chip):
+        return load_text(_chunks(path), chip, name)
     with open(path, "rb") as f:
         data = f.read()
-    return load(data, chip, str(path))
+    return load(data, chip, name)
+
+
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")     # no text has these (whitespace aside)
+
+
+def _chunks(path, size=1 << 20):
+    """A UTF-8 file's text in str chunks."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(size)
+            text = decoder.decode(chunk, final=not chunk)
+            if text:
+                yield text
+            if not chunk:
+                return
+
+
+def _magics(chip):
+    return {load_chip(c).magic for c in chips()} if chip is None else {chip.magic}
+
+
+def _file_is_text(path, chip):
+    """`is_text` of a file's bytes, read in chunks."""
+    with open(path, "rb") as f:
+        first = f.read(1)
+    if not first or first[0] in _magics(chip):
+        return False
+    try:
+        return not any(_CONTROL.search(text) for text in _chunks(path))
+    except UnicodeDecodeError:
+        return False
+
+
+def load_text(chunks, chip=None, name="<input>"):
+    """Assembly text, as str chunks -> Listing, parsed line by line (asm.iter_parse) and kept as
+    cmd_hdr_t bytes plus 16 bytes a record (issue 13.4); errors as asm.parse raises them."""
+    parser, records = asm.iter_parse(asm.text_lines(chunks), resolve_chip(chip), name)
+    buf, offsets, lines, special = bytearray(), array("q"), array("q"), {}
+    for lineno, rec in records:
+        spec = parser.chip
+        eng = spec.engine(rec.engine)
+        body = codec_for(eng.cls(rec.cls)).pack(rec.fields)
+        if PAD in rec.header:
+            special[len(offsets)] = rec
+        offsets.append(len(buf))
+        lines.append(lineno)
+        buf += encode_header(spec, eng, len(body), rec.header)
+        buf += body
+    return Listing(parser.chip, CmdbufRecords(parser.chip, bytes(buf), offsets, special), "text", name, lines)
 
 
 def engine_name(chip, engine):
