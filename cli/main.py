@@ -31,13 +31,13 @@ def fail(message, code=EXIT_BAD_INPUT):
     sys.exit(code)
 
 
-def _message(e):
-    """One line for an OSError: '<file>: <reason>'."""
+def _message(e, debug=False):
+    """The one line of a failure: a BmkError's message, '<file>: <reason>' for an OSError."""
     if isinstance(e, BmkError):
         return str(e)
     if isinstance(e, OSError):
         return f"{e.filename or ''}: {e.strerror or e}" if getattr(e, "filename", None) else str(e)
-    return f"internal error: {type(e).__name__}: {e} (run with --debug for a traceback)"
+    return f"internal error: {type(e).__name__}: {e}" + ("" if debug else " (run with --debug for a traceback)")
 
 
 def guarded(fn):
@@ -92,7 +92,7 @@ class _Guard:
             elif isinstance(e, (click.Abort, KeyboardInterrupt, EOFError)):
                 message = "interrupted"
             elif isinstance(e, Exception):
-                message = _message(e)
+                message = _message(e, debug)
             else:
                 raise
             message = " ".join(str(message).split())
@@ -225,7 +225,7 @@ def asm(file, output, chip, raw):
         _write(path, frame_stream(parser.chip.engine(engine).stream, bodies.get(engine, []), pads.get(engine)))
 
 
-def _read_text(path, name, size=1 << 20):
+def _read_text(path, name, size=1 << 18):
     """The UTF-8 text of a file ('-': stdin) in str chunks; not UTF-8: one line, exit 2."""
     import codecs
     decoder = codecs.getincrementaldecoder("utf-8")()

@@ -521,7 +521,7 @@ class _Parser:
         value = self._values.get(key)
         if value is None:
             value = self._read_value(lineno, col, field, text, prefix)
-            if len(self._values) >= 1 << 16:       # bounded: addresses rarely repeat
+            if len(self._values) >= 4096:          # bounded: addresses rarely repeat
                 self._values.clear()
             self._values[key] = value
         return value

@@ -144,7 +144,7 @@ def load_path(path, chip=None, name=None):
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")     # no text has these (whitespace aside)
 
 
-def _chunks(path, size=1 << 20):
+def _chunks(path, size=1 << 18):
     """A UTF-8 file's text in str chunks."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     with open(path, "rb") as f:
