@@ -11,6 +11,7 @@ run with PYTHONPATH pointing at it (and its folders mapped to the bmk packages).
 Run by hand: python bench/text.py [--sizes 100000,1000000] [--base SHA] [--tools disasm,asm,diff,diff-sync]
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -122,9 +123,9 @@ c()
 
 
 def run_tool(tree, tool, d, timeout):
-    """(wall seconds, peak RSS bytes, exit code) of one tool run in a subprocess."""
+    """(wall seconds, peak RSS bytes, exit code, CPU seconds) of one tool run in a subprocess."""
     args = TOOLS[tool](d)
-    code = BOOT.format(entry=ENTRY[tool])
+    code = BOOT.replace("{entry}", ENTRY[tool])
     env = dict(os.environ, PYTHONPATH=tree)
     start = time.perf_counter()
     p = subprocess.Popen([sys.executable, "-c", code, tree] + args[1:], env=env, cwd="/tmp",
@@ -137,14 +138,14 @@ def run_tool(tree, tool, d, timeout):
         if time.perf_counter() > deadline:
             p.kill()
             os.wait4(p.pid, 0)
-            return None, None, "timeout"
+            return None, None, "timeout", None
         time.sleep(0.05)
     wall = time.perf_counter() - start
     err = p.stderr.read().decode(errors="replace").strip()
     rc = os.waitstatus_to_exitcode(status)
     if rc not in (0, 1):
         print(f"  {tool} in {tree}: exit {rc}: {err[-300:]}", file=sys.stderr)
-    return wall, ru.ru_maxrss * 1024, rc
+    return wall, ru.ru_maxrss * 1024, rc, ru.ru_utime + ru.ru_stime
 
 
 def base_tree(sha):
@@ -168,7 +169,11 @@ def main():
     ap.add_argument("--tools", default="disasm,asm,diff,diff-sync")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--no-base", action="store_true", help="measure this checkout only")
+    ap.add_argument("--make-inputs", metavar="DIR", help=argparse.SUPPRESS)
     opts = ap.parse_args()
+    if opts.make_inputs:
+        print(json.dumps(make_inputs(sorted(int(s) for s in opts.sizes.split(",")), opts.make_inputs)))
+        return
     sizes = sorted(int(s) for s in opts.sizes.split(","))
     tools = opts.tools.split(",")
     sha = opts.base
@@ -180,7 +185,10 @@ def main():
         trees.append(("base", base_tree(sha)))
     with tempfile.TemporaryDirectory(prefix="bench-text-") as work:
         t = time.perf_counter()
-        files = make_inputs(sizes, work)
+        # built in a child process: a forked tool would otherwise count this process's memory as its own
+        out = subprocess.run([sys.executable, __file__, "--make-inputs", work, "--sizes", opts.sizes],
+                             check=True, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=HERE))
+        files = {int(k): v for k, v in json.loads(out.stdout).items()}
         print(f"inputs built in {time.perf_counter() - t:.1f} s; base commit {sha}", flush=True)
         rows = []
         for n in sizes:
@@ -189,15 +197,16 @@ def main():
                 res = {}
                 for label, tree in trees:
                     if label == "base" and tool == "diff-sync" and n > BASE_SYNC_LIMIT:
-                        res[label] = (None, None, "skipped")
+                        res[label] = (None, None, "skipped", None)
                         continue
                     res[label] = run_tool(tree, tool, d, opts.timeout)
                 rows.append((n, d["count"], tool, res))
-                now, base = res["now"], res.get("base", (None, None, None))
-                ratio = (f"{base[0] / now[0]:.1f}x faster, {base[1] / now[1]:.1f}x less memory"
-                         if base[0] and now[0] else "")
-                print(f"{d['count']:>8} {tool:<9} now {fmt(now[0], 's'):>8} {fmt(now[1], 'b'):>9} (exit {now[2]})"
-                      f"   base {fmt(base[0], 's'):>8} {fmt(base[1], 'b'):>9} ({base[2]})   {ratio}", flush=True)
+                now, base = res["now"], res.get("base", (None, None, None, None))
+                ratio = (f"{base[0] / now[0]:.1f}x faster ({base[3] / now[3]:.1f}x CPU), "
+                         f"{base[1] / now[1]:.1f}x less memory" if base[0] and now[0] else "")
+                print(f"{d['count']:>8} {tool:<9} now {fmt(now[0], 's'):>8} (CPU {fmt(now[3], 's')}) "
+                      f"{fmt(now[1], 'b'):>9} [exit {now[2]}]   base {fmt(base[0], 's'):>8} "
+                      f"(CPU {fmt(base[3], 's')}) {fmt(base[1], 'b'):>9} [{base[2]}]   {ratio}", flush=True)
         if len(sizes) > 1:
             small, big = sizes[0], sizes[-1]
             for tool in tools:
@@ -205,7 +214,8 @@ def main():
                     ts = {n: r[label] for n, c, tl, r in rows if tl == tool}
                     if ts[small][0] and ts[big][0]:
                         print(f"scaling {tool} {label}: {big // small}x instructions -> "
-                              f"{ts[big][0] / ts[small][0]:.1f}x time, {ts[big][1] / ts[small][1]:.1f}x memory")
+                              f"{ts[big][0] / ts[small][0]:.1f}x time ({ts[big][3] / ts[small][3]:.1f}x CPU), "
+                              f"{ts[big][1] / ts[small][1]:.1f}x memory")
     if not opts.no_base:
         subprocess.run(["git", "-C", HERE, "worktree", "remove", "--force", BASE_DIR], check=False)
 

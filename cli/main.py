@@ -10,8 +10,7 @@ import sys
 
 import click
 
-from bmk.encoders.codec import codec_for
-from bmk.encoders.framing import PAD, encode_header, frame_stream
+from bmk.encoders.framing import PAD, frame_stream
 from bmk.errors import BmkError
 
 EXIT_BAD_INPUT = 2
@@ -208,11 +207,11 @@ def asm(file, output, chip, raw):
     name = "<stdin>" if file == "-" else file
     parser, records = asmtext.iter_parse(asmtext.text_lines(_read_text(file, name)), loading.resolve_chip(chip), name)
     # Encoded as parsed: a long text never becomes a list of Records (issue 13.4).
-    buf, bodies, pads = bytearray(), {}, {}
+    buf, bodies, pads, frame = bytearray(), {}, {}, None
     for _, rec in records:
-        c = parser.chip.engine(rec.engine).cls(rec.cls)
-        body = codec_for(c).pack(rec.fields)
-        buf += encode_header(parser.chip, parser.chip.engine(rec.engine), len(body), rec.header)
+        frame = frame or loading.Framer(parser.chip)
+        head, body = frame(rec)
+        buf += head
         buf += body
         if raw:
             bodies.setdefault(rec.engine, []).append(body)

@@ -21,8 +21,7 @@ import sys
 
 import attrs
 
-from bmk.encoders.framing import (PAD, Record, class_of, encode_cmdbuf, encode_stream, encode_streams,
-                                  make_record)
+from bmk.encoders.framing import PAD, Record, class_of, encode_cmdbuf, encode_stream, encode_streams
 from bmk.errors import BmkError
 from bmk.isa import load_chip
 
@@ -307,6 +306,7 @@ class _Parser:
         self.mode = "changed"
         self._bases, self._aliases, self._engines = {}, {}, {}
         self._values = {}         # (field, text, prefix) -> value: most values repeat in a long text
+        self._tokens = {}         # {id(class): {token: (name, field, value)}}: so do whole tokens
 
     def error(self, line, col, message):
         raise AsmError(self.filename, line, col, message)
@@ -440,7 +440,20 @@ class _Parser:
         header, given = {}, {}
         aliases = self._aliases[eng.name]
         hdr = self.chip.header
+        known = self._tokens.get(id(fmt))
+        if known is None or len(known) >= 1024:       # bounded: addresses rarely repeat
+            known = self._tokens[id(fmt)] = {}
         for tcol, tok in toks[1:]:
+            hit = known.get(tok)
+            if hit is not None:             # a field token seen before on this class: its field and value
+                name, fname, value = hit
+                if fname in given:
+                    first, fcol = given[fname]
+                    same = f"field {name!r} given twice" if first == name else f"{first} and {name} name the same field"
+                    self.error(lineno, tcol, f"{same} (first at column {fcol})")
+                given[fname] = (name, tcol)
+                fields[fname] = value
+                continue
             name, eq, text = tok.partition("=")
             if not eq or not name:
                 self.error(lineno, tcol, f"expected NAME=VALUE, not {_shown(tok)}")
@@ -478,6 +491,7 @@ class _Parser:
                 self.error(lineno, tcol, f"{same} (first at column {fcol})")
             given[fname] = (name, tcol)
             fields[fname] = self._value(lineno, vcol, fmt.by_name[fname], text)
+            known[tok] = (name, fname, fields[fname])
         try:
             picked = class_of(self.chip, eng.name, fields)
         except BmkError:
@@ -487,8 +501,8 @@ class _Parser:
             what = f"class {picked.name}" if picked is not None else "no class"
             self.error(lineno, col, f"the selector fields ({sel}) pick {what}, not {fmt.name} "
                        f"which has {eng.name}.{kind}")
+        got = _printer(self.chip).instruction(fmt, fields)
         if ins is not None:
-            got = fmt.instruction_of(fields)
             if got is None or got.name != kind:
                 what = f"{eng.name}.{got.name}" if got else f"{eng.name}.raw"
                 self.error(lineno, col, f"the fields make this a {what}, not {eng.name}.{kind} "
@@ -506,7 +520,7 @@ class _Parser:
                 self.error(lineno, given["hdr.len"][1], f"hdr.len=0 means the length is in hdr.mask, "
                            f"so expected hdr.mask={hex(nbytes)}")
         header = {k: v for k, v in header.items() if v or k in ("len", PAD)}
-        return make_record(self.chip, eng.name, fmt, fields, None, offset, header)
+        return Record(eng.name, fmt.name, got.name if got else None, fields, None, offset, header)
 
     def _sync_aliases(self, eng):
         """'id' and 'wait.<engine>' (also 'wait.<alias>') -> the sync-id field names."""
@@ -521,7 +535,7 @@ class _Parser:
         value = self._values.get(key)
         if value is None:
             value = self._read_value(lineno, col, field, text, prefix)
-            if len(self._values) >= 4096:          # bounded: addresses rarely repeat
+            if len(self._values) >= 1024:          # bounded: addresses rarely repeat
                 self._values.clear()
             self._values[key] = value
         return value

@@ -173,20 +173,41 @@ def _file_is_text(path, chip):
         return False
 
 
+class Framer:
+    """Record -> (cmd_hdr_t bytes, command bytes), as framing.encode_record frames it, for long
+    texts: values packed in the codec's order (no dict walk), the usual headers made once."""
+
+    def __init__(self, chip):
+        self.chip, self._headers = chip, {}
+
+    def __call__(self, rec):
+        eng = self.chip.engine(rec.engine)
+        codec = codec_for(eng.cls(rec.cls))
+        fields = rec.fields
+        body = codec.pack_values([fields.get(n, d) for n, d in zip(codec.names, codec.defaults)])
+        if rec.header:
+            return encode_header(self.chip, eng, len(body), rec.header), body
+        key = (eng.name, len(body))
+        head = self._headers.get(key)
+        if head is None:
+            head = self._headers[key] = encode_header(self.chip, eng, len(body))
+        return head, body
+
+
 def load_text(chunks, chip=None, name="<input>"):
     """Assembly text, as str chunks -> Listing, parsed line by line (asm.iter_parse) and kept as
     cmd_hdr_t bytes plus 16 bytes a record (issue 13.4); errors as asm.parse raises them."""
     parser, records = asm.iter_parse(asm.text_lines(chunks), resolve_chip(chip), name)
     buf, offsets, lines, special = bytearray(), array("q"), array("q"), {}
+    frame = None
     for lineno, rec in records:
-        spec = parser.chip
-        eng = spec.engine(rec.engine)
-        body = codec_for(eng.cls(rec.cls)).pack(rec.fields)
+        frame = frame or Framer(parser.chip)
+        head, body = frame(rec)
         if PAD in rec.header:
             special[len(offsets)] = rec
         offsets.append(len(buf))
         lines.append(lineno)
-        buf += encode_header(spec, eng, len(body), rec.header)
+        buf += head
         buf += body
     return Listing(parser.chip, CmdbufRecords(parser.chip, bytes(buf), offsets, special), "text", name, lines)
 
