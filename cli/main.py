@@ -14,6 +14,7 @@ from bmk.encoders.framing import PAD, frame_stream
 from bmk.errors import BmkError
 
 EXIT_BAD_INPUT = 2
+EXIT_PIPE = 141      # stdout closed early (`| head`): what a shell reports for SIGPIPE
 FIELDS_HELP = ("which fields to print: changed = those that differ from the reset default "
                "(default), nonzero = every non-zero field, all = every field")
 
@@ -46,8 +47,11 @@ def guarded(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
+        except BrokenPipeError:       # before click's own handling, which would exit 1 ("different")
+            _quiet_stdout()
+            sys.exit(EXIT_PIPE)
         except (BmkError, OSError) as e:
-            if _debugging() or (isinstance(e, BrokenPipeError)):
+            if _debugging():
                 raise
             fail(_message(e))
     return wrapper
@@ -81,7 +85,7 @@ class _Guard:
             raise
         except BrokenPipeError:
             _quiet_stdout()
-            sys.exit(141)
+            sys.exit(EXIT_PIPE)
         except BaseException as e:       # noqa: BLE001 -- the one place every failure is turned into a line
             if debug:
                 import traceback
@@ -142,12 +146,13 @@ def _read(path):
 
 
 def _write(path, data):
+    binary = isinstance(data, (bytes, bytearray))
     if path == "-":
-        out = sys.stdout.buffer if isinstance(data, bytes) else sys.stdout
+        out = sys.stdout.buffer if binary else sys.stdout
         out.write(data)
         out.flush()
         return
-    mode = "wb" if isinstance(data, bytes) else "w"
+    mode = "wb" if binary else "w"
     with open(path, mode) as f:
         f.write(data)
 
@@ -218,7 +223,7 @@ def asm(file, output, chip, raw):
             pads[rec.engine] = rec.header.get(PAD)
     outputs = [(loading.engine_name(parser.chip, engine), path) for engine, path in raw]
     if output:
-        _write(output, bytes(buf))
+        _write(output, buf)
     del buf
     for engine, path in outputs:
         _write(path, frame_stream(parser.chip.engine(engine).stream, bodies.get(engine, []), pads.get(engine)))

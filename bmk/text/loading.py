@@ -25,7 +25,7 @@ class Listing:
     """Instructions read from one input, with where each came from."""
 
     chip: object
-    records: tuple
+    records: "Sequence[Record]"        # a tuple, or a CmdbufRecords (binary, text) decoded on access
     source: str                        # "binary", "text" or "raw"
     name: str = "<input>"
     lines: tuple = ()                  # text: source line per record

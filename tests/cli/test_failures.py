@@ -100,3 +100,16 @@ def test_console_scripts_long_literal(tmp_path):
         assert res.returncode == 2, res.stderr
         err = res.stderr.decode()
         assert err.count("\n") == 1 and err.startswith(f"{argv[0]}: ") and "Traceback" not in err
+
+
+def test_closed_stdout_is_quiet_and_not_exit_1(tmp_path):
+    """`bmk-disasm big.cmdbuf | head -1`: no message, and the shell's SIGPIPE status 141, never 1
+    (bmk-diff's "different"; click's own EPIPE handling exits 1)."""
+    (tmp_path / "big.cmdbuf").write_bytes(BUF * 5000)
+    exe = shutil.which("bmk-disasm")
+    assert exe is not None, "bmk-disasm is not installed (pip install -e .)"
+    p = subprocess.Popen([exe, str(tmp_path / "big.cmdbuf")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout.readline() == b".chip bm1880\n"
+    p.stdout.close()
+    assert p.wait(timeout=120) == 141
+    assert p.stderr.read() == b""
