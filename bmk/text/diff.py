@@ -11,7 +11,8 @@ small (len(a) * len(b) <= SMALL); on longer ones, time and memory stay linear (i
 13.4): equal runs are walked; at a difference, the nearest point where both sides agree again
 for RUN instructions (`_resync`, searched within WINDOW instructions) closes a differing
 window, which SequenceMatcher aligns when it is small; a window with no such point within
-WINDOW is handed on whole, as a replaced block, and aligned again (by kind) the same way.
+WINDOW is handed on as a replaced block, up to its last pair of equal kinds (so that the next
+window continues that alignment), and aligned again (by kind) the same way.
 Keys are 64-bit hashes of an instruction's bytes (ignored fields cleared), not the records:
 a listing is decoded lazily, one record at a time.
 """
@@ -293,9 +294,13 @@ def _resync(ka, kb, i, j):
     return best
 
 
-def opcodes(ka, kb):
+def opcodes(ka, kb, cut=None):
     """SequenceMatcher-style opcodes (tag, i1, i2, j1, j2) aligning two key sequences; see the
-    module docstring. Consecutive opcodes may share a tag."""
+    module docstring. Consecutive opcodes may share a tag.
+
+    `cut(i1, i2, j1, j2) -> (i, j)`: where a window with no point of agreement should end, so
+    that the next one starts on the same alignment (diff_listings: after the last pair of equal
+    kinds); default: the whole window."""
     n, m = len(ka), len(kb)
     if n * m <= SMALL:
         yield from difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes()
@@ -315,9 +320,16 @@ def opcodes(ka, kb):
                 yield "insert", i, i, j, m
             return
         step = _resync(ka, kb, i, j)
-        di, dj = step if step is not None else (min(WINDOW, n - i), min(WINDOW, m - j))
-        yield from _window(ka, kb, i, i + di, j, j + dj)
-        i, j = i + di, j + dj
+        if step is not None:
+            i2, j2 = i + step[0], j + step[1]
+        else:
+            i2, j2 = i + min(WINDOW, n - i), j + min(WINDOW, m - j)
+            if cut is not None:
+                ie, je = cut(i, i2, j, j2)
+                if ie > i or je > j:
+                    i2, j2 = ie, je
+        yield from _window(ka, kb, i, i2, j, j2)
+        i, j = i2, j2
 
 
 def _window(ka, kb, i1, i2, j1, j2):
@@ -348,14 +360,28 @@ def diff_listings(a, b, ignore=()):
         ia.append(-1 if i is None else i)
         ib.append(-1 if j is None else j)
 
+    cache = {}
+
     def kinds(listing, lo, hi):
+        """(engine, class, kind) of records lo..hi; the last window's are kept for `cut`."""
+        start, known = cache.get(id(listing), (0, ()))
+        if start <= lo and hi <= start + len(known):
+            return known[lo - start:hi - start]
         out = []
         for k in range(lo, hi):
             r = _classed(chip, listing.records[k])
             out.append((r.engine, r.cls, kind_of(chip, r)))
+        cache[id(listing)] = (lo, out)
         return out
 
-    for tag, i1, i2, j1, j2 in opcodes(ka, kb):
+    def cut(i1, i2, j1, j2):
+        end = (i1, j1)
+        for t2, x1, x2, y1, y2 in opcodes(kinds(a, i1, i2), kinds(b, j1, j2)):
+            if t2 == "equal":
+                end = (i1 + x2, j1 + y2)
+        return end
+
+    for tag, i1, i2, j1, j2 in opcodes(ka, kb, cut):
         if tag == "equal":
             equal += i2 - i1
             continue
