@@ -168,3 +168,14 @@ def monkeypatch_module():
     mp.setattr(diffing, "NEAR", 3)
     yield mp
     mp.undo()
+
+
+def test_shifted_sync_ids_stay_one_insertion_across_windows(monkeypatch):
+    """Without --ignore, one load more shifts every later sync id: no window finds a point of
+    agreement, and each must continue the last one's alignment (not one insert/delete pair each)."""
+    monkeypatch.setattr(diffing, "WINDOW", 64)
+    n = 4000
+    a, b = loading.load(loop_kernel(n)), loading.load(loop_kernel(n, extra_at=10))
+    d = diffing.diff_listings(a, b)
+    assert d.counts() == {"changed": n - 43, "inserted": 1, "deleted": 0, "equal": 43}
+    assert [e.b_index for e in d.entries if e.op == "inserted"] == [43]
