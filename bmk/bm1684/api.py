@@ -1,0 +1,56 @@
+"""The bm1684 op table: one row per OKKernel function of seeds 003/004, by the seed's groups.
+
+A row names the function (C name without `okk_`), its op record (params.py, one class per C
+signature), its checks and lowering (checks/<group>.py, lowering/<group>.py, functions named
+after the API function), the seed section ("003 <group>"), one docstring line, and the
+instruction kinds (specs/bm1684/*.toml) its lowering may emit. Every OKKernel function
+takes plain C arguments: the methods are POSITIONAL (keywords allowed, named as in C).
+The Common and Utils functions that emit nothing are Context methods (context.py) or module
+functions (layout.py).
+"""
+from bmk.bm1684 import params as r
+from bmk.bm1684.checks import memory as ck_memory
+from bmk.bm1684.lowering import memory as lo_memory
+from bmk.program import POSITIONAL, OpRow
+
+
+def op(name, record, check, lower, group, doc="", *, kinds=(), aliases=()):
+    return OpRow(name, record, check, lower, f"okk_{name}", f"003 {group}", doc, POSITIONAL, tuple(kinds),
+                 tuple(aliases))
+
+
+# -- GDMA Functions ----------------------------------------------------------------------------
+GDMA = (
+)
+
+
+# -- Memory Functions --------------------------------------------------------------------------
+MEMORY = (
+    op("bdc_32bit_cpy", r.Copy, ck_memory.bdc_32bit_cpy, lo_memory.bdc_32bit_cpy, "Memory Functions",
+       "dst = src, 32-bit elements.", kinds=["tiu.arith.copy"]),
+    op("bdc_32bit_set_C", r.SetC, ck_memory.bdc_32bit_set_C, lo_memory.bdc_32bit_set_C, "Memory Functions",
+       "dst = C, 32-bit elements.", kinds=["tiu.arith.copy"]),
+)
+
+
+# -- Data Type Converting Functions ------------------------------------------------------------
+CONVERTING = (
+)
+
+
+# -- FP32 Binary, 32-Bit Binary, Fixed Point Binary and Unary Functions ---------------------------
+BINARY = (
+)
+
+
+# -- FP32 Unary Functions ----------------------------------------------------------------------
+UNARY = (
+)
+
+
+# -- FP32 Neural Network Functions -------------------------------------------------------------
+NEURAL_NETWORK = (
+)
+
+
+OPS = GDMA + MEMORY + CONVERTING + BINARY + UNARY + NEURAL_NETWORK
