@@ -10,7 +10,9 @@ functions (layout.py).
 """
 from bmk.bm1684 import params as r
 from bmk.bm1684.checks import memory as ck_memory
+from bmk.bm1684.checks import neural_network as ck_nn
 from bmk.bm1684.lowering import memory as lo_memory
+from bmk.bm1684.lowering import neural_network as lo_nn
 from bmk.program import POSITIONAL, OpRow
 
 
@@ -49,7 +51,28 @@ UNARY = (
 
 
 # -- FP32 Neural Network Functions -------------------------------------------------------------
+def _nn(name, record, doc, kinds):
+    return op(name, record, getattr(ck_nn, name), getattr(lo_nn, name), "FP32 Neural Network Functions", doc,
+              kinds=kinds)
+
+
 NEURAL_NETWORK = (
+    _nn("bdc_relu", r.Copy, "dst = max(src, 0), fp32.", ["tiu.arith.max"]),
+    _nn("bdc_bias", r.Bias, "dst = src + bias(0, c, 0, 0), fp32.", ["tiu.mdlinear.mac"]),
+    _nn("bdc_scale", r.Scale, "dst = src * scale(0, c, 0, 0), fp32.", ["tiu.mdlinear.mac"]),
+    _nn("bdc_scale_bias", r.ScaleBias, "dst = src * scale(0, c, 0, 0) + bias(0, c, 0, 0), fp32.",
+        ["tiu.mdlinear.mac"]),
+    _nn("bdc_conv2d", r.Conv2d, "2D convolution (2IC weight), optional bias and result accumulation, fp32.",
+        ["tiu.conv"]),
+    _nn("bdc_depthwise2d", r.Depthwise2d, "2D depthwise convolution, optional bias, fp32.",
+        ["tiu.pord.depthwise"]),
+    _nn("bdc_avg_pool2d", r.Pool2d, "2D average pooling (sum / (kernel_h * kernel_w)), fp32.",
+        ["tiu.pord.avgpooling"]),
+    _nn("bdc_avg_pool2d_v2", r.Pool2dScale, "2D average pooling with a custom scale (sum * scale), fp32.",
+        ["tiu.pord.avgpooling"]),
+    _nn("bdc_max_pool2d", r.Pool2d, "2D max pooling, fp32.", ["tiu.pord.maxpooling"]),
+    _nn("bdc_matmul", r.Matmul, "output = left x right (+ bias) (+ output), matrix layout, fp32.",
+        ["tiu.mm.mul", "tiu.mm.mac"]),
 )
 
 
