@@ -16,10 +16,13 @@ the profiler's clocks are 550 MHz BDC and 575 MHz GDMA):
 """
 from bmk.errors import SimulationError
 from bmk.layout import ceil_div
-from bmk.sim.bm1684 import memory
+from bmk.sim.bm1684 import gdma, memory
 from bmk.sim.semantics import Semantics
 
-FAMILIES = (memory,)
+FAMILIES = (
+    memory,
+    gdma,
+)
 
 TIU_STARTUP = 16
 GDMA_STARTUP = 64
