@@ -35,6 +35,18 @@ class SetC:
     dst_stride: object = None
 
 
+# -- GDMA Functions (seed 003 "GDMA Functions"; the copies and set_C use Copy and SetC) ------
+@_record
+class Matrix:
+    """(dst_addr, src_addr, rows, cols, cols_per_channel, row_stride): okk_gdma_32bit_matrix_*."""
+    dst_addr: object
+    src_addr: object
+    rows: object
+    cols: object
+    cols_per_channel: object
+    row_stride: object
+
+
 # -- FP32 Neural Network functions (seed 003 "FP32 Neural Network Functions") ------------------
 # okk_bdc_relu has the signature of okk_bdc_32bit_cpy: its row uses `Copy`.
 @_record

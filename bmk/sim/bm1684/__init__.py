@@ -17,12 +17,13 @@ the profiler's clocks are 550 MHz BDC and 575 MHz GDMA):
 """
 from bmk.errors import SimulationError
 from bmk.layout import ceil_div
-from bmk.sim.bm1684 import memory
+from bmk.sim.bm1684 import gdma, memory
 from bmk.sim.bm1684 import nn
 from bmk.sim.semantics import Semantics
 
 FAMILIES = (
     memory,
+    gdma,
     nn,
 )
 
