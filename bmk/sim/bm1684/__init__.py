@@ -5,6 +5,7 @@
 OKKernel seed groups, each exporting `KINDS = {(engine, kind): fn(m, fields)}`:
   memory.py   arith.copy                      (okk_bdc_32bit_cpy, okk_bdc_32bit_set_C)
   gdma.py     dma.tensor, dma.constant, ...   (okk_gdma_*)
+  arith.py    arith.* (but copy), mdscalar.*  (FP32 / 32-bit / fixed-point binary functions)
 Operands and layouts: common.py. No kind is defined twice (checked at import).
 
 Cost model (cycles; made up but monotone in the work, documented so results are comparable;
@@ -16,10 +17,13 @@ the profiler's clocks are 550 MHz BDC and 575 MHz GDMA):
 """
 from bmk.errors import SimulationError
 from bmk.layout import ceil_div
-from bmk.sim.bm1684 import memory
+from bmk.sim.bm1684 import arith, memory
 from bmk.sim.semantics import Semantics
 
-FAMILIES = (memory,)
+FAMILIES = (
+    memory,
+    arith,
+)
 
 TIU_STARTUP = 16
 GDMA_STARTUP = 64
