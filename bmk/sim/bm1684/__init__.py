@@ -5,6 +5,7 @@
 OKKernel seed groups, each exporting `KINDS = {(engine, kind): fn(m, fields)}`:
   memory.py   arith.copy                      (okk_bdc_32bit_cpy, okk_bdc_32bit_set_C)
   gdma.py     dma.tensor, dma.constant, ...   (okk_gdma_*)
+  arith.py    arith.* (but copy), mdscalar.*  (FP32 / 32-bit / fixed-point binary functions)
   nn.py       conv, pord.*, mm.*, mdlinear.mac (FP32 Neural Network Functions)
 Operands and layouts: common.py. No kind is defined twice (checked at import).
 
@@ -17,13 +18,14 @@ the profiler's clocks are 550 MHz BDC and 575 MHz GDMA):
 """
 from bmk.errors import SimulationError
 from bmk.layout import ceil_div
-from bmk.sim.bm1684 import gdma, memory
+from bmk.sim.bm1684 import arith, gdma, memory
 from bmk.sim.bm1684 import nn
 from bmk.sim.semantics import Semantics
 
 FAMILIES = (
     memory,
     gdma,
+    arith,
     nn,
 )
 
