@@ -41,6 +41,29 @@ def put_compact(sim, addr, values):
     put(sim, addr, values, compact(addr, values.shape))
 
 
+# -- relu ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("start_npu, strided", [(0, False), (37, False), (63, True)])
+def test_relu(start_npu, strided):
+    """dst = src if src > 0 else 0 (zeros compare equal whatever their sign). The lowering is the
+    facts' arith.max with the constant 0; NaN is not in the data: that max propagates NaN where
+    the seed's formula would give 0 (bmk/sim/bm1684/arith.py)."""
+    shape = (5, 70, 3, 4)
+    src, dst = npu_addr(start_npu, 0), npu_addr(start_npu, 65536)
+    src_stride = (400, 100, 5, 1) if strided else None
+    dst_stride = (300, 80, 4, 1) if strided else None
+    x = _data(shape, False)
+    x[0, 0, 0] = (0.0, -0.0, np.inf, -np.inf)
+    x[1, 69, 2] = (F32_MAX_NEG, -F32_MAX_NEG, np.float32(1e-45), np.float32(-1e-45))
+    ctx = bm1684.Context()
+    ctx.bdc_relu(dst, src, shape, dst_stride, src_stride)
+    rec, = bmk.decode("bm1684", ctx.acquire_streams())
+    assert (rec.kind, rec.fields["opt_opd1_const"], rec.fields["opd1_addr"]) == ("arith.max", 1, 0)
+    sim = bmk.Simulator("bm1684")
+    put(sim, src, x, src_stride)
+    got = get(run(ctx, sim), dst, shape, dst_stride)
+    assert np.array_equal(got, np.where(x > 0, x, np.float32(0)))
+
+
 # -- per-channel element-wise functions ----------------------------------------------------------
 @pytest.mark.parametrize("name", ["bdc_bias", "bdc_scale", "bdc_scale_bias"])
 @pytest.mark.parametrize("start_npu, strided", [(0, False), (37, False), (5, True)])
