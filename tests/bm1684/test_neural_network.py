@@ -145,18 +145,20 @@ def _conv_case(case, ints, seed_result=None):
     out_addr, in_addr = npu_addr(npu, 0), npu_addr((npu + 9) % 64, 65536)
     w_addr, b_addr = npu_addr(npu, 200000), npu_addr(npu, 300000)
     icp = -(-shape[1] // 2)
+    input_stride = None
     if kstride == "vendor":                          # the yolov5s layout: pairs innermost
         kstride = bm1684.dim4(1, kh * kw * icp, kw * icp, icp)
+        input_stride = bm1684.dim4(300, 300, shape[3] + 2, 1)      # and a free input layout
     pair_stride = kstride or geometry.conv_weight_stride(w_addr, shape[1], oc, kh, kw)
     x, w = _data(shape, ints), _data((shape[1], oc, kh, kw), ints)
     b = _data((oc,), ints) if use_bias else None
     oh, ow = geometry.output_hw(shape[2], shape[3], kh, kw, pad, stride, dil)
     old = _data((shape[0], oc, oh, ow), ints)
     ctx = bm1684.Context()
-    ctx.bdc_conv2d(out_addr, in_addr, w_addr, b_addr if use_bias else None, shape, oc, kh, kw, None, kstride,
+    ctx.bdc_conv2d(out_addr, in_addr, w_addr, b_addr if use_bias else None, shape, oc, kh, kw, input_stride, kstride,
                    use_bias, result_add, None if pad == geometry.NO_PADDING else pad, stride, dil)
     sim = bmk.Simulator("bm1684")
-    put(sim, in_addr, x)
+    put(sim, in_addr, x, input_stride)
     put_conv_weight(sim, w_addr, w, pair_stride)
     if use_bias:
         put_compact(sim, b_addr, b.reshape(1, oc, 1, 1))
@@ -554,7 +556,8 @@ MM = dict(output_addr=0, left_addr=A, right_addr=2 * A, bias_addr=3 * A, left_ro
      r"ceil\(left_cols / left_cols_per_channel\) must be at most 4095, not 4096"),
     (dict(right_cols=4097, right_cols_per_channel=1), r"ceil\(right_cols / right_cols_per_channel\) must be at most"),
     (dict(using_bias=None), "using_bias must be a bool"),
-    (dict(left_rows=2000, left_cols=4095 * 128, left_cols_per_channel=128), "left_addr must be the address of a tensor"),
+    (dict(left_rows=2000, left_cols=4095 * 128, left_cols_per_channel=128),
+     "left_addr must be the address of a tensor"),
 ])
 def test_matmul_remarks(change, match):
     ctx = bm1684.Context()
