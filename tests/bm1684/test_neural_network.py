@@ -572,3 +572,30 @@ def test_numpy_integers_and_named_tuples():
     other = bm1684.Context()
     other.bdc_conv2d(0, A, 2 * A, 3 * A, (1, 3, 8, 8), 4, 3, 3, None, None, True, False, (1, 1, 1, 1), None, None)
     assert ctx.acquire_cmdbuf() == other.acquire_cmdbuf()
+
+
+# -- the simulator on commands no API call emits ------------------------------------------------
+@pytest.mark.parametrize("kind, fields, match", [
+    ("conv", dict(res0_n=65535, res0_c=4095, res0_h=65535, res0_w=65535, short_res0_str=3, res0_n_str=0,
+                  res0_c_str=0, res0_h_str=0, res0_w_str=0), "res0 must have at most 8388608 elements"),
+    ("conv", dict(opd0_c=4095, opd1_h=500, opd1_w=600, opd0_h=600, opd0_w=700),
+     "at most 1048576 passes over its output"),
+    ("pord.maxpooling", dict(res0_c=64, res0_h=256, res0_w=256, opd0_h=300, opd0_w=300, opd1_h=25, opd1_w=40,
+                             short_res0_str=3, res0_n_str=0, res0_c_str=0, res0_h_str=0, res0_w_str=0,
+                             short_opd0_str=3, opd0_n_str=0, opd0_c_str=0, opd0_h_str=0, opd0_w_str=0),
+     "at most 2147483648 multiply-adds"),
+    ("mm.mul", dict(opd0_c=4095, opd0_w=65535, opd0_h=65535), "at most 1048576 passes"),
+    ("pord.avgpooling", dict(opt_opd1_const=1, opd0_h=3, opd0_w=3, opd1_h=2, opd1_w=2, res0_h=9, res0_w=2,
+                             res0_addr=0x08000000, opd0_addr=0x08001000),
+     "res0_h = 9 needs a padded input of at least 10 along h"),
+    ("conv", dict(opt_opd0_prec=0), "opt_opd0_prec must be fp32"),
+    ("mm.mul", dict(opt_opd0_const=1), "opt_opd0_const must be 0 here"),
+    ("pord.maxpooling", dict(opd1_h=0, res0_addr=0x08000000, opd0_addr=0x08001000), "opd1_h and opd1_w"),
+])
+def test_simulator_refuses_what_it_cannot_do(kind, fields, match):
+    """Hand-made commands: bounded work (free layouts with zero strides make huge shapes cheap to
+    describe), windows that do not fit, non-fp32 operands: SimulationError, quickly."""
+    from bmk.bm1684.lowering import common as lo
+    rec = bmk.encoders.Record("tiu", None, kind, {**lo.kind(kind), **fields})
+    with pytest.raises(bmk.SimulationError, match=match):
+        bmk.Simulator("bm1684").run(bmk.decode("bm1684", {"tiu": bmk.encode("bm1684", [rec], raw=True)["tiu"]}))

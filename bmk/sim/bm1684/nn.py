@@ -33,12 +33,35 @@ import numpy as np
 
 from bmk import dtypes
 from bmk import layout as chip_layout
+from bmk.bm1684 import layout
 from bmk.bm1684.geometry import PAIR_BYTES
 from bmk.errors import SimulationError
 from bmk.sim.bm1684 import common as c
 
 FP32 = dtypes.FP32
 MAX_POOL_PAD = np.uint32(0xFF7FFFFF).view(np.float32)
+# Bounds on the work of one command, so that no decoded command (free layouts may have zero
+# strides and huge shapes) makes the simulator use unbounded memory or time: an array holds at
+# most what the whole local memory holds in fp32, and a command does at most 2^31 multiply-adds
+# in at most 2^20 passes (conv: IC * kh * kw; pooling: kh * kw; mm: K).
+MAX_ELEMENTS = layout.npu_num() * layout.local_mem_size_per_npu() // 4
+MAX_STEPS = 1 << 31
+MAX_LOOPS = 1 << 20
+
+
+def _bounded(steps=0, loops=0, **arrays):
+    """SimulationError unless every named array shape, the multiply-adds and the loop passes
+    (numpy operations over a whole output, one per kernel tap or k) are within the bounds."""
+    if loops > MAX_LOOPS:
+        raise SimulationError(f"the command must take at most {MAX_LOOPS} passes over its output to be "
+                              f"simulated, not {loops}")
+    for name, shape in arrays.items():
+        count = int(np.prod(shape, dtype=np.int64))
+        if count > MAX_ELEMENTS:
+            raise SimulationError(f"{name} must have at most {MAX_ELEMENTS} elements to be simulated, not "
+                                  f"{count} (shape {tuple(shape)})")
+    if steps > MAX_STEPS:
+        raise SimulationError(f"the command must take at most {MAX_STEPS} multiply-adds to be simulated, not {steps}")
 
 
 def _fp32(f, *slots):
@@ -46,6 +69,12 @@ def _fp32(f, *slots):
         name = c.prec_name(f, slot)
         if name != "fp32":
             raise SimulationError(f"opt_{slot}_prec must be fp32 (only fp32 is modelled here), not {name}")
+
+
+def _tensors(f, *slots):
+    for slot in slots:
+        if f[f"opt_{slot}_const"]:
+            raise SimulationError(f"opt_{slot}_const must be 0 here ({slot} is a tensor), not 1")
 
 
 def _layout(f, slot):
@@ -83,6 +112,7 @@ def _padded(x, f, value):
     up, dn, lf, rt = f["opd0_up_pad"], f["opd0_dn_pad"], f["opd0_lf_pad"], f["opd0_rt_pad"]
     n, ch, h, w = x.shape
     hh, ww = (h - 1) * dy + 1, (w - 1) * dx + 1
+    _bounded(padded_input=(n, ch, up + hh + dn, lf + ww + rt))
     out = np.full((n, ch, up + hh + dn, lf + ww + rt), value, np.float32)
     out[:, :, up:up + hh:dy, lf:lf + ww:dx] = x
     return out
@@ -95,6 +125,8 @@ def _taps(f, padded, oh, ow):
     dy, dx = f["opd1_y_ins0"] + 1, f["opd1_x_ins0"] + 1
     if min(sy, sx) < 1:
         raise SimulationError(f"res_op_y_str and res_op_x_str must be at least 1, not {sy}, {sx}")
+    if min(kh, kw) < 1:
+        raise SimulationError(f"opd1_h and opd1_w (the kernel) must be at least 1, not {kh}, {kw}")
     for side, k, d, s, out, size in (("h", kh, dy, sy, oh, padded.shape[2]), ("w", kw, dx, sx, ow, padded.shape[3])):
         need = (k - 1) * d + (out - 1) * s + 1
         if need > size:
@@ -127,8 +159,11 @@ def _conv_weight(m, f, ic, oc, kh, kw):
 def conv(m, f):
     with_bias = f["tsk_opd_num"] == 3
     _fp32(f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
+    _tensors(f, "opd0", "opd1")
     n, oc, oh, ow = c.res0_shape(f)
     ic, kh, kw = f["opd0_c"], f["opd1_h"], f["opd1_w"]
+    _bounded(ic * kh * kw * n * oc * oh * ow, ic * kh * kw, res0=(n, oc, oh, ow),
+             opd0=(n, ic, f["opd0_h"], f["opd0_w"]), opd1=(ic, oc, kh, kw))
     x = _input(m, f, n, ic)
     weight = _conv_weight(m, f, ic, oc, kh, kw)
     taps = _taps(f, _padded(x, f, 0.0), oh, ow)
@@ -145,8 +180,10 @@ def conv(m, f):
 def depthwise(m, f):
     with_bias = f["tsk_opd_num"] == 3
     _fp32(f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
+    _tensors(f, "opd0")
     n, ch, oh, ow = c.res0_shape(f)
     kh, kw = f["opd1_h"], f["opd1_w"]
+    _pord_bounds(f, n, ch, oh, ow)
     weight = c.view(m, f, "opd1", FP32, (1, ch, kh, kw)).read()
     taps = _taps(f, _padded(_input(m, f, n, ch), f, 0.0), oh, ow)
     with np.errstate(all="ignore"):
@@ -158,9 +195,17 @@ def depthwise(m, f):
         _finish(m, f, acc)
 
 
+def _pord_bounds(f, n, ch, oh, ow):
+    taps = f["opd1_h"] * f["opd1_w"]
+    _bounded(taps * n * ch * oh * ow, taps, res0=(n, ch, oh, ow),
+             opd0=(n, ch, f["opd0_h"], f["opd0_w"]), opd1=(1, ch, f["opd1_h"], f["opd1_w"]))
+
+
 def avgpooling(m, f):
     _fp32(f, "res0", "opd0", "opd1")
+    _tensors(f, "opd0")
     n, ch, oh, ow = c.res0_shape(f)
+    _pord_bounds(f, n, ch, oh, ow)
     scale = c.const(f, "opd1", FP32)
     taps = _taps(f, _padded(_input(m, f, n, ch), f, 0.0), oh, ow)
     with np.errstate(all="ignore"):
@@ -172,7 +217,9 @@ def avgpooling(m, f):
 
 def maxpooling(m, f):
     _fp32(f, "res0", "opd0")
+    _tensors(f, "opd0")
     n, ch, oh, ow = c.res0_shape(f)
+    _pord_bounds(f, n, ch, oh, ow)
     taps = _taps(f, _padded(_input(m, f, n, ch), f, MAX_POOL_PAD), oh, ow)
     with np.errstate(all="ignore"):
         acc = taps[0][2].copy()
@@ -185,6 +232,7 @@ def maxpooling(m, f):
 def mm(m, f, accumulate):
     with_bias = f["tsk_opd_num"] == 3
     _fp32(f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
+    _tensors(f, "opd0", "opd1", *(("opd2",) if with_bias else ()))
     rows, cr, _, rw = c.res0_shape(f)
     cl, lw, last = f["opd0_c"], f["opd0_w"], f["opd0_h"]
     if not 1 <= last <= lw:
@@ -193,6 +241,7 @@ def mm(m, f, accumulate):
         raise SimulationError(f"opd1_c, opd1_w must equal res0_c, res0_w ({cr}, {rw}), not "
                               f"({f['opd1_c']}, {f['opd1_w']})")
     k = (cl - 1) * lw + last
+    _bounded(k * rows * cr * rw, k, res0=(rows, cr, 1, rw), opd0=(rows, cl, 1, lw), opd1=(k, cr, 1, rw))
     left = c.read(m, f, "opd0", FP32, (rows, cl, 1, lw)).reshape(rows, cl * lw)[:, :k]
     right = c.read(m, f, "opd1", FP32, (k, cr, 1, rw)).reshape(k, cr * rw)
     with np.errstate(all="ignore"):
@@ -211,6 +260,7 @@ def mm(m, f, accumulate):
 def mdlinear_mac(m, f):
     _fp32(f, "res0", "opd0", "opd1", "opd2")
     shape = c.res0_shape(f)
+    _bounded(res0=shape)
     x = c.read(m, f, "opd0", FP32, shape)
     with np.errstate(all="ignore"):
         result = x * _operand(m, f, "opd1", shape) + _operand(m, f, "opd2", shape)
