@@ -359,7 +359,10 @@ def test_vendor_conv_and_max_pool_rebuilt():
     """The first conv (6x6 stride 2, bias, 2IC weight) and the first max pooling (5x5, pads 2)
     of the real yolov5s stream, rebuilt through the API at the vendor's local addresses: every
     field is equal except the sync ids cmd_id_tpu and cmd_id_gdma, which number the commands of
-    the whole vendor program (ours are a two-command program without GDMA)."""
+    the whole vendor program (ours are a two-command program without GDMA). The vendor's avg
+    pooling commands are not rebuilt: they are 2x nearest upsampling (opd0_{x,y}_ins0 = 1, scale
+    1.0), which no OKKernel function emits (test_vendor_avgpooling_is_nearest_upsampling runs
+    them); okk_bdc_avg_pool2d fills the same fields otherwise (tsk_opd_num 2, const opd1)."""
     from tests.vectors import vendor
     recs = bmk.decode("bm1684", vendor.streams("bm1684"))
     conv = next(r for r in recs if r.kind == "conv")
@@ -378,6 +381,26 @@ def test_vendor_conv_and_max_pool_rebuilt():
         assert mine.kind == theirs.kind
         differ = {k for k in theirs.fields if mine.fields[k] != theirs.fields[k]}
         assert differ <= ids, {k: (mine.fields[k], theirs.fields[k]) for k in differ - ids}
+
+
+def test_vendor_conv_simulated():
+    """The vendor's first conv command itself (decoded from the yolov5s stream) on the simulator:
+    its fields read as our lowering writes them (input opd0, 2IC weight opd1 with the vendor's
+    pair strides, per-channel bias opd2, paddings, stride 2) give the seed's convolution."""
+    from tests.vectors import vendor
+    rec = next(r for r in bmk.decode("bm1684", vendor.streams("bm1684")) if r.kind == "conv")
+    f = {**rec.fields, "cmd_id_gdma": 0, "cmd_id_tpu": 1}
+    base = 0x08000000
+    x, w, b = _data((1, 3, 110, 640), False), _data((3, 32, 6, 6), False), _data((32,), False)
+    sim = bmk.Simulator("bm1684")
+    put(sim, f["opd0_addr"] - base, x)
+    put_conv_weight(sim, f["opd1_addr"] - base, w, (f["opd1_n_str"], f["opd1_c_str"], f["opd1_h_str"],
+                                                    f["opd1_w_str"]))
+    put_compact(sim, f["opd2_addr"] - base, b.reshape(1, 32, 1, 1))
+    sim.run([bmk.encoders.Record("tiu", rec.cls, rec.kind, f)])
+    got = get(sim, f["res0_addr"] - base, (1, 32, 54, 320))
+    pad, two = bm1684.Padding(2, 0, 2, 2), bm1684.dim2(2, 2)
+    assert np.array_equal(got, conv_reference(x, w, b, pad, two, geometry.ONE, np.float32))
 
 
 # -- op table ------------------------------------------------------------------------------------
