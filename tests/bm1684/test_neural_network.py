@@ -9,6 +9,7 @@ make every partial sum exact, so there the float64 reference must match exactly.
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import bmk
 from bmk import bm1684
@@ -622,3 +623,29 @@ def test_simulator_refuses_what_it_cannot_do(kind, fields, match):
     rec = bmk.encoders.Record("tiu", None, kind, {**lo.kind(kind), **fields})
     with pytest.raises(bmk.SimulationError, match=match):
         bmk.Simulator("bm1684").run(bmk.decode("bm1684", {"tiu": bmk.encode("bm1684", [rec], raw=True)["tiu"]}))
+
+
+# -- the window remarks as an oracle ---------------------------------------------------------------
+@settings(max_examples=300, deadline=None)
+@given(h=st.integers(0, 2060), pads=st.tuples(*[st.integers(-1, 17)] * 2), k=st.integers(0, 40),
+       s=st.integers(0, 16), d=st.integers(0, 16), pool=st.booleans())
+def test_window_remarks_accept_exactly_what_the_seed_allows(h, pads, k, s, d, pool):
+    """conv2d and max_pool2d accept a window along h iff the seed's remarks hold: h in [1, 2047],
+    paddings in [0, 15], stride (and dilation) in [1, 15], h + top + bottom <= 2047, and a
+    kernel that leaves output_h = (h + pads - ((k - 1) * d + 1)) / stride + 1 >= 1."""
+    top, bottom = pads
+    dil = 1 if pool else d
+    ok = (1 <= h <= 2047 and 0 <= top <= 15 and 0 <= bottom <= 15 and 1 <= s <= 15 and 1 <= dil <= 15
+          and h + top + bottom <= 2047 and k >= 1 and h + top + bottom - ((k - 1) * dil + 1) >= 0)
+    ctx = bm1684.Context()
+    if pool:
+        call = lambda: ctx.bdc_max_pool2d(0, A, (1, 2, h, 3), k, 1, (top, bottom, 0, 0), (s, 1))  # noqa: E731
+    else:
+        call = lambda: ctx.bdc_conv2d(0, A, 2 * A, None, (1, 2, h, 3), 3, k, 1, None, None, False, False,  # noqa: E731
+                                      (top, bottom, 0, 0), (s, 1), (d, 1))
+    if ok:
+        call()
+        f = bmk.decode("bm1684", ctx.acquire_streams())[0].fields
+        assert f["res0_h"] == (h + top + bottom - ((k - 1) * dil + 1)) // s + 1 <= 2047
+    else:
+        unchanged_after(ctx, call, error=bmk.BmkError)
