@@ -11,9 +11,10 @@ yolov5s stream, P = plausible, U = our choice):
 - okk_bdc_conv2d: conv (C), the vendor's fields: opd0 the input (n, IC, h, w), res0 the
   output, opd1 the 2IC weight with opd1_h/w = kernel and free strides in fp32 pairs (n = pair
   step, c = output-channel slot, h, w; the vendor's (1, kh*kw*ceil(IC/2), kw*ceil(IC/2),
-  ceil(IC/2)) is one such kernel_stride), opd2 the per-channel bias with tsk_opd_num 3,
-  opt_res_add for result_add, paddings opd0_{up,dn,lf,rt}_pad, stride res_op_{y,x}_str,
-  dilation as opd1_{y,x}_ins0 = dilation - 1 (zeros inserted between kernel taps; P).
+  ceil(IC/2)) is one such kernel_stride; NULL: the compact stride of the 2IC shape, geometry.py),
+  opd2 the per-channel bias with tsk_opd_num 3, opt_res_add for result_add, paddings
+  opd0_{up,dn,lf,rt}_pad, stride res_op_{y,x}_str, dilation as opd1_{y,x}_ins0 = dilation - 1
+  (zeros inserted between kernel taps; P).
 - okk_bdc_depthwise2d: pord.depthwise (C class), the conv fields with the compact weight
   [1, C, kh, kw] as free strides.
 - okk_bdc_avg_pool2d(_v2), okk_bdc_max_pool2d: pord.avgpooling with the scale as the fp32
