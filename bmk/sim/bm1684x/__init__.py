@@ -24,6 +24,8 @@ Cost model (cycles; made up but monotone in the work, like bm1880's, so runs are
   elements * element size (a fill counts its destination).
 - SYSID, dma.sys: SYS_CYCLES.
 """
+import math
+
 import numpy as np
 
 from bmk.errors import SimulationError
@@ -75,7 +77,7 @@ def cycles(engine, kind, f, m):
                 shape = (shape[0], f.get("dst_csize", 0)) + shape[2:]
             elif not f.get("nchw_copy", 0) and kind == "dma.tensor":
                 shape = tuple(f.get(f"dst_{d}size", 0) for d in "nchw")
-            count = int(np.prod(shape, dtype=np.int64))
+            count = math.prod(shape)
         return GDMA_STARTUP + -(-count * e // GDMA_BYTES_PER_CYCLE)
     eu = m.chip.param("eu_bytes") * 8 // _bits(m, f)
     start = f.get("res0_addr", 0) // m.lmem.lane_size

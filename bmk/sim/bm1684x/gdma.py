@@ -21,6 +21,7 @@ Refused as not modelled: stride_enable 0, decompress_enable, a localmem_mask oth
 NPUs, int4 data.
 """
 import functools
+import math
 
 import numpy as np
 
@@ -65,7 +66,7 @@ def element_bytes(m, f):
 def _count(m, what, shape, limit=None):
     if min(shape) < 1:
         raise SimulationError(f"{what} shape must be positive in every dimension, not {tuple(shape)}")
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(int(d) for d in shape)
     limit = max_elements(m) if limit is None else limit
     if n > limit:
         raise SimulationError(f"{what} must move at most {limit} elements, not {n} (shape {tuple(shape)})")

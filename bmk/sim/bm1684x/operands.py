@@ -23,6 +23,7 @@ Constants (`X_const` = 1): `X_addr` holds the value's bit pattern in the operand
 (the low 8/16/32 bits; fp32 its IEEE bits, bf16/fp16 the low 16 bits).
 """
 import functools
+import math
 
 import attrs
 import numpy as np
@@ -80,7 +81,7 @@ class Tensor:
 def check_shape(m, what, shape):
     if min(shape) < 1:
         raise SimulationError(f"{what} shape must be positive in every dimension, not {tuple(shape)}")
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(int(d) for d in shape)
     if count > max_elements(m):
         raise SimulationError(f"{what} must have at most {max_elements(m)} elements (the local memory's "
                               f"bytes), not {count} (shape {tuple(shape)})")
