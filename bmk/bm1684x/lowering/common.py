@@ -13,7 +13,7 @@ import struct
 
 import numpy as np
 
-from bmk.bm1684x.constants import DT_BFP16, DT_FP16, DT_FP32, prec_sign
+from bmk.bm1684x.constants import DT_BFP16, DT_FP16, DT_FP32, dtype_of, prec_sign
 from bmk.isa import load_chip
 from bmk.sim.numerics import fp32_to_bf16
 
@@ -26,7 +26,6 @@ LAYOUT = dict(SAR.field("res0_str").enum)
 ALIGNED, FREE = LAYOUT["aligned"], LAYOUT["free"]
 ALL_LANES = LAR_.field("tsk_lane_num").max
 SHORT_STRIDE_MAX = {name: SAR.field(name).max for name in SAR.by_name if name.endswith(("_h_str", "_w_str"))}
-WORD = 0xFFFFFFFF
 
 
 def eu(cls, kind):
@@ -35,15 +34,17 @@ def eu(cls, kind):
 
 
 def const_bits(value, dtype):
-    """A scalar_t as the 32-bit operand field holds it: an integer sign-extended to 32 bits
-    (two's complement), a float as its bits in its own format in the low bits."""
+    """A scalar_t as the 32-bit operand field holds it: its bits in its own dtype's width,
+    zero-extended (a scalar_t union written through its member; the vendor's stream carries
+    the int8 shift -8 of its sAR muls as 0xF8), so a reader takes the low bits of the
+    operand's precision with the operand's sign."""
     if dtype == DT_FP32:
         return struct.unpack("<I", struct.pack("<f", value))[0]
     if dtype == DT_FP16:
         return int(np.float16(value).view(np.uint16))
     if dtype == DT_BFP16:
         return int(fp32_to_bf16(np.float32(value)))
-    return int(value) & WORD
+    return int(value) & ((1 << dtype_of(int(dtype)).bits) - 1)
 
 
 def tensor(prefix, addr, stride, dtype):

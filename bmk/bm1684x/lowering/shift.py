@@ -3,7 +3,7 @@ arithmetic_shift, arith.logicShift (eu 6) for logical_shift (isa-facts/bm1684x-l
 
 Fields: tsk_opd_num 2; res0 = dst (dst_dtype), opd0 = src (src_dtype), opd1 = the shift
 tensor (shift_dtype, signed) or for _C the constant C (opd1_const 1, opd1_prec int8 and
-opd1_sign 1: C is a `char`; opd1_addr = C sign-extended to 32 bits); the rounding mode in
+opd1_sign 1: C is a `char`; opd1_addr = its 8 bits, lowering.common.const_bits); the rounding mode in
 opd2_n_str (the facts: TPU-MLIR reads it there). A positive shift is a left shift, a
 negative one a right shift by -shift rounded by the mode (seed formula). No class has a
 res0_sign: the result's signedness is the source's, which the checks make equal.
