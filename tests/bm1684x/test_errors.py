@@ -151,6 +151,8 @@ def test_float_constants_are_finite_and_in_range(ctx):
     for c in (70000.0, math.inf, math.nan, "1.0"):
         rejects(ctx, "bdc_max_C", "C", C=c, dtype=x.DT_FP16)
     accepts(ctx, "bdc_max_C", C=np.int8(3), dtype=x.DT_FP32)
+    accepts(ctx, "bdc_max_C", C=np.float32(-1.5), dtype=x.DT_BFP16)
+    rejects(ctx, "bdc_max_C", "C", C=True, dtype=x.DT_FP32)
 
 
 @pytest.mark.parametrize("name", ["bdc_arithmetic_shift", "bdc_arithmetic_shift_C"])

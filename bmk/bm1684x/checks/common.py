@@ -13,6 +13,7 @@
 Every failure raises ArgumentError "<call>: <argument> must be <rule>, not <value>".
 """
 import math
+import numbers
 
 import attrs
 
@@ -101,7 +102,8 @@ class Check:
         """A scalar_t of dtype code `dtype` (seed: C and true_val take their dtype's range)."""
         dt = dtype_of(dtype)
         if dt.is_float:
-            ok = (is_int(value) or isinstance(value, float)) and math.isfinite(value) and dt.min <= value <= dt.max
+            ok = (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+                  and dt.min <= value <= dt.max)
             if not ok:
                 self.fail(name, f"a finite number in the range of {dtype_name(dtype)}", value)
             return value
