@@ -62,7 +62,7 @@ def test_shape_must_be_a_dim4(ctx, name):
 
 def test_shape_extremes_are_accepted(ctx):
     accepts(ctx, "bdc_and", shape=(65535, 1, 1, 1), dst_addr=0, src0_addr=0, src1_addr=0,
-            dst_stride=(0, 0, 0, 1), src0_stride=(0, 0, 0, 1), src1_stride=(0, 0, 0, 1), dtype=x.DT_INT8)
+            dst_stride=(1, 0, 0, 1), src0_stride=(0, 0, 0, 1), src1_stride=(0, 0, 0, 1), dtype=x.DT_INT8)
     accepts(ctx, "bdc_and", shape=(1, 1, 1, 65535), dtype=x.DT_INT8)
 
 
@@ -104,6 +104,18 @@ def test_free_strides_fit_their_fields(ctx, name):
         rejects(ctx, name, f"{stride}.c", **{stride: (0, 65536, 0, 1)})
         rejects(ctx, name, f"{stride}.w", **{stride: (0, 0, 0, 1 << 32)})
         rejects(ctx, name, stride, **{stride: "aligned"})
+
+
+@pytest.mark.parametrize("name", BDC + GDMA)
+def test_a_result_is_not_broadcast(ctx, name):
+    """shape (2, 70, 3, 5): a zero dst stride over n, c (two channel slots), h or w is refused."""
+    for dim, stride in zip("nchw", [(0, 40, 5, 1), (2000, 0, 5, 1), (2000, 40, 0, 1), (2000, 40, 5, 0)]):
+        assert "cannot be broadcast" in rejects(ctx, name, f"dst_stride.{dim}", dst_stride=stride)
+    accepts(ctx, name, dst_stride=(2000, 40, 5, 1), shape=(2, 70, 3, 5))
+    if kwargs_of(name)["dst_addr"] < G:      # a local dst: c counts channel slots
+        accepts(ctx, name, dst_stride=(2000, 0, 0, 1), shape=(2, 64, 1, 5))  # one slot, one row
+    else:
+        assert " 64 c " in rejects(ctx, name, "dst_stride.c", dst_stride=(2000, 0, 0, 1), shape=(2, 64, 1, 5))
 
 
 def test_a_free_layout_address_is_element_aligned(ctx):

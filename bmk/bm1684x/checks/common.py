@@ -7,6 +7,8 @@
   `*_n_str`, `*_c_str`, `*_h_str`, `*_w_str` fields), the address a multiple of the
   element size;
 - every element of a local tensor lies inside its NPUs' local memory;
+- a destination stride is not 0 over a dimension of more than one element (the seed is
+  silent; the simulator cannot write a broadcast result);
 - "X and Y start on the same NPU": addr // local_mem_size_per_npu() is equal;
 - a scalar_t is an integer in its dtype's range (numpy integers are integers), or for a float
   dtype a finite int or float in its range.
@@ -80,11 +82,21 @@ class Check:
             if offset % itemsize:
                 self.fail(name, f"a multiple of the {itemsize}-byte element size of {dtype_name(dtype)}", addr)
         slots = layout.slots(shape.c, mem.NPU_NUM, npu)
+        if name == "dst_addr":
+            self.no_broadcast(stride_name, (shape.n, slots, shape.h, shape.w), st)
         end = offset + mem.extent((shape.n, slots, shape.h, shape.w), st, itemsize)
         if end > mem.LANE_BYTES:
             self.fail(name, f"such that the tensor fits its NPUs' {mem.LANE_BYTES}-byte local memory "
                             f"(it would end at byte {end})", addr)
         return Local(name, addr, npu, offset, tuple(st), stride is None)
+
+    def no_broadcast(self, name, counts, stride, local=True):
+        """A result is not broadcast: no zero stride over a dimension of more than one element
+        (channel slots for c). The simulator refuses such a command; the seed is silent."""
+        for dim, count, st in zip("nchw", counts, stride):
+            if st == 0 and count > 1:
+                self.fail(f"{name}.{dim}", f"non-zero: dst covers {count} {'channel slots' if dim == 'c' and local else dim} "
+                                           "and a result cannot be broadcast", st)
 
     def free_stride(self, name, stride, nc_max=STRIDE_NC_MAX):
         st = mem.as_stride(self.call, name, stride, STRIDE_HW_MAX)

@@ -21,6 +21,8 @@ def system(ck, name, addr, shape, stride, dtype, stride_name):
         st = continuous_stride(shape)
     else:
         st = mem.as_stride(ck.call, stride_name, stride, GLOBAL_STRIDE_MAX)
+    if name == "dst_addr":
+        ck.no_broadcast(stride_name, shape, st, local=False)
     end = addr + mem.extent(shape, st, dtype_of(dtype).itemsize)
     if end > mem.GLOBAL.base + mem.GLOBAL.size:
         ck.fail(name, f"such that the tensor fits global memory (it would end at 0x{end:x})", addr)
