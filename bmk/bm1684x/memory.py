@@ -13,7 +13,12 @@ from bmk import layout
 from bmk.bm1684x.constants import WHOLE_BYTE_DTYPES, dtype_name, dtype_of
 from bmk.errors import ArgumentError, must
 from bmk.isa import load_chip
-from bmk.util import is_int
+from bmk.util import is_int as _is_int
+
+
+def is_int(value):
+    """bmk.util.is_int, with a fast path for plain ints (the common case of every call)."""
+    return type(value) is int or _is_int(value)
 
 CHIP = load_chip("bm1684x")
 NPU_NUM = CHIP.param("npu_num")

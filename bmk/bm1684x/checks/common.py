@@ -21,9 +21,9 @@ import attrs
 
 from bmk import layout
 from bmk.bm1684x import memory as mem
+from bmk.bm1684x.memory import is_int
 from bmk.bm1684x.constants import ROUNDING_MODES, dtype_name, dtype_of
 from bmk.errors import ArgumentError, must
-from bmk.util import is_int
 
 STRIDE_NC_MAX = 0xFFFF
 STRIDE_HW_MAX = 0xFFFFFFFF
