@@ -20,7 +20,6 @@ memory effect.
 Refused as not modelled: stride_enable 0, decompress_enable, a localmem_mask other than all
 NPUs, int4 data.
 """
-import functools
 import math
 
 import numpy as np
@@ -36,9 +35,14 @@ MAX_GATHER_ELEMENTS = 1 << 20
 FAST_SPAN = 1 << 26
 
 
-@functools.lru_cache(maxsize=None)
+_WIDTHS = {}
+
+
 def _width(chip, cls_name, field):
-    return chip.engine("gdma").cls(cls_name).by_name[field].width
+    key = (chip.name, cls_name, field)
+    if key not in _WIDTHS:
+        _WIDTHS[key] = chip.engine("gdma").cls(cls_name).by_name[field].width
+    return _WIDTHS[key]
 
 
 def _cls(m, f):

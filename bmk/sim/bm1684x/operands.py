@@ -22,7 +22,6 @@ Local addresses are local_addr_t: NPU = addr // lane_bytes, offset = addr % lane
 Constants (`X_const` = 1): `X_addr` holds the value's bit pattern in the operand's data type
 (the low 8/16/32 bits; fp32 its IEEE bits, bf16/fp16 the low 16 bits).
 """
-import functools
 import math
 
 import attrs
@@ -38,14 +37,18 @@ _INT = {"int8": (dtypes.UINT8, dtypes.INT8), "int16": (dtypes.UINT16, dtypes.INT
 _FLOAT = {"fp16": dtypes.FP16, "fp32": dtypes.FP32, "bf16": dtypes.BF16}
 
 
-@functools.lru_cache(maxsize=None)
+_ENUMS = {}
+
+
 def _enum(chip, engine, field):
-    """{code: name} of an enum field of the engine (the same in every class that has it)."""
-    eng = chip.engine(engine)
-    for cls in eng.classes:
-        if field in cls.by_name:
-            return dict((v, n) for n, v in cls.by_name[field].enum)
-    raise SimulationError(f"{engine} has no field {field!r}")
+    """{code: name} of an enum field of the engine (the same in every class that has it);
+    cached by chip name (hashing a ChipSpec walks all its fields)."""
+    key = (chip.name, engine, field)
+    table = _ENUMS.get(key)
+    if table is None:
+        cls = next(c for c in chip.engine(engine).classes if field in c.by_name)
+        table = _ENUMS[key] = {v: n for n, v in cls.by_name[field].enum}
+    return table
 
 
 def dtype_of(m, prec, sign, what):
