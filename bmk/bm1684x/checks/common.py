@@ -95,8 +95,8 @@ class Check:
         (channel slots for c). The simulator refuses such a command; the seed is silent."""
         for dim, count, st in zip("nchw", counts, stride):
             if st == 0 and count > 1:
-                self.fail(f"{name}.{dim}", f"non-zero: dst covers {count} {'channel slots' if dim == 'c' and local else dim} "
-                                           "and a result cannot be broadcast", st)
+                what = "channel slots" if dim == "c" and local else dim
+                self.fail(f"{name}.{dim}", f"non-zero: dst covers {count} {what} and a result cannot be broadcast", st)
 
     def free_stride(self, name, stride, nc_max=STRIDE_NC_MAX):
         st = mem.as_stride(self.call, name, stride, STRIDE_HW_MAX)
