@@ -36,9 +36,15 @@ ALL_LANES = LAR_.field("tsk_lane_num").max
 SHORT_STRIDE_MAX = {name: SAR.field(name).max for name in SAR.by_name if name.endswith(("_h_str", "_w_str"))}
 
 
+_EU = {}
+
+
 def eu(cls, kind):
     """The tsk_eu_typ of instruction kind `kind` of class `cls` (e.g. arith.and -> 7)."""
-    return dict(cls.instruction(kind).match)["tsk_eu_typ"]
+    key = (cls.name, kind)
+    if key not in _EU:
+        _EU[key] = dict(cls.instruction(kind).match)["tsk_eu_typ"]
+    return _EU[key]
 
 
 def const_bits(value, dtype):
