@@ -70,7 +70,9 @@ class Simulator:
         glob = self.space("global") if self.gmem is not None else None
         self.gmem_offset = glob.base if glob else 0
         self.gmem_mask = self.chip.gmem_addr_mask
-        self.engines = [e for e in self.chip.engines if e.format is not None]
+        self.engines = list(self.chip.encoded_engines)
+        # An engine's only instruction class (bm1880, bm1684); None for multi-class engines
+        # (bm1684x), whose records name their class.
         self.formats = {e.name: e.format for e in self.engines}
         self.log = None
         self.last_report = None
@@ -212,9 +214,15 @@ class Simulator:
             if eng is None:
                 raise self._error(i, rec, f"engine must be one of {sorted(spec)}, not {rec.engine!r}")
             f = rec.fields
-            ins = eng.format.instruction_of(f)
+            fmt = eng.format
+            if fmt is None:             # several classes: the record names its own
+                try:
+                    fmt = eng.cls(rec.cls)
+                except SpecError as e:
+                    raise self._error(i, rec, str(e)) from None
+            ins = fmt.instruction_of(f)
             if ins is None:
-                keys = sorted({k for other in eng.format.instructions for k, _ in other.match})
+                keys = sorted({k for other in fmt.instructions for k, _ in other.match})
                 raise self._error(i, rec, "fields must name a known instruction kind, not "
                                   + ", ".join(f"{k}={f.get(k, 0)}" for k in keys))
             kinds[i] = ins.name
@@ -229,20 +237,20 @@ class Simulator:
                 raise self._error(i, rec, str(e)) from None
             chunk_of[i] = chunk
             if eng.own_id:
-                own = owns[i] = f[eng.own_id]
+                own = owns[i] = f.get(eng.own_id, 0)     # a class without ids (bm1684x LAR) has 0
                 if own:
                     key = (chunk, rec.engine, own)
                     if key in id_map:
                         raise self._error(i, rec, f"{eng.own_id} must be unique in its id range, not {own} "
                                           f"(already instruction {id_map[key]})")
                     id_map[key] = i
-                if own == eng.format.field(eng.own_id).max:
+                if own == eng.id_max:
                     chunk += 1
         for i, rec in enumerate(records):
             eng = spec[rec.engine]
             resolved = []
             for other, fname in eng.wait_for:
-                k = rec.fields[fname]
+                k = rec.fields.get(fname, 0)
                 if not k:
                     continue
                 target = id_map.get((chunk_of[i], other, k))
