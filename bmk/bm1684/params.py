@@ -35,6 +35,18 @@ class SetC:
     dst_stride: object = None
 
 
+# -- GDMA Functions (seed 003 "GDMA Functions"; the copies and set_C use Copy and SetC) ------
+@_record
+class Matrix:
+    """(dst_addr, src_addr, rows, cols, cols_per_channel, row_stride): okk_gdma_32bit_matrix_*."""
+    dst_addr: object
+    src_addr: object
+    rows: object
+    cols: object
+    cols_per_channel: object
+    row_stride: object
+
+
 # -- FP32 Binary, 32-Bit Binary, Fixed Point Binary and Unary functions (seed 003) ------------
 # Stride arguments followed by required ones (op_type, ...) have no default: C passes them all.
 @_record
