@@ -119,10 +119,12 @@ def test_C_shifted_by_tensor(kind, C):
     ("bdc_32bit_arithmetic_shift_C", (0, 4096, 33, (1, 1, 1, 1)), r"C must be an integer in \[-32, 32\]"),
     ("bdc_32bit_logical_shift_C", (0, 4096, -33, (1, 1, 1, 1)), r"C must be an integer in \[-32, 32\]"),
     ("bdc_32bit_logical_shift_C", (0, 4096, 1.0, (1, 1, 1, 1)), r"C must be an integer in \[-32, 32\]"),
-    ("bdc_32bit_C_arithmetic_shift", (0, 4096, 2**31, (1, 1, 1, 1)), r"C must be an integer in \[-2147483648, 2147483647\]"),
+    ("bdc_32bit_C_arithmetic_shift", (0, 4096, 2**31, (1, 1, 1, 1)),
+     r"C must be an integer in \[-2147483648, 2147483647\]"),
     ("bdc_32bit_C_logical_shift", (0, 4096, -1, (1, 1, 1, 1)), r"C must be an integer in \[0, 4294967295\]"),
     ("bdc_32bit_arithmetic_shift", (0, 4096, 8192, (1, 1, 1, 1), None, None, (0, 1, 1)), "src1_stride must be a dim4"),
-    ("bdc_32bit_logical_shift", (LANE - 4, 4096, 8192, (1, 1, 1, 2)), "dst_addr must be the address of a tensor that fits"),
+    ("bdc_32bit_logical_shift", (LANE - 4, 4096, 8192, (1, 1, 1, 2)),
+     "dst_addr must be the address of a tensor that fits"),
 ])
 def test_remarks(name, args, match):
     ctx = bm1684.Context()
