@@ -9,9 +9,15 @@ The Common and Utils functions that emit nothing are Context methods (context.py
 functions (layout.py).
 """
 from bmk.bm1684 import params as r
+from bmk.bm1684.checks import bit32_binary as ck_bit32
+from bmk.bm1684.checks import fixed_point as ck_fixed
+from bmk.bm1684.checks import fp32_binary as ck_fp32
 from bmk.bm1684.checks import gdma as ck_gdma
 from bmk.bm1684.checks import memory as ck_memory
 from bmk.bm1684.checks import neural_network as ck_nn
+from bmk.bm1684.lowering import bit32_binary as lo_bit32
+from bmk.bm1684.lowering import fixed_point as lo_fixed
+from bmk.bm1684.lowering import fp32_binary as lo_fp32
 from bmk.bm1684.lowering import gdma as lo_gdma
 from bmk.bm1684.lowering import memory as lo_memory
 from bmk.bm1684.lowering import neural_network as lo_nn
@@ -85,7 +91,109 @@ CONVERTING = (
 
 
 # -- FP32 Binary, 32-Bit Binary, Fixed Point Binary and Unary Functions ---------------------------
+def _group(checks, lowering, group):
+    """Rows of one seed group whose checks and lowering functions are named after the API function."""
+    def row(name, record, doc, kinds):
+        return op(name, record, getattr(checks, name), getattr(lowering, name), group, doc, kinds=kinds)
+    return row
+
+
+_fp32 = _group(ck_fp32, lo_fp32, "FP32 Binary Functions")
+_bit32 = _group(ck_bit32, lo_bit32, "32-Bit Binary Functions")
+_fixed = _group(ck_fixed, lo_fixed, "Fixed Point Binary Functions")
+_fixed_unary = _group(ck_fixed, lo_fixed, "Fixed Point Unary Functions")
+FX = "bdc_fixed_point_packed_"
+
 BINARY = (
+    # FP32 Binary Functions
+    _fp32("bdc_add", r.Binary, "dst = src0 + src1.", ["tiu.arith.add"]),
+    _fp32("bdc_add_C", r.BinaryC, "dst = src + C.", ["tiu.mdscalar.add"]),
+    _fp32("bdc_sub", r.Binary, "dst = src0 - src1.", ["tiu.arith.sub"]),
+    _fp32("bdc_sub_C", r.BinaryC, "dst = src - C.", ["tiu.mdscalar.sub"]),
+    _fp32("bdc_C_sub", r.BinaryC, "dst = C - src.", ["tiu.mdscalar.sub"]),
+    _fp32("bdc_mul", r.Binary, "dst = src0 * src1.", ["tiu.arith.mul"]),
+    _fp32("bdc_mul_C", r.BinaryC, "dst = src * C.", ["tiu.mdscalar.mul"]),
+    _fp32("bdc_div", r.Binary, "dst = src0 / src1.", ["tiu.mdscalar.divide"]),
+    _fp32("bdc_div_C", r.BinaryC, "dst = src / C.", ["tiu.mdscalar.divide"]),
+    _fp32("bdc_C_div", r.BinaryC, "dst = C / src.", ["tiu.mdscalar.divide"]),
+    _fp32("bdc_mac", r.Binary, "dst = dst + src0 * src1.", ["tiu.arith.mac"]),
+    _fp32("bdc_mac_C", r.BinaryC, "dst = dst + src * C.", ["tiu.mdscalar.mac"]),
+    _fp32("bdc_max", r.Binary, "dst = max(src0, src1).", ["tiu.arith.max"]),
+    _fp32("bdc_max_C", r.BinaryC, "dst = max(src, C).", ["tiu.arith.max"]),
+    _fp32("bdc_min", r.Binary, "dst = min(src0, src1).", ["tiu.arith.min"]),
+    _fp32("bdc_min_C", r.BinaryC, "dst = min(src, C).", ["tiu.arith.min"]),
+    _fp32("bdc_greater_select_value", r.SelectValue,
+          "dst = select_val if src0 > src1 else 0.", ["tiu.arith.select_gt"]),
+    _fp32("bdc_greater_C_select_value", r.SelectCValue,
+          "dst = select_val if src > C else 0.", ["tiu.arith.select_gt"]),
+    _fp32("bdc_C_greater_select_value", r.SelectCValue,
+          "dst = select_val if C > src else 0.", ["tiu.arith.select_gt"]),
+    _fp32("bdc_equal_select_value", r.SelectValue,
+          "dst = select_val if src0 == src1 else 0.", ["tiu.arith.select_eq"]),
+    _fp32("bdc_equal_C_select_value", r.SelectCValue,
+          "dst = select_val if src == C else 0.", ["tiu.arith.select_eq"]),
+    # 32-Bit Binary Functions
+    _bit32("bdc_32bit_and", r.Binary, "dst = src0 AND src1, 32-bit.", ["tiu.arith.and"]),
+    _bit32("bdc_32bit_and_C", r.BinaryC, "dst = src AND C, 32-bit.", ["tiu.arith.and"]),
+    _bit32("bdc_32bit_or", r.Binary, "dst = src0 OR src1, 32-bit.", ["tiu.arith.or"]),
+    _bit32("bdc_32bit_or_C", r.BinaryC, "dst = src OR C, 32-bit.", ["tiu.arith.or"]),
+    _bit32("bdc_32bit_xor", r.Binary, "dst = src0 XOR src1, 32-bit.", ["tiu.arith.xor"]),
+    _bit32("bdc_32bit_xor_C", r.BinaryC, "dst = src XOR C, 32-bit.", ["tiu.arith.xor"]),
+    _bit32("bdc_32bit_arithmetic_shift", r.Binary,
+           "dst = src0 shifted by src1 (int32, arithmetic).", ["tiu.arith.shift"]),
+    _bit32("bdc_32bit_logical_shift", r.Binary,
+           "dst = src0 shifted by src1 (uint32, logical).", ["tiu.arith.shift"]),
+    _bit32("bdc_32bit_arithmetic_shift_C", r.BinaryC,
+           "dst = src shifted by C (int32, arithmetic).", ["tiu.arith.shift"]),
+    _bit32("bdc_32bit_logical_shift_C", r.BinaryC,
+           "dst = src shifted by C (uint32, logical).", ["tiu.arith.shift"]),
+    _bit32("bdc_32bit_C_arithmetic_shift", r.BinaryC,
+           "dst = C shifted by src (int32, arithmetic).", ["tiu.arith.shift"]),
+    _bit32("bdc_32bit_C_logical_shift", r.BinaryC,
+           "dst = C shifted by src (uint32, logical).", ["tiu.arith.shift"]),
+    # Fixed Point Binary Functions
+    _fixed(FX + "add", r.FixedBinary,
+           "dst = (src0 + src1 + round) RSH rshift, saturated (op_type).", ["tiu.arith.add"]),
+    _fixed(FX + "add_C", r.FixedBinaryC,
+           "dst = (src + C + round) RSH rshift, saturated (op_type).", ["tiu.arith.add"]),
+    _fixed(FX + "sub", r.FixedBinary,
+           "dst = (src0 - src1 + round) RSH rshift, saturated (op_type).", ["tiu.arith.sub"]),
+    _fixed(FX + "sub_C", r.FixedBinaryC,
+           "dst = (src - C + round) RSH rshift, saturated (op_type).", ["tiu.arith.sub"]),
+    _fixed(FX + "C_sub", r.FixedBinaryC,
+           "dst = (C - src + round) RSH rshift, saturated (op_type).", ["tiu.arith.sub"]),
+    _fixed(FX + "mul", r.FixedBinary,
+           "dst = (src0 * src1 + round) RSH rshift, saturated (op_type).", ["tiu.arith.mul"]),
+    _fixed(FX + "mul_C", r.FixedBinaryC,
+           "dst = (src * C + round) RSH rshift, saturated (op_type).", ["tiu.arith.mul"]),
+    _fixed(FX + "mac", r.FixedMac,
+           "dst = (dst * 2^lshift + src0 * src1 + round) RSH rshift, saturated.", ["tiu.arith.mac"]),
+    _fixed(FX + "mac_C", r.FixedMacC,
+           "dst = (dst * 2^lshift + src * C + round) RSH rshift, saturated.", ["tiu.arith.mac"]),
+    _fixed(FX + "max", r.FixedMaxMin, "dst = max(src0, src1) (op_type).", ["tiu.arith.max"]),
+    _fixed(FX + "max_C", r.FixedMaxMinC, "dst = max(src, C) (op_type).", ["tiu.arith.max"]),
+    _fixed(FX + "min", r.FixedMaxMin, "dst = min(src0, src1) (op_type).", ["tiu.arith.min"]),
+    _fixed(FX + "min_C", r.FixedMaxMinC, "dst = min(src, C) (op_type).", ["tiu.arith.min"]),
+    _fixed(FX + "16bit_arithmetic_shift", r.Binary,
+           "dst = src0 shifted by src1 (int16, arithmetic, 2N).", ["tiu.arith.shift"]),
+    _fixed(FX + "16bit_logical_shift", r.Binary,
+           "dst = src0 shifted by src1 (uint16, logical, 2N).", ["tiu.arith.shift"]),
+    _fixed(FX + "16bit_arithmetic_shift_C", r.BinaryC,
+           "dst = src shifted by C (int16, arithmetic, 2N).", ["tiu.arith.shift"]),
+    _fixed(FX + "16bit_logical_shift_C", r.BinaryC,
+           "dst = src shifted by C (uint16, logical, 2N).", ["tiu.arith.shift"]),
+    _fixed(FX + "16bit_C_arithmetic_shift", r.BinaryC,
+           "dst = C shifted by src (int16, arithmetic, 2N).", ["tiu.arith.shift"]),
+    _fixed(FX + "16bit_C_logical_shift", r.BinaryC,
+           "dst = C shifted by src (uint16, logical, 2N).", ["tiu.arith.shift"]),
+    _fixed(FX + "16bit_mul_8bit", r.Mul16x8,
+           "dst = (src0 * src1 + round) RSH rshift, src0 as high/low bytes (mul_type).",
+           ["tiu.arith.mul", "tiu.arith.mac"]),
+    # Fixed Point Unary Functions
+    _fixed_unary(FX + "16bit_split_high_8bit", r.Copy,
+                 "dst = the most significant 8 bits of src (16-bit, 2N -> 4N).", ["tiu.arith.shift"]),
+    _fixed_unary(FX + "16bit_split_low_8bit", r.SplitWork,
+                 "dst = the least significant 8 bits of src (16-bit, 2N -> 4N).", ["tiu.arith.shift"]),
 )
 
 

@@ -18,8 +18,7 @@ the profiler's clocks are 550 MHz BDC and 575 MHz GDMA):
 """
 from bmk.errors import SimulationError
 from bmk.layout import ceil_div
-from bmk.sim.bm1684 import arith, gdma, memory
-from bmk.sim.bm1684 import nn
+from bmk.sim.bm1684 import arith, gdma, memory, nn
 from bmk.sim.semantics import Semantics
 
 FAMILIES = (
