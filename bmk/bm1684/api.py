@@ -9,10 +9,14 @@ The Common and Utils functions that emit nothing are Context methods (context.py
 functions (layout.py).
 """
 from bmk.bm1684 import params as r
+from bmk.bm1684.checks import bit32_binary as ck_bit32
 from bmk.bm1684.checks import converting as ck_converting
+from bmk.bm1684.checks import fp32_binary as ck_fp32
 from bmk.bm1684.checks import fp32_unary as ck_unary
 from bmk.bm1684.checks import memory as ck_memory
+from bmk.bm1684.lowering import bit32_binary as lo_bit32
 from bmk.bm1684.lowering import converting as lo_converting
+from bmk.bm1684.lowering import fp32_binary as lo_fp32
 from bmk.bm1684.lowering import fp32_unary as lo_unary
 from bmk.bm1684.lowering import memory as lo_memory
 from bmk.program import POSITIONAL, OpRow
@@ -54,6 +58,74 @@ CONVERTING = (
 
 # -- FP32 Binary, 32-Bit Binary, Fixed Point Binary and Unary Functions ---------------------------
 BINARY = (
+    # FP32 Binary Functions
+    op("bdc_add", r.Binary, ck_fp32.bdc_add, lo_fp32.bdc_add, "FP32 Binary Functions",
+       "dst = src0 + src1.", kinds=["tiu.arith.add"]),
+    op("bdc_add_C", r.BinaryC, ck_fp32.bdc_add_C, lo_fp32.bdc_add_C, "FP32 Binary Functions",
+       "dst = src + C.", kinds=["tiu.mdscalar.add"]),
+    op("bdc_sub", r.Binary, ck_fp32.bdc_sub, lo_fp32.bdc_sub, "FP32 Binary Functions",
+       "dst = src0 - src1.", kinds=["tiu.arith.sub"]),
+    op("bdc_sub_C", r.BinaryC, ck_fp32.bdc_sub_C, lo_fp32.bdc_sub_C, "FP32 Binary Functions",
+       "dst = src - C.", kinds=["tiu.mdscalar.sub"]),
+    op("bdc_C_sub", r.BinaryC, ck_fp32.bdc_C_sub, lo_fp32.bdc_C_sub, "FP32 Binary Functions",
+       "dst = C - src.", kinds=["tiu.mdscalar.sub"]),
+    op("bdc_mul", r.Binary, ck_fp32.bdc_mul, lo_fp32.bdc_mul, "FP32 Binary Functions",
+       "dst = src0 * src1.", kinds=["tiu.arith.mul"]),
+    op("bdc_mul_C", r.BinaryC, ck_fp32.bdc_mul_C, lo_fp32.bdc_mul_C, "FP32 Binary Functions",
+       "dst = src * C.", kinds=["tiu.mdscalar.mul"]),
+    op("bdc_div", r.Binary, ck_fp32.bdc_div, lo_fp32.bdc_div, "FP32 Binary Functions",
+       "dst = src0 / src1.", kinds=["tiu.mdscalar.divide"]),
+    op("bdc_div_C", r.BinaryC, ck_fp32.bdc_div_C, lo_fp32.bdc_div_C, "FP32 Binary Functions",
+       "dst = src / C.", kinds=["tiu.mdscalar.divide"]),
+    op("bdc_C_div", r.BinaryC, ck_fp32.bdc_C_div, lo_fp32.bdc_C_div, "FP32 Binary Functions",
+       "dst = C / src.", kinds=["tiu.mdscalar.divide"]),
+    op("bdc_mac", r.Binary, ck_fp32.bdc_mac, lo_fp32.bdc_mac, "FP32 Binary Functions",
+       "dst = dst + src0 * src1.", kinds=["tiu.arith.mac"]),
+    op("bdc_mac_C", r.BinaryC, ck_fp32.bdc_mac_C, lo_fp32.bdc_mac_C, "FP32 Binary Functions",
+       "dst = dst + src * C.", kinds=["tiu.mdscalar.mac"]),
+    op("bdc_max", r.Binary, ck_fp32.bdc_max, lo_fp32.bdc_max, "FP32 Binary Functions",
+       "dst = max(src0, src1).", kinds=["tiu.arith.max"]),
+    op("bdc_max_C", r.BinaryC, ck_fp32.bdc_max_C, lo_fp32.bdc_max_C, "FP32 Binary Functions",
+       "dst = max(src, C).", kinds=["tiu.arith.max"]),
+    op("bdc_min", r.Binary, ck_fp32.bdc_min, lo_fp32.bdc_min, "FP32 Binary Functions",
+       "dst = min(src0, src1).", kinds=["tiu.arith.min"]),
+    op("bdc_min_C", r.BinaryC, ck_fp32.bdc_min_C, lo_fp32.bdc_min_C, "FP32 Binary Functions",
+       "dst = min(src, C).", kinds=["tiu.arith.min"]),
+    op("bdc_greater_select_value", r.SelectValue, ck_fp32.bdc_greater_select_value, lo_fp32.bdc_greater_select_value, "FP32 Binary Functions",
+       "dst = select_val if src0 > src1 else 0.", kinds=["tiu.arith.select_gt"]),
+    op("bdc_greater_C_select_value", r.SelectCValue, ck_fp32.bdc_greater_C_select_value, lo_fp32.bdc_greater_C_select_value, "FP32 Binary Functions",
+       "dst = select_val if src > C else 0.", kinds=["tiu.arith.select_gt"]),
+    op("bdc_C_greater_select_value", r.SelectCValue, ck_fp32.bdc_C_greater_select_value, lo_fp32.bdc_C_greater_select_value, "FP32 Binary Functions",
+       "dst = select_val if C > src else 0.", kinds=["tiu.arith.select_gt"]),
+    op("bdc_equal_select_value", r.SelectValue, ck_fp32.bdc_equal_select_value, lo_fp32.bdc_equal_select_value, "FP32 Binary Functions",
+       "dst = select_val if src0 == src1 else 0.", kinds=["tiu.arith.select_eq"]),
+    op("bdc_equal_C_select_value", r.SelectCValue, ck_fp32.bdc_equal_C_select_value, lo_fp32.bdc_equal_C_select_value, "FP32 Binary Functions",
+       "dst = select_val if src == C else 0.", kinds=["tiu.arith.select_eq"]),
+    # 32-Bit Binary Functions
+    op("bdc_32bit_and", r.Binary, ck_bit32.bdc_32bit_and, lo_bit32.bdc_32bit_and, "32-Bit Binary Functions",
+       "dst = src0 AND src1, 32-bit.", kinds=["tiu.arith.and"]),
+    op("bdc_32bit_and_C", r.BinaryC, ck_bit32.bdc_32bit_and_C, lo_bit32.bdc_32bit_and_C, "32-Bit Binary Functions",
+       "dst = src AND C, 32-bit.", kinds=["tiu.arith.and"]),
+    op("bdc_32bit_or", r.Binary, ck_bit32.bdc_32bit_or, lo_bit32.bdc_32bit_or, "32-Bit Binary Functions",
+       "dst = src0 OR src1, 32-bit.", kinds=["tiu.arith.or"]),
+    op("bdc_32bit_or_C", r.BinaryC, ck_bit32.bdc_32bit_or_C, lo_bit32.bdc_32bit_or_C, "32-Bit Binary Functions",
+       "dst = src OR C, 32-bit.", kinds=["tiu.arith.or"]),
+    op("bdc_32bit_xor", r.Binary, ck_bit32.bdc_32bit_xor, lo_bit32.bdc_32bit_xor, "32-Bit Binary Functions",
+       "dst = src0 XOR src1, 32-bit.", kinds=["tiu.arith.xor"]),
+    op("bdc_32bit_xor_C", r.BinaryC, ck_bit32.bdc_32bit_xor_C, lo_bit32.bdc_32bit_xor_C, "32-Bit Binary Functions",
+       "dst = src XOR C, 32-bit.", kinds=["tiu.arith.xor"]),
+    op("bdc_32bit_arithmetic_shift", r.Binary, ck_bit32.bdc_32bit_arithmetic_shift, lo_bit32.bdc_32bit_arithmetic_shift, "32-Bit Binary Functions",
+       "dst = src0 shifted by src1 (int32, arithmetic).", kinds=["tiu.arith.shift"]),
+    op("bdc_32bit_logical_shift", r.Binary, ck_bit32.bdc_32bit_logical_shift, lo_bit32.bdc_32bit_logical_shift, "32-Bit Binary Functions",
+       "dst = src0 shifted by src1 (uint32, logical).", kinds=["tiu.arith.shift"]),
+    op("bdc_32bit_arithmetic_shift_C", r.BinaryC, ck_bit32.bdc_32bit_arithmetic_shift_C, lo_bit32.bdc_32bit_arithmetic_shift_C, "32-Bit Binary Functions",
+       "dst = src shifted by C (int32, arithmetic).", kinds=["tiu.arith.shift"]),
+    op("bdc_32bit_logical_shift_C", r.BinaryC, ck_bit32.bdc_32bit_logical_shift_C, lo_bit32.bdc_32bit_logical_shift_C, "32-Bit Binary Functions",
+       "dst = src shifted by C (uint32, logical).", kinds=["tiu.arith.shift"]),
+    op("bdc_32bit_C_arithmetic_shift", r.BinaryC, ck_bit32.bdc_32bit_C_arithmetic_shift, lo_bit32.bdc_32bit_C_arithmetic_shift, "32-Bit Binary Functions",
+       "dst = C shifted by src (int32, arithmetic).", kinds=["tiu.arith.shift"]),
+    op("bdc_32bit_C_logical_shift", r.BinaryC, ck_bit32.bdc_32bit_C_logical_shift, lo_bit32.bdc_32bit_C_logical_shift, "32-Bit Binary Functions",
+       "dst = C shifted by src (uint32, logical).", kinds=["tiu.arith.shift"]),
 )
 
 

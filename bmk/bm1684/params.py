@@ -35,6 +35,171 @@ class SetC:
     dst_stride: object = None
 
 
+# -- FP32 Binary, 32-Bit Binary, Fixed Point Binary and Unary functions (seed 003) ------------
+# Stride arguments followed by required ones (op_type, ...) have no default: C passes them all.
+@_record
+class Binary:
+    """(dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride, src1_stride): okk_bdc_add,
+    sub, mul, div, mac, max, min, okk_bdc_32bit_and/or/xor/*_shift, the 16-bit shifts."""
+    dst_addr: object
+    src0_addr: object
+    src1_addr: object
+    shape: object
+    dst_stride: object = None
+    src0_stride: object = None
+    src1_stride: object = None
+
+
+@_record
+class BinaryC:
+    """(dst_addr, src_addr, C, shape, dst_stride, src_stride): the _C and C_ forms (C: float,
+    x32, int, unsigned int, short or unsigned short by function)."""
+    dst_addr: object
+    src_addr: object
+    C: object
+    shape: object
+    dst_stride: object = None
+    src_stride: object = None
+
+
+@_record
+class SelectValue:
+    """(dst_addr, src0_addr, src1_addr, select_val, shape, dst_stride, src0_stride, src1_stride):
+    okk_bdc_greater_select_value, okk_bdc_equal_select_value."""
+    dst_addr: object
+    src0_addr: object
+    src1_addr: object
+    select_val: object
+    shape: object
+    dst_stride: object = None
+    src0_stride: object = None
+    src1_stride: object = None
+
+
+@_record
+class SelectCValue:
+    """(dst_addr, src_addr, C, select_val, shape, dst_stride, src_stride): okk_bdc_greater_C_select_value,
+    okk_bdc_C_greater_select_value, okk_bdc_equal_C_select_value."""
+    dst_addr: object
+    src_addr: object
+    C: object
+    select_val: object
+    shape: object
+    dst_stride: object = None
+    src_stride: object = None
+
+
+@_record
+class FixedBinary:
+    """(dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride, src1_stride, op_type, rshift):
+    okk_bdc_fixed_point_packed_add, _sub, _mul."""
+    dst_addr: object
+    src0_addr: object
+    src1_addr: object
+    shape: object
+    dst_stride: object
+    src0_stride: object
+    src1_stride: object
+    op_type: object
+    rshift: object
+
+
+@_record
+class FixedBinaryC:
+    """(dst_addr, src_addr, C, shape, dst_stride, src_stride, op_type, rshift):
+    okk_bdc_fixed_point_packed_add_C, _sub_C, _C_sub, _mul_C."""
+    dst_addr: object
+    src_addr: object
+    C: object
+    shape: object
+    dst_stride: object
+    src_stride: object
+    op_type: object
+    rshift: object
+
+
+@_record
+class FixedMac:
+    """(dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride, src1_stride,
+    is_origin_dst_signed, op_type, lshift, rshift): okk_bdc_fixed_point_packed_mac."""
+    dst_addr: object
+    src0_addr: object
+    src1_addr: object
+    shape: object
+    dst_stride: object
+    src0_stride: object
+    src1_stride: object
+    is_origin_dst_signed: object
+    op_type: object
+    lshift: object
+    rshift: object
+
+
+@_record
+class FixedMacC:
+    """(dst_addr, src_addr, C, shape, dst_stride, src_stride, is_origin_dst_signed, op_type, lshift,
+    rshift): okk_bdc_fixed_point_packed_mac_C."""
+    dst_addr: object
+    src_addr: object
+    C: object
+    shape: object
+    dst_stride: object
+    src_stride: object
+    is_origin_dst_signed: object
+    op_type: object
+    lshift: object
+    rshift: object
+
+
+@_record
+class FixedMaxMin:
+    """(dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride, src1_stride, op_type):
+    okk_bdc_fixed_point_packed_max, _min."""
+    dst_addr: object
+    src0_addr: object
+    src1_addr: object
+    shape: object
+    dst_stride: object
+    src0_stride: object
+    src1_stride: object
+    op_type: object
+
+
+@_record
+class FixedMaxMinC:
+    """(dst_addr, src_addr, C, shape, dst_stride, src_stride, op_type): okk_bdc_fixed_point_packed_max_C, _min_C."""
+    dst_addr: object
+    src_addr: object
+    C: object
+    shape: object
+    dst_stride: object
+    src_stride: object
+    op_type: object
+
+
+@_record
+class Mul16x8:
+    """(dst_addr, src0_high_addr, src0_low_addr, src1_addr, shape, dst_stride, src0_high_stride,
+    src0_low_stride, src1_stride, mul_type, rshift): okk_bdc_fixed_point_packed_16bit_mul_8bit."""
+    dst_addr: object
+    src0_high_addr: object
+    src0_low_addr: object
+    src1_addr: object
+    shape: object
+    dst_stride: object
+    src0_high_stride: object
+    src0_low_stride: object
+    src1_stride: object
+    mul_type: object
+    rshift: object
+
+
+@_record
+class SplitWork:
+    """(dst_addr, src_addr, work_addr, shape, dst_stride, src_stride, work_stride):
+    okk_bdc_fixed_point_packed_16bit_split_low_8bit (split_high has the Copy signature)."""
+
+
 # -- Data type converting and FP32 unary functions (seed 003 "Data Type Converting Functions",
 #    "FP32 Unary Functions"); okk_bdc_reciprocal / okk_bdc_neg take the Copy signature ---------
 @_record
@@ -62,6 +227,11 @@ class UnaryWork:
     src_addr: object
     work_addr: object
     shape: object
+    dst_stride: object = None
+    src_stride: object = None
+    work_stride: object = None
+
+
 
 
 @_record

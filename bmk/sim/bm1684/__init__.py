@@ -6,6 +6,7 @@ OKKernel seed groups, each exporting `KINDS = {(engine, kind): fn(m, fields)}`:
   memory.py   arith.copy                      (okk_bdc_32bit_cpy, okk_bdc_32bit_set_C)
   sfu.py      mdsfu.fp32_to_int, mdsfu.rsqrt, mdsfu.taylor, lut   (Converting, FP32 Unary)
   gdma.py     dma.tensor, dma.constant, ...   (okk_gdma_*)
+  arith.py    arith.* (but copy), mdscalar.*  (FP32 / 32-bit / fixed-point binary functions)
 Operands and layouts: common.py. No kind is defined twice (checked at import).
 A family may export `INIT(m)`: what a fresh chip holds (sfu.py: the L2 SRAM lookup tables,
 tables.py); all of them run when a Simulator is constructed (Semantics.init).
@@ -19,13 +20,14 @@ the profiler's clocks are 550 MHz BDC and 575 MHz GDMA):
 """
 from bmk.errors import SimulationError
 from bmk.layout import ceil_div
-from bmk.sim.bm1684 import memory
+from bmk.sim.bm1684 import arith, memory
 from bmk.sim.bm1684 import sfu
 from bmk.sim.semantics import Semantics
 
 FAMILIES = (
     memory,
     sfu,
+    arith,
 )
 
 TIU_STARTUP = 16
