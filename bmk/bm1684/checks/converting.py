@@ -7,11 +7,6 @@ are checked to be divisible by 4 even where the remark only names the aligned la
 """
 from bmk.bm1684.checks import common as c
 from bmk.bm1684.lowering.converting import fp32_strides, int8_1n_strides
-from bmk.errors import ArgumentError, must
-
-WORD = 4
-MAX_W = 65535      # the TIU's w field (16 bits)
-
 
 def aligned_pair(call, r):
     """dst and src: aligned-layout 32-bit tensors on the same start NPU; the shape ranges."""
@@ -60,11 +55,8 @@ def bdc_4N_int8_to_fp32(ctx, r, call="bdc_4N_int8_to_fp32"):
 def bdc_int8_to_fp32(ctx, r, call="bdc_int8_to_fp32"):
     """Remarks: as okk_bdc_4N_int8_to_fp32 with a 1N source and work, whose C stride is
     ALIGN(H*W, 4) bytes in the compact layout (the approximate compact layout) and ALIGN(H*W,
-    128) in the aligned one. The lowering reads a channel's bytes as 32-bit words in one TIU
-    w dimension, so a channel holds at most 4 * 65535 bytes (H*W <= 262140)."""
+    128) in the aligned one. (The lowering puts a channel's ceil(H*W / 4) words in one TIU w
+    dimension of 16 bits: the fp32 destination fitting its NPU keeps H*W <= 131072, so they fit.)"""
     dst, src, work, shape, aligned = _int8_common(call, r)
-    if shape.h * shape.w > WORD * MAX_W:
-        raise ArgumentError(must(call, "shape", f"a shape with h * w <= {WORD * MAX_W} (a channel's int8 "
-                                     f"words are one TIU w dimension of at most {MAX_W})", tuple(shape)))
     for name, addr in (("src_addr", src), ("work_addr", work)):
         c.fits_local(call, name, addr, shape, int8_1n_strides(addr, shape, aligned), itemsize=1)
