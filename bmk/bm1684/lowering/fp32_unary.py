@@ -22,15 +22,17 @@ Short sequences (S = src, D = dst, W = work; every step element-wise over the sh
     10.  D = D + W                                e^k + e^k (e^f - 1) = e^(k + f)
   (The vendor keeps e^k in a third buffer; with only W and D, k is converted back at step 6.
   The vendor ends with W = W + 1.0; D = D * W; e^k + e^k (e^f - 1) saves the rounding of
-  1 + (e^f - 1): sigmoid within 2 ulp instead of 3 on the test's data, exp 2 either way.)
+  1 + (e^f - 1), with the same maxima on the test's data.)
 - sigmoid / sigmoid_tunable: W = S * -1.0, then steps 1-10 on W (D = e^-S); D = D + 1.0;
-  D = 1.0 / D: 1 / (1 + e^-S).
+  D = 1.0 / D: 1 / (1 + e^-S). The clamp makes sigmoid(x) = 1 / (1 + e^88) ~ 6.05e-39 for
+  x < -88, where the exact result is below the normal range anyway.
 - tanh / tanh_tunable: tanh(x) = E / (E + 2) with E = e^(2x) - 1 computed as an expm1, so small
   |x| keep their relative accuracy (1 - e^-2x would cancel): W = S * 2.0, steps 1-8 on W
   (D = e^k, W = e^f - 1), then W = W * D (e^k (e^f - 1)); D = D - 1.0 (e^k - 1);
   D = D + W (E); W = D + 2.0; D = D / W.
-Accuracy (tests/bm1684/test_fp32_unary.py pins it, in ulp of numpy float32 where the result is
-a normal float): see the test's bounds.
+Accuracy, in fp32 ulp from the correctly rounded result where it is a normal float, over the
+remark's range (tests/bm1684/test_fp32_unary.py pins it): rsqrt 0, sqrt 1, lookup_exp 0,
+taylor_exp 3 (32 series, |x| < 1), exp 2, sigmoid 3, tanh 3 (with 8 to 64 series as well).
 """
 from bmk.bm1684 import layout
 from bmk.bm1684.lowering import common as lo
