@@ -404,7 +404,7 @@ def gen_bm1684(facts: dict):
         "# int/uint-to-float tables, 64-entry taylor tables; the yolov5s stream reads 0x300400, 0x300C00",
         "# and 0x301300). The simulator writes these tables itself (bmk/sim/bm1684/tables.py).",
         *(f"{name} = {hexs(off)}   # {what}" for name, off, what in L2_TABLES_1684),
-        f"lookup_table_index_bits = {LUT_INDEX_BITS_1684}   # lut opd1_h in the vendor stream: 2^8 entries per SFU table",
+        f"lookup_table_index_bits = {LUT_INDEX_BITS_1684}   # lut opd1_h in the vendor stream: 256-entry tables",
         f"taylor_table_len = {TAYLOR_LEN_1684}           # SFU_TAILOR_L_TABLE_SIZE: num_series in [1, 64]",
         f"bdc_clock_mhz = {p['bdc_clock_mhz_profile']}           # tpu-mlir profiler clocks",
         f"gdma_clock_mhz = {p['gdma_clock_mhz_profile']}",

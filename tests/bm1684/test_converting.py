@@ -35,7 +35,8 @@ def rebuilt(fn, *args):
 
 
 def vendor_args(v):
-    return v["res0_addr"] - 0x08000000, v["opd0_addr"] - 0x08000000, (v["res0_n"], v["res0_c"], v["res0_h"], v["res0_w"])
+    base = bm1684.layout.chip().space("local").base
+    return v["res0_addr"] - base, v["opd0_addr"] - base, (v["res0_n"], v["res0_c"], v["res0_h"], v["res0_w"])
 
 
 # -- okk_bdc_fp32_to_int32 -------------------------------------------------------------------------
@@ -197,3 +198,14 @@ def test_int8_source_and_work_must_fit():
                     match="bdc_4N_int8_to_fp32: src_addr must be the address of a tensor that fits")
     unchanged_after(ctx, ctx.bdc_int8_to_fp32, 0, 0x20000, end + 4, shape, True, False,
                     match="bdc_int8_to_fp32: work_addr must be the address of a tensor that fits")
+
+
+def test_numpy_integers_and_bools():
+    ctx = bm1684.Context()
+    ctx.bdc_int8_to_fp32(np.int64(0), np.uint32(4096), np.int32(8192), (np.int8(2), 3, 4, np.int16(5)),
+                         np.bool_(True), np.int64(0))
+    ctx.bdc_fp32_to_int32(np.uint64(0), np.int32(4096), (1, 2, 3, np.int64(4)))
+    other = bm1684.Context()
+    other.bdc_int8_to_fp32(0, 4096, 8192, (2, 3, 4, 5), True, False)
+    other.bdc_fp32_to_int32(0, 4096, (1, 2, 3, 4))
+    assert ctx.acquire_cmdbuf() == other.acquire_cmdbuf()

@@ -213,7 +213,8 @@ def vendor(kind, **want):
 
 
 def vendor_args(v):
-    return v["res0_addr"] - 0x08000000, v["opd0_addr"] - 0x08000000, (v["res0_n"], v["res0_c"], v["res0_h"], v["res0_w"])
+    base = bm1684.layout.chip().space("local").base
+    return v["res0_addr"] - base, v["opd0_addr"] - base, (v["res0_n"], v["res0_c"], v["res0_h"], v["res0_w"])
 
 
 def first(call, *args):
@@ -284,3 +285,12 @@ def test_num_series_in_1_to_64(name, num_series):
 def test_two_operand_remarks(name, args, match):
     ctx = bm1684.Context()
     unchanged_after(ctx, getattr(ctx, name), *args, match=f"{name}: {match}")
+
+
+def test_numpy_integers_are_integers():
+    ctx, other = bm1684.Context(), bm1684.Context()
+    ctx.bdc_tanh_tunable(np.uint32(0), np.int64(4096), np.int32(8192), (1, np.int16(2), 3, 4), np.int8(8))
+    ctx.bdc_neg(np.uint64(0), np.int32(4096), (1, 2, 3, np.uint8(4)), (np.int64(64), 32, 4, 1), None)
+    other.bdc_tanh_tunable(0, 4096, 8192, (1, 2, 3, 4), 8)
+    other.bdc_neg(0, 4096, (1, 2, 3, 4), (64, 32, 4, 1), None)
+    assert ctx.acquire_cmdbuf() == other.acquire_cmdbuf()

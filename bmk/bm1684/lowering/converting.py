@@ -66,45 +66,53 @@ def int8_1n_strides(addr, shape, aligned):
     return dim4(cs * chip_layout.slots(c, layout.npu_num(), start), cs, w, 1)
 
 
+def addrs(r, *names):
+    """Address arguments as Python ints (numpy integer scalars are accepted by the checks)."""
+    return tuple(int(getattr(r, name)) for name in names)
+
+
 def bdc_fp32_to_int32(chip, r):
+    dst, src = addrs(r, "dst_addr", "src_addr")
     f = {}
-    lo.tensor(f, "res0", r.dst_addr, None, prec="int32", shape=lo.shape4(r.shape))
-    lo.tensor(f, "opd0", r.src_addr, None)
+    lo.tensor(f, "res0", dst, None, prec="int32", shape=lo.shape4(r.shape))
+    lo.tensor(f, "opd0", src, None)
     return (lo.tiu("mdsfu.fp32_to_int", **f),)
 
 
 def bdc_lookup_int32_to_fp32(chip, r):
+    dst, src = addrs(r, "dst_addr", "src_addr")
     f = {}
-    lo.tensor(f, "res0", r.dst_addr, None, shape=lo.shape4(r.shape))
-    lo.tensor(f, "opd0", r.src_addr, None)
+    lo.tensor(f, "res0", dst, None, shape=lo.shape4(r.shape))
+    lo.tensor(f, "opd0", src, None)
     return (table_lookup(f, "l2_sram_int2float_table"),)
 
 
 def bdc_4N_int8_to_fp32(chip, r):
+    dst, src = addrs(r, "dst_addr", "src_addr")
     shape, aligned, signed = lo.shape4(r.shape), bool(r.is_aligned_layout), bool(r.is_signed)
     f = {}
-    lo.tensor(f, "res0", r.dst_addr, fp32_strides(r.dst_addr, shape, aligned), shape=shape)
+    lo.tensor(f, "res0", dst, fp32_strides(dst, shape, aligned), shape=shape)
     # 4N int8 strides count 32-bit words: the 32-bit ones of the same shape (bm1684 layout.py)
-    lo.tensor(f, "opd0", r.src_addr, fp32_strides(r.src_addr, shape, aligned), prec="int8", signed=signed)
+    lo.tensor(f, "opd0", src, fp32_strides(src, shape, aligned), prec="int8", signed=signed)
     return (table_lookup(f, int2float(signed)),)
 
 
 def bdc_int8_to_fp32(chip, r):
+    dst, src, work = addrs(r, "dst_addr", "src_addr", "work_addr")
     n, c, h, w = shape = lo.shape4(r.shape)
     aligned, signed = bool(r.is_aligned_layout), bool(r.is_signed)
-    src = int8_1n_strides(r.src_addr, shape, aligned)
-    dst = fp32_strides(r.dst_addr, shape, aligned)
+    src_stride, dst_stride = int8_1n_strides(src, shape, aligned), fp32_strides(dst, shape, aligned)
     whole, tail = divmod(h * w, WORD)
-    words = dim4(src.n // WORD, src.c // WORD, src.n // WORD, 1)   # (-, c, n, word) in 32-bit words
+    words = dim4(src_stride.n // WORD, src_stride.c // WORD, src_stride.n // WORD, 1)   # (-, c, n, word)
     copy = {"tsk_opd_num": 1}
-    lo.tensor(copy, "res0", r.work_addr, words, prec="int32", shape=(1, c, n, whole + bool(tail)))
-    lo.tensor(copy, "opd0", r.src_addr, words, prec="int32")
+    lo.tensor(copy, "res0", work, words, prec="int32", shape=(1, c, n, whole + bool(tail)))
+    lo.tensor(copy, "opd0", src, words, prec="int32")
     cmds = [lo.tiu("arith.copy", **copy)]
-    out = dim4(1, dst.c, dst.n, WORD)                         # byte i of word j -> element 4j + i
+    out = dim4(1, dst_stride.c, dst_stride.n, WORD)          # byte i of word j -> element 4j + i
     for first, count, batches in ((0, whole, WORD), (whole, 1, tail)):
         if count and batches:
             f = {}
-            lo.tensor(f, "res0", r.dst_addr + WORD * WORD * first, out, shape=(batches, c, n, count))
-            lo.tensor(f, "opd0", r.work_addr + WORD * first, words, prec="int8", signed=signed)
+            lo.tensor(f, "res0", dst + WORD * WORD * first, out, shape=(batches, c, n, count))
+            lo.tensor(f, "opd0", work + WORD * first, words, prec="int8", signed=signed)
             cmds.append(table_lookup(f, int2float(signed)))
     return tuple(cmds)

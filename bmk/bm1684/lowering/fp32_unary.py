@@ -36,7 +36,7 @@ taylor_exp 3 (32 series, |x| < 1), exp 2, sigmoid 3, tanh 3 (with 8 to 64 series
 """
 from bmk.bm1684 import layout
 from bmk.bm1684.lowering import common as lo
-from bmk.bm1684.lowering.converting import table_lookup
+from bmk.bm1684.lowering.converting import addrs, table_lookup
 
 EXP_MIN, EXP_MAX = -103.0, 88.0     # the seed's input range of exp / sigmoid / tanh (and the vendor's clamp)
 DEFAULT_SERIES = 32                 # "okk_bdc_exp() is equivalent to okk_bdc_exp_tunable() with num_series = 32"
@@ -104,35 +104,41 @@ def exp_sequence(d, s, w, num_series, shape):
 
 
 def bdc_rsqrt(chip, r):
-    return (sfu("mdsfu.rsqrt", r.dst_addr, r.src_addr, lo.shape4(r.shape)),)
+    return (sfu("mdsfu.rsqrt", *addrs(r, "dst_addr", "src_addr"), lo.shape4(r.shape)),)
 
 
 def bdc_sqrt(chip, r):
-    shape = lo.shape4(r.shape)
-    return (sfu("mdsfu.rsqrt", r.dst_addr, r.src_addr, shape),
-            md("mdscalar.divide", r.dst_addr, None, r.dst_addr, shape, a_const=1.0))
+    (dst, src), shape = addrs(r, "dst_addr", "src_addr"), lo.shape4(r.shape)
+    return (sfu("mdsfu.rsqrt", dst, src, shape),
+            md("mdscalar.divide", dst, None, dst, shape, a_const=1.0))
 
 
 def bdc_taylor_exp(chip, r):
-    shape = lo.shape4(r.shape)
-    return (taylor(r.dst_addr, r.src_addr, r.num_series, shape),
-            md("mdscalar.add", r.dst_addr, r.dst_addr, None, shape, b_const=1.0))
+    (dst, src), shape = addrs(r, "dst_addr", "src_addr"), lo.shape4(r.shape)
+    return (taylor(dst, src, r.num_series, shape),
+            md("mdscalar.add", dst, dst, None, shape, b_const=1.0))
 
 
 def bdc_lookup_exp(chip, r):
-    return (lut(r.dst_addr, r.src_addr, "l2_sram_exp_table", lo.shape4(r.shape)),)
+    return (lut(*addrs(r, "dst_addr", "src_addr"), "l2_sram_exp_table", lo.shape4(r.shape)),)
+
+
+def _work(r):
+    return (*addrs(r, "dst_addr", "src_addr", "work_addr"), lo.shape4(r.shape))
 
 
 def bdc_exp_tunable(chip, r):
-    return exp_sequence(r.dst_addr, r.src_addr, r.work_addr, r.num_series, lo.shape4(r.shape))
+    d, s, w, shape = _work(r)
+    return exp_sequence(d, s, w, r.num_series, shape)
 
 
 def bdc_exp(chip, r):
-    return exp_sequence(r.dst_addr, r.src_addr, r.work_addr, DEFAULT_SERIES, lo.shape4(r.shape))
+    d, s, w, shape = _work(r)
+    return exp_sequence(d, s, w, DEFAULT_SERIES, shape)
 
 
 def _sigmoid(r, num_series):
-    d, s, w, shape = r.dst_addr, r.src_addr, r.work_addr, lo.shape4(r.shape)
+    d, s, w, shape = _work(r)
     return (md("mdscalar.mul", w, s, None, shape, b_const=-1.0),
             *exp_sequence(d, w, w, num_series, shape),
             md("mdscalar.add", d, d, None, shape, b_const=1.0),
@@ -148,7 +154,7 @@ def bdc_sigmoid(chip, r):
 
 
 def _tanh(r, num_series):
-    d, s, w, shape = r.dst_addr, r.src_addr, r.work_addr, lo.shape4(r.shape)
+    d, s, w, shape = _work(r)
     return (md("mdscalar.mul", w, s, None, shape, b_const=2.0),
             *clamp(w, w, shape), *exp_parts(w, d, num_series, shape),
             md("mdscalar.mul", w, w, d, shape),
@@ -167,14 +173,16 @@ def bdc_tanh(chip, r):
 
 
 def bdc_reciprocal(chip, r):
-    f = lo.tensor({}, "res0", r.dst_addr, lo.stride4(r.dst_stride), shape=lo.shape4(r.shape))
+    dst, src = addrs(r, "dst_addr", "src_addr")
+    f = lo.tensor({}, "res0", dst, lo.stride4(r.dst_stride), shape=lo.shape4(r.shape))
     lo.const(f, "opd0", lo.fp32_bits(1.0))
-    lo.tensor(f, "opd1", r.src_addr, lo.stride4(r.src_stride))
+    lo.tensor(f, "opd1", src, lo.stride4(r.src_stride))
     return (lo.tiu("mdscalar.divide", **f),)
 
 
 def bdc_neg(chip, r):
-    f = lo.tensor({}, "res0", r.dst_addr, lo.stride4(r.dst_stride), shape=lo.shape4(r.shape))
-    lo.tensor(f, "opd0", r.src_addr, lo.stride4(r.src_stride))
+    dst, src = addrs(r, "dst_addr", "src_addr")
+    f = lo.tensor({}, "res0", dst, lo.stride4(r.dst_stride), shape=lo.shape4(r.shape))
+    lo.tensor(f, "opd0", src, lo.stride4(r.src_stride))
     lo.const(f, "opd1", lo.fp32_bits(-1.0))
     return (lo.tiu("mdscalar.mul", **f),)
