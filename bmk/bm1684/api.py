@@ -13,11 +13,13 @@ from bmk.bm1684.checks import bit32_binary as ck_bit32
 from bmk.bm1684.checks import converting as ck_converting
 from bmk.bm1684.checks import fp32_binary as ck_fp32
 from bmk.bm1684.checks import fp32_unary as ck_unary
+from bmk.bm1684.checks import gdma as ck_gdma
 from bmk.bm1684.checks import memory as ck_memory
 from bmk.bm1684.lowering import bit32_binary as lo_bit32
 from bmk.bm1684.lowering import converting as lo_converting
 from bmk.bm1684.lowering import fp32_binary as lo_fp32
 from bmk.bm1684.lowering import fp32_unary as lo_unary
+from bmk.bm1684.lowering import gdma as lo_gdma
 from bmk.bm1684.lowering import memory as lo_memory
 from bmk.program import POSITIONAL, OpRow
 
@@ -28,7 +30,49 @@ def op(name, record, check, lower, group, doc="", *, kinds=(), aliases=()):
 
 
 # -- GDMA Functions ----------------------------------------------------------------------------
+G = "GDMA Functions"
+KINDS_COPY, KINDS_SET = ["gdma.dma.tensor"], ["gdma.dma.constant"]
 GDMA = (
+    op("gdma_32bit_cpy_S2L", r.Copy, ck_gdma.gdma_32bit_cpy_S2L, lo_gdma.gdma_32bit_cpy_S2L, G,
+       "dst = src, 32-bit elements, system to local.", kinds=KINDS_COPY),
+    op("gdma_32bit_cpy_L2S", r.Copy, ck_gdma.gdma_32bit_cpy_L2S, lo_gdma.gdma_32bit_cpy_L2S, G,
+       "dst = src, 32-bit elements, local to system.", kinds=KINDS_COPY),
+    op("gdma_32bit_cpy_L2L", r.Copy, ck_gdma.gdma_32bit_cpy_L2L, lo_gdma.gdma_32bit_cpy_L2L, G,
+       "dst = src, 32-bit elements, local to local.", kinds=KINDS_COPY),
+    op("gdma_32bit_cpy_S2S", r.Copy, ck_gdma.gdma_32bit_cpy_S2S, lo_gdma.gdma_32bit_cpy_S2S, G,
+       "dst = src, 32-bit elements, system to system.", kinds=KINDS_COPY),
+    op("gdma_32bit_set_C_system", r.SetC, ck_gdma.gdma_32bit_set_C_system, lo_gdma.gdma_32bit_set_C_system, G,
+       "dst = C, 32-bit elements in system memory.", kinds=KINDS_SET),
+    op("gdma_32bit_set_C_local", r.SetC, ck_gdma.gdma_32bit_set_C_local, lo_gdma.gdma_32bit_set_C_local, G,
+       "dst = C, 32-bit elements in local memory.", kinds=KINDS_SET),
+    op("gdma_16bit_cpy_S2L", r.Copy, ck_gdma.gdma_16bit_cpy_S2L, lo_gdma.gdma_16bit_cpy_S2L, G,
+       "dst = src, 16-bit elements, system to local.", kinds=KINDS_COPY),
+    op("gdma_16bit_cpy_L2S", r.Copy, ck_gdma.gdma_16bit_cpy_L2S, lo_gdma.gdma_16bit_cpy_L2S, G,
+       "dst = src, 16-bit elements, local to system.", kinds=KINDS_COPY),
+    op("gdma_16bit_cpy_L2L", r.Copy, ck_gdma.gdma_16bit_cpy_L2L, lo_gdma.gdma_16bit_cpy_L2L, G,
+       "dst = src, 16-bit elements, local to local.", kinds=KINDS_COPY),
+    op("gdma_16bit_cpy_S2S", r.Copy, ck_gdma.gdma_16bit_cpy_S2S, lo_gdma.gdma_16bit_cpy_S2S, G,
+       "dst = src, 16-bit elements, system to system.", kinds=KINDS_COPY),
+    op("gdma_16bit_set_C_system", r.SetC, ck_gdma.gdma_16bit_set_C_system, lo_gdma.gdma_16bit_set_C_system, G,
+       "dst = C, 16-bit elements in system memory.", kinds=KINDS_SET),
+    op("gdma_16bit_set_C_local", r.SetC, ck_gdma.gdma_16bit_set_C_local, lo_gdma.gdma_16bit_set_C_local, G,
+       "dst = C, 16-bit elements in local memory.", kinds=KINDS_SET),
+    op("gdma_8bit_cpy_S2L", r.Copy, ck_gdma.gdma_8bit_cpy_S2L, lo_gdma.gdma_8bit_cpy_S2L, G,
+       "dst = src, 8-bit elements, system to local.", kinds=KINDS_COPY),
+    op("gdma_8bit_cpy_L2S", r.Copy, ck_gdma.gdma_8bit_cpy_L2S, lo_gdma.gdma_8bit_cpy_L2S, G,
+       "dst = src, 8-bit elements, local to system.", kinds=KINDS_COPY),
+    op("gdma_8bit_cpy_L2L", r.Copy, ck_gdma.gdma_8bit_cpy_L2L, lo_gdma.gdma_8bit_cpy_L2L, G,
+       "dst = src, 8-bit elements, local to local.", kinds=KINDS_COPY),
+    op("gdma_8bit_cpy_S2S", r.Copy, ck_gdma.gdma_8bit_cpy_S2S, lo_gdma.gdma_8bit_cpy_S2S, G,
+       "dst = src, 8-bit elements, system to system.", kinds=KINDS_COPY),
+    op("gdma_8bit_set_C_system", r.SetC, ck_gdma.gdma_8bit_set_C_system, lo_gdma.gdma_8bit_set_C_system, G,
+       "dst = C, 8-bit elements in system memory.", kinds=KINDS_SET),
+    op("gdma_8bit_set_C_local", r.SetC, ck_gdma.gdma_8bit_set_C_local, lo_gdma.gdma_8bit_set_C_local, G,
+       "dst = C, 8-bit elements in local memory.", kinds=KINDS_SET),
+    op("gdma_32bit_matrix_S2L", r.Matrix, ck_gdma.gdma_32bit_matrix_S2L, lo_gdma.gdma_32bit_matrix_S2L, G,
+       "dst(x, y) = src(x, y), a 32-bit matrix, system to local.", kinds=KINDS_COPY),
+    op("gdma_32bit_matrix_L2S", r.Matrix, ck_gdma.gdma_32bit_matrix_L2S, lo_gdma.gdma_32bit_matrix_L2S, G,
+       "dst(x, y) = src(x, y), a 32-bit matrix, local to system.", kinds=KINDS_COPY),
 )
 
 

@@ -198,6 +198,13 @@ class Mul16x8:
 class SplitWork:
     """(dst_addr, src_addr, work_addr, shape, dst_stride, src_stride, work_stride):
     okk_bdc_fixed_point_packed_16bit_split_low_8bit (split_high has the Copy signature)."""
+    dst_addr: object
+    src_addr: object
+    work_addr: object
+    shape: object
+    dst_stride: object = None
+    src_stride: object = None
+    work_stride: object = None
 
 
 # -- Data type converting and FP32 unary functions (seed 003 "Data Type Converting Functions",
@@ -227,11 +234,6 @@ class UnaryWork:
     src_addr: object
     work_addr: object
     shape: object
-    dst_stride: object = None
-    src_stride: object = None
-    work_stride: object = None
-
-
 
 
 @_record
@@ -255,3 +257,15 @@ class Int8ToFp32:
     shape: object
     is_signed: object
     is_aligned_layout: object
+
+
+# -- GDMA Functions (seed 003 "GDMA Functions"; the copies and set_C use Copy and SetC) ------
+@_record
+class Matrix:
+    """(dst_addr, src_addr, rows, cols, cols_per_channel, row_stride): okk_gdma_32bit_matrix_*."""
+    dst_addr: object
+    src_addr: object
+    rows: object
+    cols: object
+    cols_per_channel: object
+    row_stride: object

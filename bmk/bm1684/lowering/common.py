@@ -54,6 +54,11 @@ def local_base():
     return chip().space("local").base
 
 
+def split(engine, name, value):
+    """{part field: value} of a value the spec composes from several fields (e.g. a 40-bit address)."""
+    return _format(engine).split(name, value)
+
+
 def tiu(kind_name, **fields):
     """A TIU descriptor of an instruction kind: ("tiu", {kind fields, **fields})."""
     return TIU, {**kind(kind_name), **fields}

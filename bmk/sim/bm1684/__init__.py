@@ -20,7 +20,7 @@ the profiler's clocks are 550 MHz BDC and 575 MHz GDMA):
 """
 from bmk.errors import SimulationError
 from bmk.layout import ceil_div
-from bmk.sim.bm1684 import arith, memory
+from bmk.sim.bm1684 import arith, gdma, memory
 from bmk.sim.bm1684 import sfu
 from bmk.sim.semantics import Semantics
 
@@ -28,6 +28,7 @@ FAMILIES = (
     memory,
     sfu,
     arith,
+    gdma,
 )
 
 TIU_STARTUP = 16
