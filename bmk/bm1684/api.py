@@ -11,12 +11,14 @@ functions (layout.py).
 from bmk.bm1684 import params as r
 from bmk.bm1684.checks import bit32_binary as ck_bit32
 from bmk.bm1684.checks import converting as ck_converting
+from bmk.bm1684.checks import fixed_point as ck_fixed
 from bmk.bm1684.checks import fp32_binary as ck_fp32
 from bmk.bm1684.checks import fp32_unary as ck_unary
 from bmk.bm1684.checks import gdma as ck_gdma
 from bmk.bm1684.checks import memory as ck_memory
 from bmk.bm1684.lowering import bit32_binary as lo_bit32
 from bmk.bm1684.lowering import converting as lo_converting
+from bmk.bm1684.lowering import fixed_point as lo_fixed
 from bmk.bm1684.lowering import fp32_binary as lo_fp32
 from bmk.bm1684.lowering import fp32_unary as lo_unary
 from bmk.bm1684.lowering import gdma as lo_gdma
@@ -170,6 +172,52 @@ BINARY = (
        "dst = C shifted by src (int32, arithmetic).", kinds=["tiu.arith.shift"]),
     op("bdc_32bit_C_logical_shift", r.BinaryC, ck_bit32.bdc_32bit_C_logical_shift, lo_bit32.bdc_32bit_C_logical_shift, "32-Bit Binary Functions",
        "dst = C shifted by src (uint32, logical).", kinds=["tiu.arith.shift"]),
+    # Fixed Point Binary Functions
+    op("bdc_fixed_point_packed_add", r.FixedBinary, ck_fixed.bdc_fixed_point_packed_add, lo_fixed.bdc_fixed_point_packed_add,
+       "Fixed Point Binary Functions", "dst = (src0 + src1 + round) RSH rshift, saturated (op_type).", kinds=["tiu.arith.add"]),
+    op("bdc_fixed_point_packed_add_C", r.FixedBinaryC, ck_fixed.bdc_fixed_point_packed_add_C, lo_fixed.bdc_fixed_point_packed_add_C,
+       "Fixed Point Binary Functions", "dst = (src + C + round) RSH rshift, saturated (op_type).", kinds=["tiu.arith.add"]),
+    op("bdc_fixed_point_packed_sub", r.FixedBinary, ck_fixed.bdc_fixed_point_packed_sub, lo_fixed.bdc_fixed_point_packed_sub,
+       "Fixed Point Binary Functions", "dst = (src0 - src1 + round) RSH rshift, saturated (op_type).", kinds=["tiu.arith.sub"]),
+    op("bdc_fixed_point_packed_sub_C", r.FixedBinaryC, ck_fixed.bdc_fixed_point_packed_sub_C, lo_fixed.bdc_fixed_point_packed_sub_C,
+       "Fixed Point Binary Functions", "dst = (src - C + round) RSH rshift, saturated (op_type).", kinds=["tiu.arith.sub"]),
+    op("bdc_fixed_point_packed_C_sub", r.FixedBinaryC, ck_fixed.bdc_fixed_point_packed_C_sub, lo_fixed.bdc_fixed_point_packed_C_sub,
+       "Fixed Point Binary Functions", "dst = (C - src + round) RSH rshift, saturated (op_type).", kinds=["tiu.arith.sub"]),
+    op("bdc_fixed_point_packed_mul", r.FixedBinary, ck_fixed.bdc_fixed_point_packed_mul, lo_fixed.bdc_fixed_point_packed_mul,
+       "Fixed Point Binary Functions", "dst = (src0 * src1 + round) RSH rshift, saturated (op_type).", kinds=["tiu.arith.mul"]),
+    op("bdc_fixed_point_packed_mul_C", r.FixedBinaryC, ck_fixed.bdc_fixed_point_packed_mul_C, lo_fixed.bdc_fixed_point_packed_mul_C,
+       "Fixed Point Binary Functions", "dst = (src * C + round) RSH rshift, saturated (op_type).", kinds=["tiu.arith.mul"]),
+    op("bdc_fixed_point_packed_mac", r.FixedMac, ck_fixed.bdc_fixed_point_packed_mac, lo_fixed.bdc_fixed_point_packed_mac,
+       "Fixed Point Binary Functions", "dst = (dst * 2^lshift + src0 * src1 + round) RSH rshift, saturated.", kinds=["tiu.arith.mac"]),
+    op("bdc_fixed_point_packed_mac_C", r.FixedMacC, ck_fixed.bdc_fixed_point_packed_mac_C, lo_fixed.bdc_fixed_point_packed_mac_C,
+       "Fixed Point Binary Functions", "dst = (dst * 2^lshift + src * C + round) RSH rshift, saturated.", kinds=["tiu.arith.mac"]),
+    op("bdc_fixed_point_packed_max", r.FixedMaxMin, ck_fixed.bdc_fixed_point_packed_max, lo_fixed.bdc_fixed_point_packed_max,
+       "Fixed Point Binary Functions", "dst = max(src0, src1) (op_type).", kinds=["tiu.arith.max"]),
+    op("bdc_fixed_point_packed_max_C", r.FixedMaxMinC, ck_fixed.bdc_fixed_point_packed_max_C, lo_fixed.bdc_fixed_point_packed_max_C,
+       "Fixed Point Binary Functions", "dst = max(src, C) (op_type).", kinds=["tiu.arith.max"]),
+    op("bdc_fixed_point_packed_min", r.FixedMaxMin, ck_fixed.bdc_fixed_point_packed_min, lo_fixed.bdc_fixed_point_packed_min,
+       "Fixed Point Binary Functions", "dst = min(src0, src1) (op_type).", kinds=["tiu.arith.min"]),
+    op("bdc_fixed_point_packed_min_C", r.FixedMaxMinC, ck_fixed.bdc_fixed_point_packed_min_C, lo_fixed.bdc_fixed_point_packed_min_C,
+       "Fixed Point Binary Functions", "dst = min(src, C) (op_type).", kinds=["tiu.arith.min"]),
+    op("bdc_fixed_point_packed_16bit_arithmetic_shift", r.Binary, ck_fixed.bdc_fixed_point_packed_16bit_arithmetic_shift, lo_fixed.bdc_fixed_point_packed_16bit_arithmetic_shift,
+       "Fixed Point Binary Functions", "dst = src0 shifted by src1 (int16, arithmetic, 2N).", kinds=["tiu.arith.shift"]),
+    op("bdc_fixed_point_packed_16bit_logical_shift", r.Binary, ck_fixed.bdc_fixed_point_packed_16bit_logical_shift, lo_fixed.bdc_fixed_point_packed_16bit_logical_shift,
+       "Fixed Point Binary Functions", "dst = src0 shifted by src1 (uint16, logical, 2N).", kinds=["tiu.arith.shift"]),
+    op("bdc_fixed_point_packed_16bit_arithmetic_shift_C", r.BinaryC, ck_fixed.bdc_fixed_point_packed_16bit_arithmetic_shift_C, lo_fixed.bdc_fixed_point_packed_16bit_arithmetic_shift_C,
+       "Fixed Point Binary Functions", "dst = src shifted by C (int16, arithmetic, 2N).", kinds=["tiu.arith.shift"]),
+    op("bdc_fixed_point_packed_16bit_logical_shift_C", r.BinaryC, ck_fixed.bdc_fixed_point_packed_16bit_logical_shift_C, lo_fixed.bdc_fixed_point_packed_16bit_logical_shift_C,
+       "Fixed Point Binary Functions", "dst = src shifted by C (uint16, logical, 2N).", kinds=["tiu.arith.shift"]),
+    op("bdc_fixed_point_packed_16bit_C_arithmetic_shift", r.BinaryC, ck_fixed.bdc_fixed_point_packed_16bit_C_arithmetic_shift, lo_fixed.bdc_fixed_point_packed_16bit_C_arithmetic_shift,
+       "Fixed Point Binary Functions", "dst = C shifted by src (int16, arithmetic, 2N).", kinds=["tiu.arith.shift"]),
+    op("bdc_fixed_point_packed_16bit_C_logical_shift", r.BinaryC, ck_fixed.bdc_fixed_point_packed_16bit_C_logical_shift, lo_fixed.bdc_fixed_point_packed_16bit_C_logical_shift,
+       "Fixed Point Binary Functions", "dst = C shifted by src (uint16, logical, 2N).", kinds=["tiu.arith.shift"]),
+    op("bdc_fixed_point_packed_16bit_mul_8bit", r.Mul16x8, ck_fixed.bdc_fixed_point_packed_16bit_mul_8bit, lo_fixed.bdc_fixed_point_packed_16bit_mul_8bit,
+       "Fixed Point Binary Functions", "dst = (src0 * src1 + round) RSH rshift, src0 as high/low bytes (mul_type).", kinds=["tiu.arith.mul", "tiu.arith.mac"]),
+    # Fixed Point Unary Functions
+    op("bdc_fixed_point_packed_16bit_split_high_8bit", r.Copy, ck_fixed.bdc_fixed_point_packed_16bit_split_high_8bit, lo_fixed.bdc_fixed_point_packed_16bit_split_high_8bit,
+       "Fixed Point Unary Functions", "dst = the most significant 8 bits of src (16-bit, 2N -> 4N).", kinds=["tiu.arith.shift"]),
+    op("bdc_fixed_point_packed_16bit_split_low_8bit", r.SplitWork, ck_fixed.bdc_fixed_point_packed_16bit_split_low_8bit, lo_fixed.bdc_fixed_point_packed_16bit_split_low_8bit,
+       "Fixed Point Unary Functions", "dst = the least significant 8 bits of src (16-bit, 2N -> 4N).", kinds=["tiu.arith.shift"]),
 )
 
 

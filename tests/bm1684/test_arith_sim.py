@@ -159,3 +159,57 @@ def test_every_arith_and_mdscalar_kind_of_the_family_is_registered():
     for op in ("add", "sub", "mul", "mac", "max", "min", "divide", "select_gt", "select_eq", "shift",
                "and", "or", "xor"):
         assert ("tiu", f"arith.{op}") in kinds and ("tiu", f"mdscalar.{op}") in kinds
+
+
+def int_command(kind, prec, signs, shape, **extra):
+    """res0 at 16384, opd0 at 0, opd1 at 8192 (NPU 0), all of precision `prec`; signs =
+    (opd0, opd1, result)."""
+    f = {"opt_opd2_sign": signs[2]}
+    lo.tensor(f, "res0", 16384, None, prec=prec, shape=shape)
+    lo.tensor(f, "opd0", 0, None, prec=prec, signed=signs[0])
+    lo.tensor(f, "opd1", 8192, None, prec=prec, signed=signs[1])
+    return command(kind, **f, **extra)
+
+
+def ints(dtype, shape):
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max, shape, dtype=np.int64, endpoint=True)
+    x.flat[:2] = [info.min, info.max]
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("cls", ["arith", "mdscalar"])
+@pytest.mark.parametrize("signed", [0, 1])
+def test_int32_products_and_mac_are_exact_then_saturated(cls, signed):
+    """32-bit operands: the product and the shifted accumulation exceed int64; the semantics
+    stay exact (Python ints) before the rounding shift and the saturation."""
+    shape = (1, 3, 2, 4)
+    dt = np.int32 if signed else np.uint32
+    a, b, old = ints(dt, shape), ints(dt, shape), ints(dt, shape)
+    sim = bmk.Simulator("bm1684")
+    put(sim, 0, a, dtype=dt)
+    put(sim, 8192, b, dtype=dt)
+    run([int_command(f"{cls}.mul", "int32", (signed,) * 3, shape, opt_right_shift=3)], sim)
+    wide = a.astype(object) * b.astype(object)
+    lo_, hi = np.iinfo(dt).min, np.iinfo(dt).max
+    expect = np.clip((wide + 4) >> 3, lo_, hi).astype(dt)
+    assert np.array_equal(get(sim, 16384, shape, dtype=dt), expect)
+    put(sim, 16384, old, dtype=dt)
+    run([int_command(f"{cls}.mac", "int32", (signed,) * 3, shape, opt_left_shift=31, opt_right_shift=31,
+                     opt_res_add_sign=signed)], sim)
+    exact = (old.astype(object) << 31) + wide
+    assert np.array_equal(get(sim, 16384, shape, dtype=dt), np.clip((exact + (1 << 30)) >> 31, lo_, hi).astype(dt))
+
+
+def test_int8_mdscalar_add_with_constant_saturates_4N():
+    shape = (7, 2, 1, 3)
+    a = ints(np.int8, shape)
+    f = {"opt_opd2_sign": 1}
+    lo.tensor(f, "res0", 16384, None, prec="int8", shape=shape)
+    lo.tensor(f, "opd0", 0, None, prec="int8", signed=1)
+    lo.const(f, "opd1", lo.bits(-100, 8), prec="int8", signed=1)
+    sim = bmk.Simulator("bm1684")
+    put(sim, 0, a, dtype=np.int8, pack=4)
+    run([command("mdscalar.add", **f)], sim)
+    expect = np.clip(a.astype(np.int64) - 100, -128, 127).astype(np.int8)       # a.flat[0] = -128 saturates
+    assert np.array_equal(get(sim, 16384, shape, dtype=np.int8, pack=4), expect)

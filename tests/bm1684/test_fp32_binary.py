@@ -56,7 +56,7 @@ def test_tensor_tensor(name, start, strided):
 
 
 @pytest.mark.parametrize("name", sorted(TC))
-@pytest.mark.parametrize("C", [1.5, -0.1, 3])
+@pytest.mark.parametrize("C", [1.5, -0.1, 3, float("-inf")])
 def test_tensor_constant(name, C):
     a = data()
     A, D = npu_addr(37, 0), npu_addr(37, 16384)
@@ -86,6 +86,21 @@ def test_mac_accumulates(const):
     assert kinds_of(ctx) == set(ROWS["bdc_mac_C" if const else "bdc_mac"].kinds)
     run(ctx, sim)
     assert same_bits(get(sim, D, SHAPE), d + (a * b).astype(f32))
+
+
+@pytest.mark.parametrize("shape, stride", [((65535, 1, 1, 1), (1, 1, 1, 1)), ((1, 4095, 1, 1), None),
+                                           ((1, 1, 1, 65535), (1, 1, 1, 1)), ((1, 1, 65535, 1), (1, 1, 1, 1))])
+def test_shape_boundaries(shape, stride):
+    """The largest n, c, h, w of the shape remark (free strides keep 65535 elements in one NPU;
+    dst = src0, in place, as two 256 KiB tensors fill the NPU)."""
+    a, b = data(shape), data(shape)
+    ctx = bm1684.Context()
+    ctx.bdc_sub(0, 0, 262144, shape, stride, stride, stride)
+    sim = bmk.Simulator("bm1684")
+    put(sim, 0, a, stride)
+    put(sim, 262144, b, stride)
+    run(ctx, sim)
+    assert same_bits(get(sim, 0, shape, stride), a - b)
 
 
 SELECT = {"bdc_greater_select_value": lambda a, b: a > b, "bdc_equal_select_value": lambda a, b: a == b}
@@ -139,6 +154,8 @@ def test_select_C_value(name):
     ("bdc_add", (0, 4096, 8192, (1, 1, 1, 1), (1, 1, 1)), "dst_stride must be a dim4"),
     ("bdc_add", (0, 4096, 8192, (1, 1, 1, 1), None, (1, -1, 1, 1)), r"src0_stride.c must be an integer in"),
     ("bdc_add_C", (0, 4096, "1", (1, 1, 1, 1)), "C must be a float"),
+    ("bdc_mul_C", (0, 4096, -1e39, (1, 1, 1, 1)), "C must be a float within the fp32 range"),
+    ("bdc_greater_C_select_value", (0, 4096, 2**200, 1, (1, 1, 1, 1)), "C must be a float within the fp32 range"),
     ("bdc_C_div", (0, LANE, 1.0, (1, 1, 1, 1)), "src_addr must be a local address on the NPU where dst_addr"),
     ("bdc_max_C", (0, 4098, 1.0, (1, 1, 1, 1)), "src_addr must be divisible by 4"),
     ("bdc_greater_select_value", (0, 4096, 8192, 2**32, (1, 1, 1, 1)), r"select_val must be an integer in"),

@@ -2,13 +2,29 @@
 
 Remarks of every function, in order: addresses divisible by 4; shape n, h, w in [1, 65535]
 and c in [1, 4095]; strides NULL (128-byte aligned layout) or a dim4; the tensors start at the
-same NPU; each tensor fits its NPU's memory. C is a C float; select_val an x32 (an int or the
-fp32 bits of a float).
+same NPU; each tensor fits its NPU's memory. C is a C float: a real number that fp32 can hold
+(a finite value that would round to infinity is refused; inf and NaN pass as themselves);
+select_val an x32 (an int or the fp32 bits of a float).
 """
+import math
+
+import numpy as np
+
 from bmk.bm1684.checks import common as c
+from bmk.errors import ArgumentError, must
 
 TT = (("dst_addr", "dst_stride"), ("src0_addr", "src0_stride"), ("src1_addr", "src1_stride"))
 TC = (("dst_addr", "dst_stride"), ("src_addr", "src_stride"))
+
+
+def fp32_C(call, value):
+    """A C float argument whose fp32 rounding does not overflow."""
+    x = c.fp32(call, "C", value)
+    with np.errstate(over="ignore"):
+        overflows = math.isfinite(x) and not np.isfinite(np.float32(x))
+    if overflows:
+        raise ArgumentError(must(call, "C", "a float within the fp32 range (|C| <= 3.4028235e38)", value))
+    return x
 
 
 def operands(call, r, names=TT, *, same_npu=True):
@@ -30,7 +46,7 @@ def binary(call, r):
 
 def binary_C(call, r):
     operands(call, r, TC)
-    c.fp32(call, "C", r.C)
+    fp32_C(call, r.C)
 
 
 def select(call, r):
@@ -40,7 +56,7 @@ def select(call, r):
 
 def select_C(call, r):
     operands(call, r, TC)
-    c.fp32(call, "C", r.C)
+    fp32_C(call, r.C)
     c.bits(call, "select_val", r.select_val, 32)
 
 

@@ -8,16 +8,16 @@ opdX_addr), read in its own precision and sign (common.py). An operand whose sho
 `offset` is per-channel: one element per channel, shape (1, C, 1, 1) in the compact layout,
 broadcast over n, h and w.
 
-Choices where isa-facts are silent (the lowering, bmk/bm1684/lowering/*binary.py, follows
-them):
+Choices where isa-facts are silent (the lowerings bmk/bm1684/lowering/fp32_binary.py,
+bit32_binary.py and fixed_point.py follow them):
 - Numeric mode: fp32 when every operand and res0 are fp32 (float32 arithmetic, one IEEE
   rounding per operation: mac is float32(res + float32(a * b)), not fused; x/0 = +-inf,
   NaN propagates through max/min); integer when every operand is int8/int16/int32.
   Anything else (fp16, mixed) is a SimulationError.
-- Integer results: the operands are widened (int64), the operation is exact, then
-  add/sub/mul/mac round a right shift of opt_right_shift bits as the seed's formula
-  (x + 2^(r-1)) RSH r (numerics Round.HALF_UP; no shift when r = 0) and saturate to res0's
-  type; max/min saturate. res0 has no sign field on BM1684: the result is signed iff
+- Integer results: the operands are widened (int64; Python ints when an operand or res0 is
+  32-bit), the operation is exact, then add/sub/mul/mac round a right shift of
+  opt_right_shift bits as the seed's formula (x + 2^(r-1)) RSH r (ties towards +inf; no shift
+  when r = 0) and saturate to res0's type; max/min saturate. res0 has no sign field on BM1684: the result is signed iff
   opt_opd2_sign = 1 (opd2 is unused by these two-operand kinds).
 - mac: res = res_old * 2^opt_left_shift + opd0 * opd1 (then the right shift), res_old read
   in res0's precision with the sign opt_res_add_sign (okk's is_origin_dst_signed).
@@ -86,8 +86,20 @@ def res_dtype(f):
     return _INT[_width(f, "res0"), bool(f["opt_opd2_sign"])]
 
 
-def _ints(m, f, slot):
-    return np.asarray(_operand(m, f, slot, c.dtype_of(f, slot)), np.int64)
+def _ints(m, f, slot, exact=False):
+    """Operand values widened: int64, or Python ints (object arrays) when `exact` (32-bit
+    operands, whose products and shifted sums can exceed int64)."""
+    x = np.asarray(_operand(m, f, slot, c.dtype_of(f, slot)), np.int64)
+    return x.astype(object) if exact else x
+
+
+def _wide(f):
+    return any(_width(f, s) == 32 for s in ("res0", "opd0", "opd1"))
+
+
+def _round_shift(x, n):
+    """The seed's (x + 2^(n-1)) RSH n (arithmetic shift, so ties go up); x itself when n = 0."""
+    return x if n == 0 else (x + (1 << (n - 1))) >> n
 
 
 def _floats(m, f, slot):
@@ -101,9 +113,9 @@ def _store(m, f, dtype, values):
 
 def _int_result(m, f, exact, rounded=True):
     if rounded:
-        exact = numerics.rshift(exact, f["opt_right_shift"], numerics.Round.HALF_UP)
+        exact = _round_shift(exact, f["opt_right_shift"])
     dt = res_dtype(f)
-    _store(m, f, dt, numerics.saturate(exact, dt))
+    _store(m, f, dt, np.clip(exact, dt.min, dt.max).astype(dt.numpy))
 
 
 def _binary(kind, fp, integer):
@@ -116,7 +128,8 @@ def _binary(kind, fp, integer):
         elif integer is None:
             raise SimulationError(f"{kind}: integer precisions are not supported (fp32 only)")
         else:
-            integer(m, f, _ints(m, f, "opd0"), _ints(m, f, "opd1"))
+            wide = _wide(f)
+            integer(m, f, _ints(m, f, "opd0", wide), _ints(m, f, "opd1", wide))
     return run
 
 
@@ -138,11 +151,10 @@ def _mac(kind):
                 _store(m, f, dtypes.FP32, np.asarray(old + prod, np.float32))
             return
         old_dt = _INT[_width(f, "res0"), bool(f["opt_res_add_sign"])]
-        lshift = f["opt_left_shift"]
-        if old_dt.bits + lshift > numerics.MAX_SHIFT - 2:
-            raise SimulationError(f"{kind}: opt_left_shift must keep int32 results within 60 bits, not {lshift}")
+        wide = _wide(f)
         old = np.asarray(c.view(m, f, "res0", old_dt, shape).read(), np.int64)
-        _int_result(m, f, (old << lshift) + _ints(m, f, "opd0") * _ints(m, f, "opd1"))
+        old = old.astype(object) if wide else old          # 32-bit old << 31 exceeds int64
+        _int_result(m, f, (old << f["opt_left_shift"]) + _ints(m, f, "opd0", wide) * _ints(m, f, "opd1", wide))
     return run
 
 
