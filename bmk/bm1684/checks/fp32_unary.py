@@ -3,6 +3,8 @@
 The input-range remarks of exp / sigmoid / tanh ("the elements of the source tensor are in
 [-103.0, 88.0]") and lookup_exp ("[-103, 88]") are about the data: not checkable at the call
 (the exp sequence clamps to that range, as the vendor does; the lookup uses the low 8 bits).
+Addresses of these 32-bit tensors must be divisible by 4 also where the remark only names the
+aligned layout (checks/converting.py).
 """
 from bmk.bm1684.checks import common as c
 from bmk.bm1684.checks.converting import aligned_pair
