@@ -336,3 +336,55 @@ class Matmul:
     right_cols_per_channel: object
     using_bias: object
     result_add: object
+
+
+# -- Data type converting and FP32 unary functions (seed 003 "Data Type Converting Functions",
+#    "FP32 Unary Functions"); okk_bdc_reciprocal / okk_bdc_neg take the Copy signature ---------
+@_record
+class Unary:
+    """(dst_addr, src_addr, shape): okk_bdc_fp32_to_int32, okk_bdc_lookup_int32_to_fp32,
+    okk_bdc_rsqrt, okk_bdc_sqrt, okk_bdc_lookup_exp."""
+    dst_addr: object
+    src_addr: object
+    shape: object
+
+
+@_record
+class TaylorSeries:
+    """(dst_addr, src_addr, shape, num_series): okk_bdc_taylor_exp."""
+    dst_addr: object
+    src_addr: object
+    shape: object
+    num_series: object
+
+
+@_record
+class UnaryWork:
+    """(dst_addr, src_addr, work_addr, shape): okk_bdc_exp, okk_bdc_sigmoid, okk_bdc_tanh."""
+    dst_addr: object
+    src_addr: object
+    work_addr: object
+    shape: object
+
+
+@_record
+class UnaryWorkSeries:
+    """(dst_addr, src_addr, work_addr, shape, num_series): okk_bdc_exp_tunable,
+    okk_bdc_sigmoid_tunable, okk_bdc_tanh_tunable."""
+    dst_addr: object
+    src_addr: object
+    work_addr: object
+    shape: object
+    num_series: object
+
+
+@_record
+class Int8ToFp32:
+    """(dst_addr, src_addr, work_addr, shape, is_signed, is_aligned_layout):
+    okk_bdc_4N_int8_to_fp32, okk_bdc_int8_to_fp32."""
+    dst_addr: object
+    src_addr: object
+    work_addr: object
+    shape: object
+    is_signed: object
+    is_aligned_layout: object
