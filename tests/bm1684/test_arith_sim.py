@@ -213,3 +213,14 @@ def test_int8_mdscalar_add_with_constant_saturates_4N():
     run([command("mdscalar.add", **f)], sim)
     expect = np.clip(a.astype(np.int64) - 100, -128, 127).astype(np.int8)       # a.flat[0] = -128 saturates
     assert np.array_equal(get(sim, 16384, shape, dtype=np.int8, pack=4), expect)
+
+
+@pytest.mark.parametrize("kind", ["arith.add", "mdscalar.mac", "arith.shift", "mdscalar.select_eq"])
+def test_overlapping_huge_res0_is_refused_quickly(kind):
+    """A malformed command with zero strides and a huge res0 would need terabytes of arrays."""
+    f = {}
+    lo.tensor(f, "res0", 0, (0, 0, 0, 0), shape=(65535, 4095, 65535, 65535))
+    lo.tensor(f, "opd0", 0, (0, 0, 0, 0))
+    lo.tensor(f, "opd1", 0, (0, 0, 0, 0))
+    with pytest.raises(SimulationError, match=f"{kind}: res0 must hold at most 524288 bytes per NPU"):
+        run([command(kind, **f)], bmk.Simulator("bm1684"))

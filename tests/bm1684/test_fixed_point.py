@@ -4,6 +4,8 @@ bytes and the simulator against widened-integer references written from the seed
 remarks as errors."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bmk
 from bmk import bm1684
@@ -290,3 +292,50 @@ def test_numpy_integers_and_keywords():
     other = bm1684.Context()
     other.bdc_fixed_point_packed_add(D, A, B, SHAPE, None, None, None, op_type=bm1684.S8_OP_S8_TO_S8, rshift=2)
     assert ctx.acquire_cmdbuf() == other.acquire_cmdbuf()
+
+
+@settings(max_examples=25, deadline=None)
+@given(op=st.sampled_from(["add", "sub", "mul"]), which=st.integers(0, 15), n=st.integers(1, 9),
+       c=st.integers(1, 130), hw=st.tuples(st.integers(1, 3), st.integers(1, 4)), rshift=st.integers(0, 31),
+       seed=st.integers(0, 2**32 - 1))
+def test_binary_random_shapes_and_shifts(op, which, n, c, hw, rshift, seed):
+    """Any valid op_type, shape (partial 4N/2N groups, up to three channel slots per NPU) and
+    rshift in [0, 31] against the seed's formula."""
+    local = np.random.default_rng(seed)
+    name, t = cases(op)[which % len(VALID[op])]
+    s0, s1, d = constants.op_type_dtypes(t)
+    shape = (n, c, *hw)
+    a = local.integers(s0.min, s0.max + 1, shape).astype(s0.numpy)
+    b = local.integers(s1.min, s1.max + 1, shape).astype(s1.numpy)
+    ctx = bm1684.Context()
+    getattr(ctx, P + op)(D, A, B, shape, None, None, None, t, rshift)
+    sim = bmk.Simulator("bm1684")
+    store(sim, A, a, s0)
+    store(sim, B, b, s1)
+    run(ctx, sim)
+    expect = saturate(formula(OPS[op](a.astype(np.int64), b.astype(np.int64)), rshift), d)
+    assert np.array_equal(load(sim, D, d, shape), expect), name
+
+
+@settings(max_examples=20, deadline=None)
+@given(which=st.integers(0, 3), origin_signed=st.booleans(), lshift=st.integers(0, 31), rshift=st.integers(0, 31),
+       seed=st.integers(0, 2**32 - 1))
+def test_mac_random_shifts(which, origin_signed, lshift, rshift, seed):
+    """mac with any lshift and rshift in [0, 31]: widened exactly, then rounded and saturated."""
+    local = np.random.default_rng(seed)
+    valid = "mac_signed" if origin_signed else "mac_unsigned"
+    name, t = cases(valid)[which % len(VALID[valid])]
+    s0, s1, d = constants.op_type_dtypes(t)
+    origin = bmk.dtypes.INT16 if origin_signed else bmk.dtypes.UINT16
+    shape = (3, 65, 1, 2)
+    a, b = (local.integers(x.min, x.max + 1, shape).astype(x.numpy) for x in (s0, s1))
+    old = local.integers(origin.min, origin.max + 1, shape).astype(origin.numpy)
+    ctx = bm1684.Context()
+    ctx.bdc_fixed_point_packed_mac(D, A, B, shape, None, None, None, origin_signed, t, lshift, rshift)
+    sim = bmk.Simulator("bm1684")
+    store(sim, A, a, s0)
+    store(sim, B, b, s1)
+    store(sim, D, old, origin)
+    run(ctx, sim)
+    exact = (old.astype(np.int64) << lshift) + a.astype(np.int64) * b
+    assert np.array_equal(load(sim, D, d, shape), saturate(formula(exact, rshift), d)), name

@@ -30,6 +30,9 @@ bit32_binary.py and fixed_point.py follow them):
   mode; opd2 (usually a constant) is taken as res0-width bits, copied unchanged.
 - divide: fp32 only (res = opd0 / opd1).
 opt_relu is not read (the vendor sets it everywhere, common.py).
+Bounded work: a res0 with more elements per NPU than that NPU's memory holds at res0's
+precision (possible only with overlapping strides) is a SimulationError, so a small malformed
+command cannot make the simulator build huge arrays.
 """
 import functools
 
@@ -64,6 +67,16 @@ def _operand(m, f, slot, dtype):
         stride = chip_layout.compact_stride(per_channel, m.npu_num, start)
         return c.view(m, f, slot, dtype, per_channel, stride=stride).read()
     return c.view(m, f, slot, dtype, shape).read()
+
+
+def _bounded(m, f, kind):
+    """SimulationError unless res0's elements per NPU fit that NPU's memory (module docstring)."""
+    n, ch, h, w = c.res0_shape(f)
+    start = max(0, f["res0_addr"] - m.space("local").base) // m.lmem.lane_size % m.npu_num
+    per_lane = n * -(-(start + ch) // m.npu_num) * h * w
+    if per_lane * _width(f, "res0") // 8 > m.lmem.lane_size:
+        raise SimulationError(f"{kind}: res0 must hold at most {m.lmem.lane_size} bytes per NPU, not "
+                              f"{per_lane} elements of {_width(f, 'res0')} bits (shape {(n, ch, h, w)})")
 
 
 def _mode(f, kind, slots):
@@ -213,9 +226,16 @@ _TABLE = {
 }
 
 
+def _guarded(kind, fn):
+    def run(m, f):
+        _bounded(m, f, kind)
+        fn(m, f)
+    return run
+
+
 def _kinds():
-    return {("tiu", f"{cls}.{name}"): make(f"{cls}.{name}") for cls in ("arith", "mdscalar")
-            for name, make in _TABLE.items()}
+    return {("tiu", f"{cls}.{name}"): _guarded(f"{cls}.{name}", make(f"{cls}.{name}"))
+            for cls in ("arith", "mdscalar") for name, make in _TABLE.items()}
 
 
 KINDS = _kinds()
