@@ -133,6 +133,10 @@ class Context(Program):
         self._stack.append(t)
         return t
 
+    def is_live(self, t):
+        """A tl_prealloc tensor always is; a tl_alloc / tl_alloc_bank one until tl_free."""
+        return t.alloc == "prealloc" or any(x is t for x in self._stack)
+
     def tl_free(self, t):
         """bmk1880_tl_free (seed 4.11): free in last-allocated, first-freed order."""
         if not isinstance(t, TensorLmem):
@@ -148,5 +152,6 @@ class Context(Program):
             raise AllocError(f"tl_free: tensors must be freed last-allocated first: free {same[-1]!r} "
                              f"before {t!r}")
         self._stack = [x for x in self._stack if x is not t]
+        self._lowered.clear()     # memoized calls skip the checks: a freed tensor must meet them again
         if t.alloc == "alloc":
             self._stack_top = t.la
