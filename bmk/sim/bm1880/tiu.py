@@ -258,7 +258,9 @@ def matrix_mac(m, f):
     high rows (the (2R, Cm) res and (2, Cm) bias of the seed): planes one block of rows apart.
     """
     res = operand(m, f, "res0")
-    r, cr, _, w = res.shape
+    r, cr, h, w = res.shape
+    if h != 1:
+        raise SimulationError(f"res0_h must be 1 for a matrix (lmem layout (R, C', 1, W), seed 2.3), not {h}")
     k = f["opd1_n"]
     left = operand(m, f, "opd0")
     if left.shape[0] != r:
