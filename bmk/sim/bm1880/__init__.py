@@ -13,7 +13,7 @@ API function -> instruction kind(s) it is lowered to (bmk/bm1880/lowering) -> fu
   tpu_conv, tpu_winograd -> conv;  tpu_depthwise -> depthwise;  tpu_max_pooling -> max_pool;
   tpu_avg_pooling -> avg_pool;  tpu_matrix_mac, tpu_matrix_mac_2 -> matrix_mac  (tiu.py)
   gdma_load(_stride) -> load / load_tp (CTRL_TP);  gdma_store(_stride) -> store / store_tp;
-  gdma_copy_gmem -> copy_gmem;  gdma_copy_lmem -> copy_lmem;
+  gdma_copy_gmem -> copy_gmem / copy_gmem_tp (CTRL_TP);  gdma_copy_lmem -> copy_lmem;
   gdma_lrn_shift -> copy_lmem (lane-shifted) + fill  (tdma.py)
 
 Cost model (cycles; made up but monotone in the work, documented so results are comparable):
