@@ -276,6 +276,22 @@ class Gmem:
             self._page(i)[o:o + k] = data[pos:pos + k]
             pos += k
 
+    def gather(self, offsets):
+        """The bytes at `offsets` (an int64 array of offsets in the space), as uint8; unwritten
+        bytes read 0. Costs one pass per page touched (a space holds size / PAGE pages)."""
+        out = np.zeros(len(offsets), np.uint8)
+        for p, sel in _by_page(offsets, self.PAGE):
+            page = self.pages.get(p)
+            if page is not None:
+                out[sel] = page[offsets[sel] - p * self.PAGE]
+        return out
+
+    def scatter(self, offsets, data):
+        """Store bytes `data` (uint8) at `offsets` (int64, in the space); later ones win."""
+        data = np.asarray(data, np.uint8).reshape(-1)
+        for p, sel in _by_page(offsets, self.PAGE):
+            self._page(p)[offsets[sel] - p * self.PAGE] = data[sel]
+
     def tensor(self, what, addr, shape, strides, log=None, write=False, dtype=None):
         """A (N, C, H, W) view at offset addr; strides count elements of dtype (default uint8)."""
         if min(shape) < 1:
@@ -341,3 +357,13 @@ class Gmem:
             for p, idx in groups:
                 self._page(p)[within[idx]] = buf[idx]
         return TensorView(shape, [(view, slice(None))], flush=flush)
+
+
+def _by_page(offsets, page_size):
+    """(page index, index array of the offsets in it) for every page the offsets touch."""
+    pages = offsets // page_size
+    order = np.argsort(pages, kind="stable")
+    bounds = np.flatnonzero(np.diff(pages[order])) + 1
+    for idx in np.split(order, bounds):
+        if len(idx):
+            yield int(pages[idx[0]]), idx
