@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate specs/bm1684/ and specs/bm1684x/ from the isa-facts JSON.
+"""Generate bmk/specs/bm1684/ and bmk/specs/bm1684x/ from the isa-facts JSON.
 
 Dev-only tool, run by hand; never imported by the package or the tests:
 
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "specs"
+OUT = ROOT / "bmk" / "specs"
 
 # tpu-mlir's own rule for turning register-sheet names into Python names
 # (python/debugger/target_1684x/xlsx_to_py.py: match_illegal = "[（）& /()]" -> "_").
