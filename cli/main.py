@@ -219,9 +219,15 @@ def run(file, chip, raw, gmem, dump, as_json, trace, strict, progress):
 @click.command("demo", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--fields", type=click.Choice(["changed", "nonzero", "all"]), default="changed",
               show_default=True, help=FIELDS_HELP)
+@click.option("--chip", "demo_chip", type=click.Choice(["bm1880", "bm1684x"]), default="bm1880", show_default=True,
+              help="bm1880: the seed's samples and a conv layer; bm1684x: a TPU-Kernel requantize kernel")
 @guarded
-def demo(fields):
-    """Build the seed's samples and a small conv layer, disassemble, simulate, check with numpy."""
+def demo(fields, demo_chip):
+    """Build the seed's samples and a small conv layer (or, with --chip bm1684x, a TPU-Kernel
+    kernel), disassemble, simulate, check with numpy."""
+    if demo_chip == "bm1684x":
+        from bmk.cli import demo_bm1684x
+        sys.exit(demo_bm1684x.main(fields))
     from bmk.cli import demo as demo_mod
     sys.exit(demo_mod.main(fields))
 
