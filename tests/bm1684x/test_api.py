@@ -270,3 +270,12 @@ def test_the_examples_of_api_md():
     kinds = [r.kind for r in bmk.decode("bm1684x", ctx.acquire_cmdbuf())]
     assert kinds == ["dma.tensor", "arith.and", "arith.selectGreat", "arith.ashift", "vc.max", "dma.tensor",
                      "sys.end", "dma.sys"]
+
+
+def test_rows_name_their_check_and_lowering_after_the_function():
+    for row in api.OPS:
+        assert row.check.__name__ == row.name == row.lower.__name__
+        assert row.c_name == f"tpu_{row.name}" and row.call == "positional"
+        assert getattr(x.Context, row.name).__doc__.startswith(f"tpu_{row.name} (seed ")
+    for row, long_row in zip(api.OPS, api.LONG_OPS):
+        assert long_row.name == row.name and long_row.lower.__name__ == row.name

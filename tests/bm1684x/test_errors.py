@@ -292,3 +292,37 @@ def test_a_context_keeps_working_after_errors(ctx):
         ctx.bdc_and(0, 0, LANE, (1, 1, 1, 1), None, None, None, x.DT_INT8)
     ctx.bdc_and(0, 0, 0, (1, 1, 1, 1), None, None, None, x.DT_INT8)
     assert [r.kind for r in bmk.decode("bm1684x", ctx.acquire_cmdbuf())][-3:] == ["arith.and", "sys.end", "dma.sys"]
+
+
+@pytest.mark.parametrize("call, args, message", [
+    ("bdc_and", (0, 0, 0, (1, 0, 1, 1), None, None, None, x.DT_INT8),
+     "bdc_and: shape.c must be in [1, 65535], not 0"),
+    ("bdc_xor", (0, LANE, 0, (1, 1, 1, 1), None, None, None, x.DT_INT8),
+     "bdc_xor: src0_addr must be an address on NPU 0, where dst_addr starts (the same start NPU), not 262144"),
+    ("bdc_or", (0, 8, 0, (1, 1, 1, 1), None, None, None, x.DT_INT8),
+     "bdc_or: src0_addr must be 64-byte aligned in its NPU (offset 8 of NPU 0) for the aligned layout of a NULL "
+     "src0_stride, not 8"),
+    ("bdc_min_C", (0, 0, 128, (1, 1, 1, 1), None, None, x.DT_INT8),
+     "bdc_min_C: C must be an integer in the range of DT_INT8 [-128, 127], not 128"),
+    ("bdc_arithmetic_shift_C", (0, 0, 32, (1, 1, 1, 1), None, None, x.DT_INT8, x.DT_INT8, x.RM_UP),
+     "bdc_arithmetic_shift_C: C must be an integer in [-32, 31], not 32"),
+    ("bdc_arithmetic_shift_C", (0, 0, 1, (1, 1, 1, 1), None, None, x.DT_UINT8, x.DT_INT8, x.RM_UP),
+     "bdc_arithmetic_shift_C: dst_dtype must be signed like src_dtype (DT_INT8): both signed or both unsigned, "
+     "not 'DT_UINT8'"),
+    ("bdc_logical_shift", (0, 0, 0, (1, 1, 1, 1), None, None, None, x.DT_UINT8, x.DT_UINT8, x.DT_INT16, x.RM_UP),
+     "bdc_logical_shift: src_dtype must be at least as wide as shift_dtype (DT_INT16, 16 bits), not 'DT_UINT8'"),
+    ("bdc_greater", (0, 0, 0, 256, (1, 1, 1, 1), None, None, None, x.DT_UINT8, x.DT_INT16),
+     "bdc_greater: true_val must be an integer in the range of DT_UINT8 [0, 255], not 256"),
+    ("bdc_vc_max", (0, 0, LANE, 0, 1, 1, 1, x.DT_INT8),
+     "bdc_vc_max: src0_len must be an integer in [1, 65535], not 0"),
+    ("bdc_logical_shift_C", (0, 0, 1, (1, 1, 1, 1), None, None, x.DT_UINT8, x.DT_UINT8, 7),
+     "bdc_logical_shift_C: rounding_mode must be a rounding_mode_t, one of RM_HALF_TO_EVEN (0), "
+     "RM_HALF_AWAY_FROM_ZERO (1), RM_TOWARDS_ZERO (2), RM_DOWN (3), RM_UP (4), RM_HALF_UP (5), RM_HALF_DOWN (6), "
+     "not 7"),
+    ("gdma_cpy_S2L", (0, 0x1000, (1, 1, 1, 1), None, None, x.DT_INT8),
+     "gdma_cpy_S2L: src_addr must be a global address in [0x100000000, 0x300000000), not 4096"),
+])
+def test_whole_messages(call, args, message):
+    with pytest.raises(bmk.ArgumentError) as e:
+        getattr(x.Context(), call)(*args)
+    assert str(e.value) == message

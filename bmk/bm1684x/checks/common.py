@@ -14,6 +14,7 @@
   dtype a finite int or float in its range.
 Every failure raises ArgumentError "<call>: <argument> must be <rule>, not <value>".
 """
+import functools
 import math
 import numbers
 
@@ -22,10 +23,18 @@ import attrs
 from bmk import layout
 from bmk.bm1684x import memory as mem
 from bmk.bm1684x.memory import is_int
-from bmk.bm1684x.constants import ROUNDING_MODES, dtype_name, dtype_of
+from bmk.bm1684x.constants import DTYPES, ROUNDING_MODES, dtype_name, dtype_of
 from bmk.errors import ArgumentError, must
 
 STRIDE_NC_MAX = 0xFFFF
+LANE, NPU = mem.LANE_BYTES, mem.NPU_NUM
+ITEMSIZE = {code: dt.itemsize for code, (_, dt) in DTYPES.items() if dt.bits % 8 == 0}
+
+
+@functools.lru_cache(maxsize=4096)
+def _aligned(shape, itemsize, npu):
+    """The aligned layout's strides (cached: kernels reuse a few shapes)."""
+    return tuple(layout.aligned_stride(shape, itemsize, mem.ALIGN_BYTES, NPU, npu))
 STRIDE_HW_MAX = 0xFFFFFFFF
 
 
@@ -69,24 +78,26 @@ class Check:
     def local(self, name, addr, shape, stride, dtype, stride_name=None, nc_max=STRIDE_NC_MAX):
         """A local tensor at `addr` of `shape` and dtype code `dtype`; stride None = aligned."""
         addr = mem.local_address(self.call, name, addr)
-        npu, offset = divmod(addr, mem.LANE_BYTES)
-        itemsize = dtype_of(dtype).itemsize
+        npu, offset = divmod(addr, LANE)
+        itemsize = ITEMSIZE[dtype]
         stride_name = stride_name or name.replace("_addr", "_stride")
         if stride is None:
             if offset % mem.ALIGN_BYTES:
                 self.fail(name, f"64-byte aligned in its NPU (offset {offset} of NPU {npu}) for the aligned "
                                 f"layout of a NULL {stride_name}", addr)
-            st = layout.aligned_stride(shape, itemsize, mem.ALIGN_BYTES, mem.NPU_NUM, npu)
+            st = _aligned(shape, itemsize, npu)
         else:
             st = self.free_stride(stride_name, stride, nc_max)
             if offset % itemsize:
                 self.fail(name, f"a multiple of the {itemsize}-byte element size of {dtype_name(dtype)}", addr)
-        slots = layout.slots(shape.c, mem.NPU_NUM, npu)
+        n, c, h, w = shape
+        slots = (npu + c + NPU - 1) // NPU
         if name == "dst_addr":
-            self.no_broadcast(stride_name, (shape.n, slots, shape.h, shape.w), st)
-        end = offset + mem.extent((shape.n, slots, shape.h, shape.w), st, itemsize)
-        if end > mem.LANE_BYTES:
-            self.fail(name, f"such that the tensor fits its NPUs' {mem.LANE_BYTES}-byte local memory "
+            self.no_broadcast(stride_name, (n, slots, h, w), st)
+        sn, sc, sh, sw = st
+        end = offset + itemsize * (1 + (n - 1) * sn + (slots - 1) * sc + (h - 1) * sh + (w - 1) * sw)
+        if end > LANE:
+            self.fail(name, f"such that the tensor fits its NPUs' {LANE}-byte local memory "
                             f"(it would end at byte {end})", addr)
         return Local(name, addr, npu, offset, tuple(st), stride is None)
 
@@ -95,8 +106,8 @@ class Check:
         (channel slots for c). The simulator refuses such a command; the seed is silent."""
         for dim, count, st in zip("nchw", counts, stride):
             if st == 0 and count > 1:
-                self.fail(f"{name}.{dim}", f"non-zero: dst covers {count} {'channel slots' if dim == 'c' and local else dim} "
-                                           "and a result cannot be broadcast", st)
+                what = "channel slots" if dim == "c" and local else dim
+                self.fail(f"{name}.{dim}", f"non-zero: dst covers {count} {what} and a result cannot be broadcast", st)
 
     def free_stride(self, name, stride, nc_max=STRIDE_NC_MAX):
         st = mem.as_stride(self.call, name, stride, STRIDE_HW_MAX)

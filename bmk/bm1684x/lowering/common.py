@@ -8,6 +8,14 @@ long form (AR, VC) when a value does not fit a short field (a free h or w stride
 the short class's 20-bit `*_h_str`/`*_w_str`), and `long_form` does so unconditionally (the
 context's `long_form=True` forces it). The long form carries the same fields, `cmd_short`
 = 0, and `tsk_lane_num` = all ones (every NPU, as the firmware's default lane mask).
+
+Choices where the facts are silent, following the public vendor firmware's AR and VC
+gen_cmd (whose register positions match specs/bm1684x): the long class's operand shapes
+(opd0_n..opd1_w of AR) stay 0, every operand having res0's shape as in the short class;
+pad, insertion, shift and res_add fields stay 0. A free layout's strides are written as
+given (n and c into the 16-bit `*_n_str`/`*_c_str`; the BM1688 firmware's 18-bit split is
+unverified for BM1684X and not used). No class has a res0_sign: the result's signedness
+follows the operands (the checks make the seed's sign rules hold), for selects opd2_sign.
 """
 import struct
 
@@ -28,9 +36,15 @@ ALL_LANES = LAR_.field("tsk_lane_num").max
 SHORT_STRIDE_MAX = {name: SAR.field(name).max for name in SAR.by_name if name.endswith(("_h_str", "_w_str"))}
 
 
+_EU = {}
+
+
 def eu(cls, kind):
     """The tsk_eu_typ of instruction kind `kind` of class `cls` (e.g. arith.and -> 7)."""
-    return dict(cls.instruction(kind).match)["tsk_eu_typ"]
+    key = (cls.name, kind)
+    if key not in _EU:
+        _EU[key] = dict(cls.instruction(kind).match)["tsk_eu_typ"]
+    return _EU[key]
 
 
 def const_bits(value, dtype):
