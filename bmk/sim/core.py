@@ -31,6 +31,7 @@ from bmk.sim.races import find_races
 from bmk.sim.report import InstructionRecord, Report
 from bmk.sim.semantics import Semantics, semantics_for
 from bmk.tensor import FMT_I8, TensorLmem
+from bmk.util import is_int
 
 MAX_RACES = 1000
 
@@ -109,21 +110,31 @@ class Simulator:
         if not isinstance(t, TensorLmem):
             raise ArgumentError(must(call, "t", "a TensorLmem", t))
 
-    def _gmem_offset(self, addr):
-        """gmem_write/gmem_read addresses: a device address (>= the global space's base, e.g.
-        a bm1684x system_addr_t 0x100000000 + x) or an offset in global (below the base, as
-        bm1880 gmem addresses are)."""
-        return addr - self.gmem_offset if self.gmem_offset and addr >= self.gmem_offset else addr
+    def _gmem_offset(self, call, addr):
+        """The offset in global memory of an API global address. bm1880's API takes gmem
+        offsets (its encoder adds the window base: the space has an address_mask); bm1684 and
+        bm1684x take device addresses, global memory starting at the space's base (API.md)."""
+        if not is_int(addr):
+            raise ArgumentError(must(call, "addr", "an integer global address", addr))
+        glob = self.space("global")
+        if glob.address_mask:
+            return int(addr)
+        if not glob.base <= addr < glob.base + glob.size:
+            raise ArgumentError(must(call, "addr", f"a global address in [0x{glob.base:x}, "
+                                     f"0x{glob.base + glob.size:x})", addr))
+        return int(addr) - glob.base
 
     def gmem_write(self, addr, data):
-        """Write bytes (or a numpy array's raw bytes) at gmem address addr (see _gmem_offset)."""
+        """Write bytes (or a numpy array's raw bytes) at global address addr (bm1880: a gmem
+        offset; bm1684, bm1684x: a device address from 0x100000000)."""
         buf = self._bytes(data)
-        addr = self._gmem_offset(addr)
+        addr = self._gmem_offset("gmem_write", addr)
         self.gmem.check_range("gmem_write range", addr, len(buf))
         self.gmem.store(addr, buf)
 
     def gmem_read(self, addr, n):
-        addr = self._gmem_offset(addr)
+        """n bytes at global address addr (as gmem_write takes it)."""
+        addr = self._gmem_offset("gmem_read", addr)
         self.gmem.check_range("gmem_read range", addr, n)
         return self.gmem.load(addr, n).tobytes()
 
