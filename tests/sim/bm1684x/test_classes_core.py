@@ -127,6 +127,7 @@ def test_race_without_sync_ids():
       "res0_n": 65535, "res0_c": 65535, "res0_h": 65535, "res0_w": 65535}, "at most"),
     ({"opd2_n_str": 7}, "rounding mode"),
     ({"relu": 1}, "relu must be 0"),
+    ({"tsk_lane_num": 0xFF}, "tsk_lane_num must be"),
 ])
 def test_malformed_tiu_is_a_simulation_error(change, message):
     base = dict(res0_n=1, res0_c=4, res0_h=1, res0_w=4, res0_addr=0x100, opd0_addr=0, opd1_addr=0x40,
