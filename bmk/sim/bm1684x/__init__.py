@@ -26,8 +26,6 @@ Cost model (cycles; made up but monotone in the work, like bm1880's, so runs are
 """
 import math
 
-import numpy as np
-
 from bmk.errors import SimulationError
 from bmk.sim.bm1684x import gdma, tiu
 from bmk.sim.bm1684x.operands import _enum

@@ -10,8 +10,8 @@ import bmk
 from bmk.errors import BmkError, SimulationError
 from bmk.sim.bm1684x import GDMA_BYTES_PER_CYCLE, GDMA_STARTUP, TIU_STARTUP
 from tests.sim.bm1684x.helpers import (CHIP, GLOBAL_BASE, INTS, LANE, LOCAL_BASE, aligned, bits_of, prec, program,
-                                       put, rand, rec, run, sign)
-from tests.sim.bm1684x.test_gdma import addr_fields, dma, fmt
+                                       rand, rec, sign)
+from tests.sim.bm1684x.test_gdma import dma
 
 I8, U8, I16, U16, I32, U32 = INTS
 

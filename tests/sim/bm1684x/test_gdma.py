@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import bmk
-from tests.sim.bm1684x.helpers import (CHIP, FLOATS, GLOBAL_BASE, INTS, LANE, LOCAL_BASE, aligned, get, put, rand,
-                                       rec, run, to_storage)
+from tests.sim.bm1684x.helpers import (CHIP, FLOATS, GLOBAL_BASE, INTS, LANE, LOCAL_BASE, aligned, from_storage, get,
+                                       rand, rec, run, to_storage)
 
 DTYPES = INTS + FLOATS
 FMT = {"int8": "int8", "uint8": "int8", "int16": "int16", "uint16": "int16", "int32": "int32",
@@ -50,7 +50,6 @@ def gget(sim, addr, shape, dt, strides):
     e = dt.itemsize
     idx = np.indices(shape).reshape(4, -1).T @ np.array(strides)
     raw = b"".join(sim.gmem_read(addr + int(off) * e, e) for off in idx)
-    from tests.sim.bm1684x.helpers import from_storage
     return from_storage(np.frombuffer(raw, dt.numpy).reshape(shape), dt)
 
 
