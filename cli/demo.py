@@ -179,7 +179,10 @@ def diff_demo(chip):
     click.echo(d.to_text())
 
 
-def main(fields="changed"):
+def main(fields="changed", chip="bm1880"):
+    if chip != "bm1880":                     # another chip's demo: cli/demo_<chip>.py
+        import importlib
+        return importlib.import_module(f"bmk.cli.demo_{chip}").main(fields)
     from bmk.isa import load_chip
     chip = load_chip("bm1880")
     click.echo("bmk demo: BMKernel 1880 programs -> command buffers -> text -> simulator")

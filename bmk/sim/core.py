@@ -76,6 +76,7 @@ class Simulator:
         self.formats = {e.name: e.format for e in self.engines}
         self.log = None
         self.last_report = None
+        self.semantics.init(self)
 
     # -- memory spaces ----------------------------------------------------------------------------
     def space(self, name):
