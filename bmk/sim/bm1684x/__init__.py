@@ -26,8 +26,6 @@ Cost model (cycles; made up but monotone in the work, like bm1880's, so runs are
 """
 import math
 
-import numpy as np
-
 from bmk.errors import SimulationError
 from bmk.sim.bm1684x import gdma, tiu
 from bmk.sim.bm1684x.operands import _enum
@@ -40,6 +38,7 @@ GDMA_STARTUP = 96
 GDMA_BYTES_PER_CYCLE = 32
 SYS_CYCLES = 1
 
+ALL_LANES = (1 << 64) - 1
 _PREC_BITS = {"int8": 8, "fp16": 16, "fp32": 32, "int16": 16, "int32": 32, "bf16": 16}
 # Long-class fields (convolution-style ins, pads, shifts, accumulation) element-wise kinds
 # do not model: they must be 0.
@@ -56,6 +55,10 @@ def check(engine, f):
     for name in _TIU_UNMODELLED:
         if f.get(name, 0):
             raise SimulationError(f"{name} must be 0 (not modelled for element-wise kinds), not {f[name]!r}")
+    lanes = f.get("tsk_lane_num")          # long classes only; a short command runs on every NPU
+    if lanes is not None and lanes != ALL_LANES:
+        raise SimulationError(f"tsk_lane_num must be 0x{ALL_LANES:x} (every NPU; lane masks are not modelled), "
+                              f"not 0x{lanes:x}")
 
 
 def _bits(m, f):

@@ -29,10 +29,13 @@ from bmk.sim.bm1684x.operands import _enum, max_elements
 
 _BYTES = {"int8": 1, "fp16": 2, "fp32": 4, "int16": 2, "int32": 4, "bf16": 2}
 _RAW = {1: np.dtype(np.uint8), 2: np.dtype("<u2"), 4: np.dtype("<u4")}
-# Gathering a strided array that spans many pages of a sparse space costs index arrays of
-# its bytes: bounded separately.
-MAX_GATHER_ELEMENTS = 1 << 20
+# A sparse space (global, L2 SRAM) is touched through strided views of its pages; an array
+# spread thinly over a huge span is cut into blocks or moved element by element, so that the
+# work and the memory a copy touches scale with its elements (Side._plan).
 FAST_SPAN = 1 << 26
+BLOCK_SPAN = 1 << 16
+MAX_BLOCKS = 1 << 12
+MAX_GATHER_ELEMENTS = 1 << 16
 
 
 _WIDTHS = {}
@@ -88,9 +91,34 @@ class Side:
         self.local = sp.lane_bytes is not None
         self.off = off
 
-    def _sparse_offsets(self):
-        """Byte offsets of every element (slow path for arrays spread over many pages)."""
+    def _span(self, shape, strides):
+        return sum((d - 1) * s for d, s in zip(shape, strides)) * self.e + self.e
+
+    def _plan(self):
+        """How to touch a sparse space at a cost that scales with the bytes moved:
+        ("view", None) one strided view when the whole span is at most FAST_SPAN bytes;
+        ("blocks", k) a loop over the k outer dimensions when the remaining block spans at most
+        BLOCK_SPAN bytes and there are at most MAX_BLOCKS blocks; else ("elements", None) element
+        by element, at most MAX_GATHER_ELEMENTS elements."""
+        if self.local or self._span(self.shape, self.strides) <= FAST_SPAN:
+            return "view", None
+        for k in range(1, 4):
+            if (math.prod(self.shape[:k]) <= MAX_BLOCKS
+                    and self._span(self.shape[k:], self.strides[k:]) <= BLOCK_SPAN):
+                return "blocks", k
         _count(self.m, self.what, self.shape, MAX_GATHER_ELEMENTS)
+        return "elements", None
+
+    def _view(self, off, shape, strides, write):
+        return self.mem.tensor(self.what, off, shape, strides, self.m.log, write, _RAW[self.e])
+
+    def _blocks(self, k):
+        inner, ist = (1,) * k + self.shape[k:], (0,) * k + self.strides[k:]
+        for idx in np.ndindex(*self.shape[:k]):
+            yield idx, self.off + sum(i * s for i, s in zip(idx, self.strides)) * self.e, inner, ist
+
+    def _offsets(self, write):
+        """Byte offsets of every element, logged as one access."""
         off = np.array([self.off], np.int64)
         for d, s in zip(self.shape, self.strides):
             off = (off[:, None] + np.arange(d, dtype=np.int64) * (s * self.e)).reshape(-1)
@@ -99,27 +127,30 @@ class Side:
             raise SimulationError(f"{self.what} must be inside {self.mem.name} [0, 0x{self.mem.size:x}), but it "
                                   f"spans [0x{self.off:x}, 0x{span:x})")
         dims, bst = self.shape + (self.e,), tuple(s * self.e for s in self.strides) + (1,)
-        self.m.log.add(self.mem.name, 1, self.off, span, False, (self.off, dims, bst))
+        self.m.log.add(self.mem.name, 1, self.off, span, write, (self.off, dims, bst))
         return (off[:, None] + np.arange(self.e)).reshape(-1)
 
-    def _span(self):
-        return sum((d - 1) * s for d, s in zip(self.shape, self.strides)) * self.e + self.e
-
     def read(self):
-        if self.local or self._span() <= FAST_SPAN:
-            return np.array(self.mem.tensor(self.what, self.off, self.shape, self.strides, self.m.log, False,
-                                            _RAW[self.e]).read())
-        return self.mem.gather(self._sparse_offsets()).view(_RAW[self.e]).reshape(self.shape)
+        how, k = self._plan()
+        if how == "view":
+            return np.array(self._view(self.off, self.shape, self.strides, False).read())
+        if how == "blocks":
+            out = np.empty(self.shape, _RAW[self.e])
+            for idx, off, inner, ist in self._blocks(k):
+                out[idx] = self._view(off, inner, ist, False).read()[(0,) * k]
+            return out
+        return self.mem.gather(self._offsets(False)).view(_RAW[self.e]).reshape(self.shape)
 
     def write(self, values):
         values = np.ascontiguousarray(np.broadcast_to(np.asarray(values).astype(_RAW[self.e]), self.shape))
-        if self.local or self._span() <= FAST_SPAN:
-            self.mem.tensor(self.what, self.off, self.shape, self.strides, self.m.log, True, _RAW[self.e]).write(values)
-            return
-        offsets = self._sparse_offsets()
-        entry = self.m.log.entries[-1]
-        self.m.log.entries[-1] = entry[:4] + (True,) + entry[5:]
-        self.mem.scatter(offsets, values.view(np.uint8).reshape(-1))
+        how, k = self._plan()
+        if how == "view":
+            self._view(self.off, self.shape, self.strides, True).write(values)
+        elif how == "blocks":
+            for idx, off, inner, ist in self._blocks(k):
+                self._view(off, inner, ist, True).write(values[idx].reshape(inner))
+        else:
+            self.mem.scatter(self._offsets(True), values.view(np.uint8).reshape(-1))
 
 
 def _strides(f, side, unit_w=False):

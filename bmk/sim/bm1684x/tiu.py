@@ -78,18 +78,12 @@ def shift_round(x, s, mode, saturate=True):
     result saturates, stops at +-2**62 (which saturates every 32-bit type the same way).
     """
     x, s = np.broadcast_arrays(np.asarray(x, np.int64), np.asarray(s, np.int64))
-    n = np.maximum(-s, 0)
     up = np.maximum(s, 0)
     left = x << up
     if saturate:
         big = np.abs(x) > (_BIG >> up)
         left = np.where(big, np.sign(x) * _BIG, left)
-    f = x >> n
-    r = x - (f << n)
-    half = (np.int64(1) << n) >> 1
-    adj = numerics._adjust(f, r, half, x < 0, mode)
-    right = f + np.where(n > 0, adj, 0)
-    return np.where(s > 0, left, right)
+    return np.where(s > 0, left, numerics.rshift_each(x, np.maximum(-s, 0), mode))
 
 
 # -- AR -------------------------------------------------------------------------------------

@@ -10,8 +10,8 @@ import bmk
 from bmk.errors import BmkError, SimulationError
 from bmk.sim.bm1684x import GDMA_BYTES_PER_CYCLE, GDMA_STARTUP, TIU_STARTUP
 from tests.sim.bm1684x.helpers import (CHIP, GLOBAL_BASE, INTS, LANE, LOCAL_BASE, aligned, bits_of, prec, program,
-                                       put, rand, rec, run, sign)
-from tests.sim.bm1684x.test_gdma import addr_fields, dma, fmt
+                                       rand, rec, sign)
+from tests.sim.bm1684x.test_gdma import dma
 
 I8, U8, I16, U16, I32, U32 = INTS
 
@@ -127,6 +127,7 @@ def test_race_without_sync_ids():
       "res0_n": 65535, "res0_c": 65535, "res0_h": 65535, "res0_w": 65535}, "at most"),
     ({"opd2_n_str": 7}, "rounding mode"),
     ({"relu": 1}, "relu must be 0"),
+    ({"tsk_lane_num": 0xFF}, "tsk_lane_num must be"),
 ])
 def test_malformed_tiu_is_a_simulation_error(change, message):
     base = dict(res0_n=1, res0_c=4, res0_h=1, res0_w=4, res0_addr=0x100, opd0_addr=0, opd1_addr=0x40,

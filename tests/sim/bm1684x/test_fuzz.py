@@ -86,6 +86,7 @@ def test_random_bytes_and_random_fields():
             f.update({k: v for k, v in (("decompress_enable", 0), ("stride_enable", 1), ("localmem_mask_l32", MASK),
                                         ("localmem_mask_h32", MASK)) if k in f})
             f.update({k: 0 for k in _TIU_UNMODELLED if k in f})
+            f.update({k: (1 << 64) - 1 for k in ("tsk_lane_num",) if k in f})
         rec = bmk.encoders.Record(eng.name, c.name, None, f)
         try:
             bmk.Simulator("bm1684x").run(bmk.decode(CHIP, bmk.encode(CHIP, [rec])))

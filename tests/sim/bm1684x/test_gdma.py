@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import bmk
-from tests.sim.bm1684x.helpers import (CHIP, FLOATS, GLOBAL_BASE, INTS, LANE, LOCAL_BASE, aligned, get, put, rand,
-                                       rec, run, to_storage)
+from tests.sim.bm1684x.helpers import (CHIP, FLOATS, GLOBAL_BASE, INTS, LANE, LOCAL_BASE, aligned, from_storage, get,
+                                       rand, rec, run, to_storage)
 
 DTYPES = INTS + FLOATS
 FMT = {"int8": "int8", "uint8": "int8", "int16": "int16", "uint16": "int16", "int32": "int32",
@@ -50,7 +50,6 @@ def gget(sim, addr, shape, dt, strides):
     e = dt.itemsize
     idx = np.indices(shape).reshape(4, -1).T @ np.array(strides)
     raw = b"".join(sim.gmem_read(addr + int(off) * e, e) for off in idx)
-    from tests.sim.bm1684x.helpers import from_storage
     return from_storage(np.frombuffer(raw, dt.numpy).reshape(shape), dt)
 
 
@@ -136,3 +135,20 @@ def test_l2sram_and_huge_strides_stay_bounded():
     got = [sim.gmem_read(GLOBAL_BASE + 0x100 + o, 1)[0] for o in (0, 0x7FFFFFFF, 2, 0x7FFFFFFF + 2)]
     assert got == [1, 2, 3, 4]
     assert len(sim.gmem.pages) <= 4
+
+
+def test_tile_of_a_huge_tensor_moves_channel_by_channel():
+    """A (1, 64, 4, 8) int32 tile whose channels are 16 MiB apart in global memory (a 1 GiB
+    span): S2L then L2S with the same strides, exact, touching only the tile's pages."""
+    dt = INTS[4]
+    shape, far = (1, 64, 4, 8), (64 << 22, 1 << 22, 8, 1)
+    x = rand(np.random.default_rng(4), shape, dt)
+    sim = bmk.Simulator("bm1684x")
+    gput(sim, GLOBAL_BASE, x, dt, far)
+    out = GLOBAL_BASE + 0x4000
+    st = aligned(0, shape, dt)
+    sim, report = run([dma(GLOBAL_BASE, shape, far, LOCAL_BASE, shape, st, dt),
+                       dma(LOCAL_BASE, shape, st, out, shape, far, dt)], sim)
+    np.testing.assert_array_equal(get(sim, 0, shape, dt), x)
+    np.testing.assert_array_equal(gget(sim, out, shape, dt, far), x)
+    assert len(sim.gmem.pages) == 64
