@@ -1,6 +1,6 @@
 """The bm1684x op table: one row per TPU-Kernel function of seed 001 (C name without `tpu_`),
 plus the data movement of API.md. Every row takes the C parameters in C order (POSITIONAL:
-positional or by name) and names its record (records.py), checks (checks/<family>.py) and
+positional or by name) and names its record (params.py), checks (checks/<family>.py) and
 lowering (lowering/<family>.py), both named after it, and the instruction kinds it emits.
 
 `LONG_OPS` is the same table whose lowerings emit the long TIU classes (AR, VC) instead of
@@ -10,7 +10,7 @@ import attrs
 
 from bmk.bm1684x import checks as ck
 from bmk.bm1684x import lowering as lo
-from bmk.bm1684x import records as r
+from bmk.bm1684x import params as r
 from bmk.bm1684x.lowering.common import force_long
 from bmk.program import POSITIONAL, OpRow
 

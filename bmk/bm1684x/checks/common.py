@@ -21,8 +21,8 @@ import numbers
 import attrs
 
 from bmk import layout
-from bmk.bm1684x import memory as mem
-from bmk.bm1684x.memory import is_int
+from bmk.bm1684x import layout as mem
+from bmk.bm1684x.layout import is_int
 from bmk.bm1684x.constants import DTYPES, ROUNDING_MODES, dtype_name, dtype_of
 from bmk.errors import ArgumentError, must
 

@@ -7,7 +7,7 @@ NPUs' memory); a system operand is a global address (global memory starts at 0x1
 a NULL stride means the continuous layout, a given one is a dim4 of elements in
 [0, 2^32 - 1] (the 32-bit `*_stride` fields), and the whole tensor lies inside global memory.
 """
-from bmk.bm1684x import memory as mem
+from bmk.bm1684x import layout as mem
 from bmk.bm1684x.checks.common import Check
 from bmk.bm1684x.constants import WHOLE_BYTE_DTYPES, dtype_of
 from bmk.layout import continuous_stride

@@ -11,7 +11,7 @@ and fit its NPUs' local memory; *_len_per_channel is in [1, 65535] (its field's 
 """
 from bmk.bm1684x.checks.common import Check
 from bmk.bm1684x.constants import INTEGER_DTYPES, WHOLE_BYTE_DTYPES
-from bmk.bm1684x.memory import SHAPE_MAX, dim4
+from bmk.bm1684x.layout import SHAPE_MAX, dim4
 from bmk.layout import ceil_div
 
 

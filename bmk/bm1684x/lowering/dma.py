@@ -10,10 +10,10 @@ ones. Addresses are the DMA's 40-bit view split into *_start_addr_h8 (bits 32..3
 *_start_addr_l32: a local address is the local window's base (specs/bm1684x memory.local)
 plus the local_addr_t; a global address is itself (global memory starts at 0x100000000).
 NULL strides: the aligned layout for a local operand (its start NPU counted, see
-bm1684x.memory), the continuous layout for a global one.
+bm1684x.layout), the continuous layout for a global one.
 """
 from bmk import layout
-from bmk.bm1684x import memory as mem
+from bmk.bm1684x import layout as mem
 from bmk.bm1684x.constants import dtype_of, prec_sign
 from bmk.bm1684x.lowering.common import CHIP, GDMA
 
