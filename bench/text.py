@@ -102,8 +102,9 @@ def make_inputs(sizes, workdir):
     return files
 
 
-# The checkout's folders are the packages bmk, bmk.isa, ... (pyproject's package-dir): map them
-# by hand, ahead of any installed copy, so each run uses the code of its own tree.
+# Each run must use the code of its own tree, ahead of any installed copy: map `bmk` to the
+# tree's bmk/ by hand, and in older checkouts (before the folders moved under bmk/) also
+# bmk.isa, bmk.encoders, bmk.cli, bmk.specs to their top-level folders.
 BOOT = """
 import importlib.util, os, sys
 tree = sys.argv.pop(1)
@@ -111,8 +112,8 @@ dirs = {"bmk": "bmk", "bmk.isa": "isa", "bmk.encoders": "encoders", "bmk.cli": "
 class Finder:
     @staticmethod
     def find_spec(name, path=None, target=None):
-        if name in dirs:
-            d = os.path.join(tree, dirs[name])
+        d = os.path.join(tree, dirs.get(name, "-"))
+        if os.path.isdir(d):      # older checkouts: isa/, encoders/, cli/, specs/ at the top
             return importlib.util.spec_from_file_location(name, os.path.join(d, "__init__.py"),
                                                           submodule_search_locations=[d])
 sys.meta_path.insert(0, Finder)
