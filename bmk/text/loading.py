@@ -34,6 +34,9 @@ class Listing:
     def where(self, i):
         if self.source == "text":
             return f"{self.name}:{self.lines[i]}"
+        offsets = getattr(self.records, "offsets", None)
+        if self.source == "binary" and offsets is not None:       # no need to decode the record
+            return f"{self.name}: byte {offsets[i]}"
         r = self.records[i]
         if self.source == "raw":
             return f"{self.paths.get(r.stream, self.name)}: {r.stream} stream byte {r.offset}"
