@@ -2,7 +2,9 @@
 
 Commands are thin: parsing and printing live in bmk.text.asm, diffing in bmk.text.diff,
 reading in bmk.text.loading. Only here do exceptions become one stderr line and an exit code:
-0 success (diff: equal), 1 different / race under --strict, 2 bad input.
+0 success (diff: equal), 1 different / race under --strict, 2 any failure (bad input, usage,
+interrupt, an unexpected error; `--debug` adds the traceback), 141 stdout closed early.
+Long inputs stream: text is read in chunks and output written as it is made (issue 13.4).
 """
 import functools
 import json
