@@ -13,20 +13,23 @@ been appended to a copy of the program, so acquiring twice gives the same bytes.
 """
 import contextlib
 import inspect
+import io
 import itertools
 import operator
 from collections.abc import Callable
 
 import attrs
+import numpy as np
 
-from bmk.encoders.codec import Patcher, codec_for
-from bmk.encoders.framing import class_of, encode_header, frame_stream
+from bmk.encoders.codec import codec_for
+from bmk.encoders.framing import encode_header, frame_stream
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError, ScheduleError, must
 from bmk.scheduler import Scheduler
 from bmk.util import is_int
 
 FIELDS = "fields"            # keyword fields of the C parameter struct, or one record (tpu_*)
 POSITIONAL = "positional"    # the C function's arguments, positional or by name (gdma_*)
+MEMO_SIZE = 1 << 14          # lowered calls a context remembers (see Program._emit)
 
 
 @attrs.frozen
@@ -70,11 +73,12 @@ class Op:
         return self.stop - 1
 
     def _ends(self):
-        engine_of = self.context._sched.engine_of
+        sched = self.context._sched
+        codes, names = sched.codes, sched.names
         first, last = {}, {}
         for i in range(self.start, self.stop):
-            first.setdefault(engine_of[i], i)
-            last[engine_of[i]] = i
+            first.setdefault(names[codes[i]], i)
+            last[names[codes[i]]] = i
         return first, last
 
     @property
@@ -121,7 +125,8 @@ def _fields_method(row):
 
     def method(self, p=None, /, **fields):
         if p is None:
-            return self._emit(row, (name, *fields.items(), *map(type, fields.values())), make, fields)
+            values = fields.values()
+            return self._emit(row, (name, *fields, *values, *map(type, values)), make, fields)
         if fields:
             raise ArgumentError(f"{name}: pass either one {record_class.__name__} or keyword fields, not both")
         if not isinstance(p, record_class):
@@ -180,35 +185,63 @@ def encoded_engines(chip):
     return {e.name: e for e in chip.encoded_engines}
 
 
-def _sync_plan(engine):
-    """(Patcher of the engine's sync fields, enable values, engines waited for).
-
-    Sync fields sit at the same bits in every class that has them (the loader checks), so
-    one Patcher, built on a class that has them all, serves every class of the engine."""
+def _sync_fields(engine):
+    """The engine's sync fields (enable flags, own id, waits), as Fields of a class that has them
+    all: they sit at the same bits in every class that has them (the loader checks), and are
+    written at those bits in every command of the engine."""
     names = [f for f, _ in engine.enable] + [engine.own_id] + [f for _, f in engine.wait_for]
     holder = next(c for c in engine.classes if all(n in c.by_name for n in names))
-    return (Patcher(codec_for(holder), names), tuple(v for _, v in engine.enable),
-            tuple(other for other, _ in engine.wait_for))
+    return [holder.by_name[n] for n in names]
 
 
-class _Codecs(dict):
-    """engine -> pack(fields): the only class's codec, or the class the selector fields pick."""
+class _Packer:
+    """{field: value} -> cmd_hdr_t + command bytes of one engine, sync fields zeroed (written at
+    acquisition). One codec Template per kind of dict (its class, picked by the selector fields,
+    and its keys): the defaults and the header are pre-packed once."""
 
-    def __init__(self, chip):
-        super().__init__()
-        for name, e in encoded_engines(chip).items():
-            if e.format is not None:
-                self[name] = codec_for(e.format)
-            else:
-                self[name] = _MultiClassCodec(chip, name)
-
-
-class _MultiClassCodec:
     def __init__(self, chip, engine):
-        self.chip, self.engine = chip, engine
+        self.engine = engine
+        self.single = engine.format
+        self.selector = () if self.single else tuple((f.name, f.default) for f in engine.selector_fields)
+        self.clear = sum(f.max << f.bit for f in _sync_fields(engine))
+        self.headers = {c.nbytes: encode_header(chip, engine, c.nbytes) for c in engine.classes}
+        self.templates = {}
 
     def pack(self, fields):
-        return codec_for(class_of(self.chip, self.engine, fields)).pack(fields)
+        keys = tuple(fields)
+        if self.selector:
+            try:
+                key = (tuple([fields.get(n, d) for n, d in self.selector]), keys)
+                template = self.templates.get(key)
+            except TypeError:
+                raise EncodeError(f"{self.engine.name}: selector fields must be integers, not "
+                                  f"{[fields.get(n, d) for n, d in self.selector]}") from None
+        else:
+            key = keys
+            template = self.templates.get(key)
+        if template is None:
+            cls = self.single or self.engine.index.get(key[0])
+            if cls is None:
+                raise EncodeError(f"{self.engine.name}: selector values {dict(zip(self.engine.selector, key[0]))} "
+                                  "name no instruction class")
+            template = self.templates[key] = codec_for(cls).template(keys, self.headers[cls.nbytes], self.clear)
+        return template.pack(fields)
+
+
+def _write_fields(out, at, fields):
+    """OR each (bit, width, values) of `fields` into the commands starting at byte offsets `at`
+    of the uint8 array `out` (whose bits there are zero), by groups of fields within 8 bytes."""
+    fields = sorted(fields, key=lambda f: f[0])
+    while fields:
+        lo = fields[0][0] // 8
+        group = [f for f in fields if f[0] + f[1] <= lo * 8 + 64]
+        fields = fields[len(group):]
+        word = np.zeros(len(at), np.uint64)
+        for bit, _, values in group:
+            word |= np.asarray(values, np.uint64) << np.uint64(bit - lo * 8)
+        hi = -(-max(bit + width for bit, width, _ in group) // 8)
+        for j in range(hi - lo):
+            out[at + (lo + j)] |= (word >> np.uint64(8 * j)).astype(np.uint8)
 
 
 class Program:
@@ -241,26 +274,22 @@ class Program:
         self.chip = chip
         self.cmdbuf_size = int(cmdbuf_size)
         self._engines = encoded_engines(chip)
-        self._codecs = _Codecs(chip)
-        # cmd_hdr_t per (engine, command length): classes of one engine differ in length.
-        self._headers = {(name, c.nbytes): encode_header(chip, e, c.nbytes)
-                         for name, e in self._engines.items() for c in e.classes}
-        # Per engine: the sync-id fields (enable flags, own id, waits) written at acquisition.
-        self._sync_plan = {name: _sync_plan(e) for name, e in self._engines.items()}
+        self._code = {name: i for i, name in enumerate(self._engines)}     # engine -> code in the scheduler
+        self._packers = {name: _Packer(chip, e) for name, e in self._engines.items()}
         self._max_id = {name: e.id_max for name, e in self._engines.items()}
         self._inherit = tuple(name for name, e in self._engines.items() if e.inherit_wait)
         ends = self.END_COMMANDS or tuple((name, e.end_command()[1]) for name, e in self._engines.items()
                                           if e.end_command() is not None)
-        self._end, self._end_size = self._pack("end command", ends)
+        self._end, self._end_codes, self._end_size = self._pack("end command", ends)
         self._cleaned = False
         self._generation = 0
         self._start()
 
     def _start(self):
-        self._bodies = []         # header + packed descriptor (Patcher-prepared, no sync ids), in order
+        self._records = []        # per descriptor: cmd_hdr_t + command, sync fields zero, in order
         self._nbytes = self._end_size
-        self._sched = Scheduler()
-        self._lowered = {}        # (call, arguments, their types) -> (((engine, body), ...), size)
+        self._sched = Scheduler(self._engines)
+        self._lowered = {}        # (call, arguments, their types) -> (records, engine codes, size)
         self._generation += 1
 
     # -- the one path of every API call ------------------------------------------------------------
@@ -270,6 +299,8 @@ class Program:
         Lowering is a pure function of the call's arguments, so its packed result is memoized
         per context under `key`: the call name, its arguments and their types (1 == 1.0 ==
         True, but only some of them pass the checks). An unhashable argument skips the memo.
+        The memo holds at most MEMO_SIZE calls (then starts afresh), so programs whose calls
+        all differ (distinct addresses) do not grow it without bound.
         """
         if self._cleaned:
             raise ArgumentError(f"{row.name}: the context was cleaned up (cleanup)")
@@ -282,34 +313,37 @@ class Program:
             row.check(self, record)
             lowered = self._pack(row.name, tuple(row.lower(self.chip, record)))
             if key is not None:
+                if len(self._lowered) >= MEMO_SIZE:
+                    self._lowered.clear()
                 self._lowered[key] = lowered
-        descriptors, size = lowered
+        records, codes, size = lowered
         nbytes = self._nbytes + size
         if nbytes > self.cmdbuf_size:
             raise CmdbufOverflowError(f"{row.name}: the command buffer would grow to {nbytes} "
                                       f"bytes, past cmdbuf_size {self.cmdbuf_size}")
-        add, bodies = self._sched.add, self._bodies
-        start = len(bodies)
-        for engine, prepared in descriptors:
-            add(engine)
-            bodies.append(prepared)
         self._nbytes = nbytes
-        return Op(self, self._generation, row.name, start, len(bodies))
+        bodies = self._records
+        start = len(bodies)
+        bodies += records
+        self._sched.codes += codes
+        return Op(self, self._generation, row.name, start, start + len(records))
 
     def _pack(self, call, descriptors):
-        """((engine, fields), ...) -> (((engine, prepared header + body), ...), their size)."""
+        """((engine, fields), ...) -> (records: cmd_hdr_t + command bytes each, their engine codes
+        (bytes), their size)."""
+        packers = self._packers
         try:
-            packed = [(engine, self._codecs[engine].pack(fields)) for engine, fields in descriptors]
+            records = tuple([packers[engine].pack(fields) for engine, fields in descriptors])
         except EncodeError as e:
             # numpy integer scalars are integers to the API but not to bitstruct: retry as ints.
             if not any(_is_foreign_int(v) for _, fields in descriptors for v in fields.values()):
                 raise ArgumentError(f"{call}: the arguments do not fit the {self.chip.name} encoding: {e}") from None
             return self._pack(call, [(engine, {k: operator.index(v) if _is_foreign_int(v) else v
                                                for k, v in fields.items()}) for engine, fields in descriptors])
-        headers = self._headers
-        size = sum(len(headers[engine, len(body)]) + len(body) for engine, body in packed)
-        return tuple((engine, self._sync_plan[engine][0].prepare(body, headers[engine, len(body)]))
-                     for engine, body in packed), size
+        except KeyError as e:
+            raise ArgumentError(f"{call}: {self.chip.name} has no encoded engine {e}") from None
+        codes = bytes([self._code[engine] for engine, _ in descriptors])
+        return records, codes, sum(map(len, records))
 
     # -- ordering (the seed's system API) ------------------------------------------------------------
     def parallel_enable(self):
@@ -358,43 +392,67 @@ class Program:
 
     # -- acquisition -----------------------------------------------------------------------------------
     def _filled(self):
-        """(engines, records): each descriptor's engine, and its header + descriptor with its
-        sync ids, for the program followed by the chip's end commands.
+        """(engine codes, record offsets, buffer): every descriptor since register/reset, then the
+        chip's end commands, each cmd_hdr_t + command with its sync ids, back to back.
 
         The end commands are added to a fork of the scheduler, so the recorded program does
         not change. Like the vendor's, they take the next id of their engine and wait for
-        nothing; they carry the enable flags only where the stream rule says so."""
-        sched, bodies = self._sched, self._bodies
-        n = len(bodies)
+        nothing; they carry the enable flags only where the stream rule says so. The records
+        are copied once into the result; the sync fields are then ORed in with numpy, per
+        engine, at bit positions from the spec."""
+        sched, records = self._sched, self._records
+        n = len(records)
         if self._end:
             sched = sched.fork()
-            for engine, _ in self._end:
-                sched.add(engine)
-            bodies = itertools.chain(bodies, (prepared for _, prepared in self._end))
-        own, waits = sched.assign(self._inherit, self._max_id)
-        plans = self._sync_plan
-        records = []
-        for i, (engine, prepared, own_id, wait) in enumerate(zip(sched.engine_of, bodies, own, waits)):
-            patch, enable, others = plans[engine]
-            if i >= n:       # an end command
-                on = self._engines[engine].stream.end_enable
-                values = (enable if on else (0,) * len(enable)) + (own_id,) + (0,) * len(others)
-            else:
-                values = enable + (own_id,) + (tuple([wait.get(o, 0) for o in others]) if wait else (0,) * len(others))
-            records.append(patch.fill(prepared, values))
-        return sched.engine_of, records
+            sched.extend(self._end_codes)
+        codes, own, waits = sched.assign_arrays(self._inherit, self._max_id)
+        total = len(codes)
+        lengths = np.fromiter(map(len, itertools.chain(records, self._end)), np.int64, total)
+        offsets = np.cumsum(lengths) - lengths
+        size = int(lengths.sum()) if total else 0
+        del lengths
+        buf = io.BytesIO()
+        if size:
+            buf.seek(size - 1)
+            buf.write(b"\0")        # sized once: the records are copied straight into place
+            buf.seek(0)
+        buf.writelines(records)
+        buf.writelines(self._end)
+        hsize = self.chip.header.nbytes
+        with buf.getbuffer() as view:
+            out = np.frombuffer(view, np.uint8)
+            for code, (name, engine) in enumerate(self._engines.items()):
+                at = np.flatnonzero(codes == code)
+                if not len(at):
+                    continue
+                end = at >= n
+                fields = [(f.bit, f.width, value) for f, value in zip(_sync_fields(engine), self._sync_values(
+                    engine, end, own[at], [waits[self._code[o]][at] for o, _ in engine.wait_for]))]
+                _write_fields(out, offsets[at] + hsize, fields)
+            del out
+        return codes, offsets, buf.getvalue()      # the BytesIO's own buffer: no copy
+
+    def _sync_values(self, engine, end, own, waits):
+        """The values of the engine's sync fields (in _sync_fields order) for its commands; `end`
+        marks the end commands: their enable flags follow the stream rule, they wait for nothing."""
+        on = 1 if engine.stream.end_enable else 0
+        enable = [np.where(end, value * on, value) for _, value in engine.enable]
+        return enable + [own] + [np.where(end, 0, w) for w in waits]
 
     def acquire_cmdbuf(self):
         """Every descriptor since register/reset, framed with cmd_hdr_t, sync ids assigned now."""
-        return b"".join(self._filled()[1])
+        return self._filled()[2]
 
     def acquire_streams(self):
         """{engine: bytes}: the same commands without headers, per engine in program order,
         laid out by the chip's stream rule (slots, end command, zero padding: API.md)."""
+        codes, offsets, data = self._filled()
         hsize = self.chip.header.nbytes
+        bounds = offsets.tolist() + [len(data)]
         streams = {engine: [] for engine in self._engines}
-        for engine, record in zip(*self._filled()):
-            streams[engine].append(record[hsize:])
+        names = list(self._engines)
+        for i, code in enumerate(codes.tolist()):
+            streams[names[code]].append(data[bounds[i] + hsize:bounds[i + 1]])
         return {engine: frame_stream(self._engines[engine].stream, parts) for engine, parts in streams.items()}
 
     def reset(self):
