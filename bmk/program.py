@@ -25,6 +25,7 @@ from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import encode_header, frame_stream
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError, ScheduleError, must
 from bmk.scheduler import Scheduler
+from bmk.templates import Abandoned, Sym, Trace, compile_template, value_of
 from bmk.util import is_int
 
 FIELDS = "fields"            # keyword fields of the C parameter struct, or one record (tpu_*)
@@ -108,6 +109,8 @@ def last_to_last(before, after):
 
 # -- generated API methods --------------------------------------------------------------------------
 _BY_NAME = object()     # marks the memo key of a positional-style call that used keywords
+KWARGS, ARGS = "kwargs", "args"     # how a generated method passes its arguments to _emit
+TEMPLATES_PER_CALL = 4  # call templates kept per call shape (each for one path through the checks)
 
 
 def _record_error(row, e):
@@ -126,7 +129,7 @@ def _fields_method(row):
     def method(self, p=None, /, **fields):
         if p is None:
             values = fields.values()
-            return self._emit(row, (name, *fields, *values, *map(type, values)), make, fields)
+            return self._emit(row, (name, *fields, *values, *map(type, values)), make, fields, KWARGS)
         if fields:
             raise ArgumentError(f"{name}: pass either one {record_class.__name__} or keyword fields, not both")
         if not isinstance(p, record_class):
@@ -155,7 +158,7 @@ def _positional_method(row):
             key = (name, _BY_NAME, args, *kwargs.items(), *map(type, args), *map(type, kwargs.values()))
         else:
             key = (name, *args, *map(type, args))
-        return self._emit(row, key, make, (args, kwargs))
+        return self._emit(row, key, make, (args, kwargs), ARGS)
     # help() shows the C arguments (the record's fields) rather than *args.
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     params += list(inspect.signature(record_class).parameters.values())
@@ -227,6 +230,25 @@ class _Packer:
             template = self.templates[key] = codec_for(cls).template(keys, self.headers[cls.nbytes], self.clear)
         return template.pack(fields)
 
+    def varying(self, fields):
+        """For bmk.templates: (base, nbytes, [(source, shift, max)]) of a traced field dict whose
+        Sym values vary: base is the record packed with them at 0. None if a selector or sync
+        field varies (those must stay constant)."""
+        varying = {k: v for k, v in fields.items() if isinstance(v, Sym)}
+        if any(name in varying for name, _ in self.selector):
+            return None
+        fixed = {k: 0 if k in varying else int(v) for k, v in fields.items()}
+        cls = self.single or self.engine.index.get(tuple(fixed.get(n, d) for n, d in self.selector))
+        record = self.pack(fixed)
+        hbits = 8 * (len(record) - cls.nbytes)
+        out = []
+        for name, v in varying.items():
+            f = cls.by_name[name]
+            if (f.max << f.bit) & self.clear:
+                return None
+            out.append((v.source, hbits + f.bit, f.max))
+        return int.from_bytes(record, "little"), len(record), out
+
 
 def _write_fields(out, at, fields):
     """OR each (bit, width, values) of `fields` into the commands starting at byte offsets `at`
@@ -290,17 +312,20 @@ class Program:
         self._nbytes = self._end_size
         self._sched = Scheduler(self._engines)
         self._lowered = {}        # (call, arguments, their types) -> (records, engine codes, size)
+        self._templates = {}      # call shape (ints left out) -> [(template, engine codes, size)] or False
         self._generation += 1
 
     # -- the one path of every API call ------------------------------------------------------------
-    def _emit(self, row, key, make, arguments):
+    def _emit(self, row, key, make, arguments, style=None):
         """Check, lower, pack, then record.
 
         Lowering is a pure function of the call's arguments, so its packed result is memoized
         per context under `key`: the call name, its arguments and their types (1 == 1.0 ==
         True, but only some of them pass the checks). An unhashable argument skips the memo.
         The memo holds at most MEMO_SIZE calls (then starts afresh), so programs whose calls
-        all differ (distinct addresses) do not grow it without bound.
+        all differ (distinct addresses) do not grow it without bound. Calls that differ only
+        in int arguments share call templates (bmk.templates): `style` (KWARGS: `arguments` is
+        the keyword dict; ARGS: (args, kwargs)) says where those are; None: no templates.
         """
         if self._cleaned:
             raise ArgumentError(f"{row.name}: the context was cleaned up (cleanup)")
@@ -308,14 +333,23 @@ class Program:
             lowered = self._lowered.get(key)
         except TypeError:
             lowered = key = None
+        if lowered is None and style is not None:
+            lowered = self._from_template(row, style, arguments)
+            if lowered is not None and key is not None:
+                if len(self._lowered) >= MEMO_SIZE:
+                    self._lowered.clear()
+                self._lowered[key] = lowered
         if lowered is None:
             record = make(arguments)
             row.check(self, record)
-            lowered = self._pack(row.name, tuple(row.lower(self.chip, record)))
+            descriptors = tuple(row.lower(self.chip, record))
+            lowered = self._pack(row.name, descriptors)
             if key is not None:
                 if len(self._lowered) >= MEMO_SIZE:
                     self._lowered.clear()
                 self._lowered[key] = lowered
+            if style is not None:
+                self._learn(row, style, arguments, make, descriptors, lowered)
         records, codes, size = lowered
         nbytes = self._nbytes + size
         if nbytes > self.cmdbuf_size:
@@ -327,6 +361,72 @@ class Program:
         bodies += records
         self._sched.codes += codes
         return Op(self, self._generation, row.name, start, start + len(records))
+
+    # -- call templates (bmk.templates) ----------------------------------------------------------
+    def _from_template(self, row, style, arguments):
+        """The lowered call from a call template of its shape, or None."""
+        shape = _shape(row.name, style, arguments)
+        if shape is None:
+            return None
+        try:
+            templates = self._templates.get(shape[0])
+        except TypeError:
+            return None
+        if templates:
+            values = shape[1]
+            for template, codes, size in templates:
+                records = template(*values)
+                if records is not None:
+                    return records, codes, size
+        return None
+
+    def _learn(self, row, style, arguments, make, descriptors, lowered):
+        """Trace the call once more with its int arguments as Syms; keep the compiled template
+        if the trace is usable and reproduces the call's fields and bytes."""
+        shape = _shape(row.name, style, arguments)
+        if shape is None:
+            return
+        key, values = shape
+        try:
+            templates = self._templates.get(key)
+        except TypeError:
+            return
+        if templates is False or (templates and len(templates) >= TEMPLATES_PER_CALL):
+            return
+        made = self._trace(row, style, arguments, make, values, descriptors, lowered)
+        if len(self._templates) >= MEMO_SIZE:
+            self._templates.clear()
+        if made is not None:
+            self._templates[key] = (templates or []) + [made]
+        elif not templates:
+            self._templates[key] = False            # this call shape does not trace: never again
+
+    def _trace(self, row, style, arguments, make, values, descriptors, lowered):
+        trace = Trace()
+        syms = iter([trace.sym(v, f"a{i}") for i, v in enumerate(values)])
+        try:
+            record = make(_substitute(style, arguments, syms))
+            row.check(self, record)
+            traced = tuple(row.lower(self.chip, record))
+        except (Exception, Abandoned):
+            return None
+        if trace.escaped or len(traced) != len(descriptors):
+            return None
+        records = []
+        for (engine, fields), (real_engine, real) in zip(traced, descriptors):
+            if engine != real_engine or tuple(fields) != tuple(real):
+                return None
+            if any(value_of(v) is None or value_of(v) != real[k] or type(real[k]) not in (int, bool)
+                   for k, v in fields.items()):
+                return None
+            made = self._packers[engine].varying(fields)
+            if made is None:
+                return None
+            records.append(made)
+        template = compile_template(len(values), trace.guards, records)
+        if template(*values) != lowered[0]:
+            return None
+        return template, lowered[1], lowered[2]
 
     def _pack(self, call, descriptors):
         """((engine, fields), ...) -> (records: cmd_hdr_t + command bytes each, their engine codes
@@ -464,6 +564,33 @@ class Program:
         """The context can no longer be used."""
         self._start()
         self._cleaned = True
+
+
+def _shape(name, style, arguments):
+    """(the call's shape: its key with int arguments left out, the int arguments) or None. The
+    argument types (in the key) say where the ints were."""
+    if style == KWARGS:
+        values = arguments.values()
+        ints = [v for v in values if type(v) is int]
+        if not ints:
+            return None
+        return (name, *arguments, *map(type, values), *[v for v in values if type(v) is not int]), ints
+    args, kwargs = arguments
+    if kwargs:
+        args = (*args, *kwargs.values())
+    ints = [v for v in args if type(v) is int]
+    if not ints:
+        return None
+    return (name, *kwargs, *map(type, args), *[v for v in args if type(v) is not int]), ints
+
+
+def _substitute(style, arguments, syms):
+    """The arguments with each int replaced by the next of `syms`."""
+    if style == KWARGS:
+        return {k: next(syms) if type(v) is int else v for k, v in arguments.items()}
+    args, kwargs = arguments
+    return (tuple(next(syms) if type(v) is int else v for v in args),
+            {k: next(syms) if type(v) is int else v for k, v in kwargs.items()})
 
 
 def _is_foreign_int(value):
