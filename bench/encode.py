@@ -7,7 +7,9 @@ tpu_max_pooling), then acquire_cmdbuf. Two address patterns:
   (the mix's `cycle % 64` taken as `cycle`), so those calls miss the lowering memo;
 - repeated: the mix as written (64 addresses reused).
 ops/s = ops / seconds for register + setup + every call + acquire_cmdbuf, best of --repeat
-runs; the split shows the calls and acquire_cmdbuf alone. Memory: tracemalloc on --memory-ops
+runs (base and now interleaved), by the wall clock and by CPU time (the process's own, steadier
+on a shared machine); the split shows the calls and acquire_cmdbuf alone. Both sides must
+produce the same bytes (sha256). Memory: tracemalloc on --memory-ops
 ops: bytes per recorded op held by the context once built (and the peak while building), the
 peak during acquire_cmdbuf (context + the returned buffer), and the buffer itself.
 
@@ -17,6 +19,7 @@ in the same run on the same machine. Run: python bench/encode.py [--ops N] [--ba
 """
 import argparse
 import ast
+import hashlib
 import json
 import os
 import subprocess
@@ -98,21 +101,25 @@ def program(mix, ops, distinct):
 
 def run_speed(mix, ops, distinct):
     setup, calls = program(mix, ops, distinct)
-    start = time.perf_counter()
+    clocks = (time.perf_counter, time.process_time)
+    start = [c() for c in clocks]
     ctx, names = setup()
-    registered = time.perf_counter()
+    registered = [c() for c in clocks]
     plan = calls(ctx, names)       # the arguments, computed outside the timed part
-    bound = time.perf_counter()
+    bound = [c() for c in clocks]
     for method, args, kwargs in plan:
         if kwargs is None:
             method(*args)
         else:
             method(**kwargs)
-    emitted = time.perf_counter()
+    emitted = [c() for c in clocks]
     buf = ctx.acquire_cmdbuf()
-    done = time.perf_counter()
-    return {"bytes": len(buf), "calls": emitted - bound, "acquire": done - emitted,
-            "total": (registered - start) + (done - bound)}
+    done = [c() for c in clocks]
+    out = {"bytes": len(buf), "sha256": hashlib.sha256(buf).hexdigest()}
+    for i, clock in enumerate(("wall", "cpu")):
+        out[clock] = {"calls": emitted[i] - bound[i], "acquire": done[i] - emitted[i],
+                      "total": (registered[i] - start[i]) + (done[i] - bound[i])}
+    return out
 
 
 def run_memory(mix, ops, distinct):
@@ -144,10 +151,7 @@ def child(args):
     if args.memory:
         out = run_memory(mix, args.ops, distinct)
     else:
-        runs = [run_speed(mix, args.ops, distinct) for _ in range(args.repeat)]
-        best = min(runs, key=lambda r: r["total"])
-        out = {"ops": args.ops, "bytes": best["bytes"], "total": best["total"],
-               "calls": min(r["calls"] for r in runs), "acquire": min(r["acquire"] for r in runs)}
+        out = run_speed(mix, args.ops, distinct)
     print(json.dumps(out))
 
 
@@ -179,10 +183,10 @@ def base_tree(rev):
     return sha, tree
 
 
-def measure(tree, where, pattern, ops, repeat, memory=False):
+def measure(tree, where, pattern, ops, memory=False):
     env = dict(os.environ, PYTHONPATH=str(layout(tree, where)))
-    cmd = [sys.executable, str(HERE / "encode.py"), "--child", "--pattern", pattern, "--ops", str(ops),
-           "--repeat", str(repeat)] + (["--memory"] if memory else [])
+    cmd = [sys.executable, str(HERE / "encode.py"), "--child", "--pattern", pattern, "--ops", str(ops)] + \
+        (["--memory"] if memory else [])
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd="/tmp")
     if out.returncode:
         raise SystemExit(f"{tree}: {out.stderr}")
@@ -211,22 +215,30 @@ def main():
     print(f"encode_mix, {args.ops} ops, best of {args.repeat}; now = {ROOT} ({head}{' + changes' if dirty else ''}), "
           f"base = {sha}")
     for pattern in ("distinct", "repeated"):
-        r = {side: measure(tree, where, pattern, args.ops, args.repeat) for side, (tree, where) in sides.items()}
-        if r["now"]["bytes"] != r["base"]["bytes"]:
-            raise SystemExit(f"{pattern}: buffer sizes differ: {r['now']['bytes']} vs {r['base']['bytes']}")
-        print(f"\n{pattern} addresses ({r['now']['bytes']} bytes):")
-        print(f"  {'':9}{'ops/s':>12}{'calls s':>10}{'acquire s':>11}")
-        for side in ("base", "now"):
-            x = r[side]
-            print(f"  {side:9}{args.ops / x['total']:>12,.0f}{x['calls']:>10.3f}{x['acquire']:>11.3f}")
-        b, n = r["base"], r["now"]
-        print(f"  {'ratio':9}{b['total'] / n['total']:>11.2f}x{b['calls'] / n['calls']:>9.2f}x"
-              f"{b['acquire'] / n['acquire']:>10.2f}x")
+        runs = {side: [] for side in sides}
+        for _ in range(args.repeat):          # interleaved, so both sides meet the same machine load
+            for side, (tree, where) in sides.items():
+                runs[side].append(measure(tree, where, pattern, args.ops))
+        digests = {r["sha256"] for side in runs for r in runs[side]}
+        same = "identical bytes" if len(digests) == 1 else "BYTES DIFFER"
+        print(f"\n{pattern} addresses ({runs['now'][0]['bytes']} bytes, {same} on both sides):")
+        for clock in ("wall", "cpu"):
+            best = {side: {part: min(r[clock][part] for r in rs) for part in ("total", "calls", "acquire")}
+                    for side, rs in runs.items()}
+            b, n = best["base"], best["now"]
+            print(f"  {clock + ' clock':11}{'ops/s':>12}{'calls s':>10}{'acquire s':>11}")
+            for side in ("base", "now"):
+                x = best[side]
+                print(f"  {side:11}{args.ops / x['total']:>12,.0f}{x['calls']:>10.3f}{x['acquire']:>11.3f}")
+            print(f"  {'now/base':11}{b['total'] / n['total']:>11.2f}x{b['calls'] / n['calls']:>9.2f}x"
+                  f"{b['acquire'] / n['acquire']:>10.2f}x")
+        if len(digests) != 1:
+            raise SystemExit("the command buffers differ")
     if args.memory_ops:
         print(f"\nmemory, {args.memory_ops} ops, distinct addresses (bytes per op; tracemalloc):")
         print(f"  {'':9}{'built':>10}{'build peak':>12}{'acquire peak':>14}{'buffer':>9}")
         for side, (tree, where) in sides.items():
-            m = measure(tree, where, "distinct", args.memory_ops, 1, memory=True)
+            m = measure(tree, where, "distinct", args.memory_ops, memory=True)
             print(f"  {side:9}{m['built']:>10.0f}{m['build_peak']:>12.0f}{m['acquire_peak']:>14.0f}{m['buffer']:>9.0f}")
 
 

@@ -31,6 +31,7 @@ from bmk.util import is_int
 FIELDS = "fields"            # keyword fields of the C parameter struct, or one record (tpu_*)
 POSITIONAL = "positional"    # the C function's arguments, positional or by name (gdma_*)
 MEMO_SIZE = 1 << 14          # lowered calls a context remembers (see Program._emit)
+PATCH_BLOCK = 1 << 16        # descriptors whose sync ids are written at once (Program._filled)
 
 
 @attrs.frozen
@@ -251,19 +252,33 @@ class _Packer:
 
 
 def _write_fields(out, at, fields):
-    """OR each (bit, width, values) of `fields` into the commands starting at byte offsets `at`
-    of the uint8 array `out` (whose bits there are zero), by groups of fields within 8 bytes."""
-    fields = sorted(fields, key=lambda f: f[0])
-    while fields:
-        lo = fields[0][0] // 8
-        group = [f for f in fields if f[0] + f[1] <= lo * 8 + 64]
-        fields = fields[len(group):]
-        word = np.zeros(len(at), np.uint64)
-        for bit, _, values in group:
-            word |= np.asarray(values, np.uint64) << np.uint64(bit - lo * 8)
-        hi = -(-max(bit + width for bit, width, _ in group) // 8)
-        for j in range(hi - lo):
-            out[at + (lo + j)] |= (word >> np.uint64(8 * j)).astype(np.uint8)
+    """OR each (bit, width, values) of `fields` (bits from the record's start) into the records
+    starting at byte offsets `at` of the uint8 array `out`, whose bits there are zero.
+
+    When every record starts on an 8-byte boundary, fields inside one 64-bit word of the record
+    go in together through a uint64 view (one gather and one scatter per word); the others,
+    byte by byte."""
+    words = {}
+    if len(out) % 8 == 0 and not (at % 8).any():
+        out64, rest = out.view("<u8"), []
+        for f in fields:
+            if f[0] // 64 == (f[0] + f[1] - 1) // 64:
+                words.setdefault(f[0] // 64, []).append(f)
+            else:
+                rest.append(f)
+        fields = rest
+        base = at // 8
+        for w, group in words.items():
+            word = np.zeros(len(at), "<u8")
+            for bit, _, values in group:
+                word |= np.asarray(values, "<u8") << np.uint64(bit - 64 * w)
+            out64[base + w] |= word
+    for bit, width, values in fields:
+        lo = bit // 8
+        span = -(-(bit + width) // 8) - lo
+        word = np.asarray(values, "<u8") << np.uint64(bit - 8 * lo)
+        where = at[:, None] + np.arange(lo, lo + span)
+        out[where] |= word.view(np.uint8).reshape(len(at), 8)[:, :span]
 
 
 class Program:
@@ -298,6 +313,10 @@ class Program:
         self._engines = encoded_engines(chip)
         self._code = {name: i for i, name in enumerate(self._engines)}     # engine -> code in the scheduler
         self._packers = {name: _Packer(chip, e) for name, e in self._engines.items()}
+        # engine code -> header + command bytes, when all classes of every engine have one length
+        lengths = [{c.nbytes for c in e.classes} for e in self._engines.values()]
+        self._lengths = (np.array([chip.header.nbytes + n.pop() for n in lengths], np.int64)
+                         if all(len(n) == 1 for n in lengths) else None)
         self._max_id = {name: e.id_max for name, e in self._engines.items()}
         self._inherit = tuple(name for name, e in self._engines.items() if e.inherit_wait)
         ends = self.END_COMMANDS or tuple((name, e.end_command()[1]) for name, e in self._engines.items()
@@ -391,7 +410,7 @@ class Program:
             templates = self._templates.get(key)
         except TypeError:
             return
-        if templates is False or (templates and len(templates) >= TEMPLATES_PER_CALL):
+        if templates is False or len(templates or ()) >= TEMPLATES_PER_CALL:
             return
         made = self._trace(row, style, arguments, make, values, descriptors, lowered)
         if len(self._templates) >= MEMO_SIZE:
@@ -507,28 +526,30 @@ class Program:
             sched.extend(self._end_codes)
         codes, own, waits = sched.assign_arrays(self._inherit, self._max_id)
         total = len(codes)
-        lengths = np.fromiter(map(len, itertools.chain(records, self._end)), np.int64, total)
-        offsets = np.cumsum(lengths) - lengths
-        size = int(lengths.sum()) if total else 0
+        if self._lengths is not None:       # every engine's commands have one length
+            lengths = self._lengths[codes]
+        else:
+            lengths = np.fromiter(map(len, itertools.chain(records, self._end)), np.int64, total)
+        offsets = np.cumsum(lengths)
+        offsets -= lengths
         del lengths
-        buf = io.BytesIO()
-        if size:
-            buf.seek(size - 1)
-            buf.write(b"\0")        # sized once: the records are copied straight into place
-            buf.seek(0)
+        buf = io.BytesIO()       # grows in place (realloc); getvalue() hands over its buffer
         buf.writelines(records)
         buf.writelines(self._end)
         hsize = self.chip.header.nbytes
+        plans = [(code, engine, [8 * hsize + f.bit for f in _sync_fields(engine)], _sync_fields(engine),
+                  [self._code[o] for o, _ in engine.wait_for]) for code, engine in enumerate(self._engines.values())]
         with buf.getbuffer() as view:
             out = np.frombuffer(view, np.uint8)
-            for code, (name, engine) in enumerate(self._engines.items()):
-                at = np.flatnonzero(codes == code)
-                if not len(at):
-                    continue
-                end = at >= n
-                fields = [(f.bit, f.width, value) for f, value in zip(_sync_fields(engine), self._sync_values(
-                    engine, end, own[at], [waits[self._code[o]][at] for o, _ in engine.wait_for]))]
-                _write_fields(out, offsets[at] + hsize, fields)
+            for lo in range(0, total, PATCH_BLOCK):       # by blocks: the temporaries stay small
+                block = codes[lo:lo + PATCH_BLOCK]
+                for code, engine, bits, sync, others in plans:
+                    at = np.flatnonzero(block == code)
+                    if not len(at):
+                        continue
+                    at += lo
+                    values = self._sync_values(engine, at >= n, own[at], [waits[o][at] for o in others])
+                    _write_fields(out, offsets[at], [(bit, f.width, v) for bit, f, v in zip(bits, sync, values)])
             del out
         return codes, offsets, buf.getvalue()      # the BytesIO's own buffer: no copy
 

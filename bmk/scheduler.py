@@ -154,7 +154,7 @@ class Scheduler:
     @property
     def followers(self):
         """{before: {engine: follower}}: the kept links (the first made per before and engine)."""
-        before, after = self.links()
+        before, after, _ = self.links()
         out = {}
         for b, a in zip(before.tolist(), after.tolist()):
             out.setdefault(b, {})[self.names[self.codes[a]]] = a
@@ -171,8 +171,8 @@ class Scheduler:
         codes = np.frombuffer(bytes(self.codes), np.uint8)
         limits = [max_id.get(name, DEFAULT_MAX_ID) if isinstance(max_id, dict) else max_id for name in self.names]
         own, chunk = number(codes, limits)
-        before, after = links(codes, len(self.names), self.segments, self.epochs, self.explicit)
-        waits = write_waits(codes, len(self.names), before, after, own, chunk)
+        before, after, single = links(codes, len(self.names), self.segments, self.epochs, self.explicit)
+        waits = write_waits(codes, len(self.names), before, after, own, chunk, single)
         inherit_waits(codes, waits, chunk, [self.code[e] for e in inherit_wait if e in self.code])
         return codes, own, waits
 
@@ -193,10 +193,16 @@ class Scheduler:
 
 
 # -- the passes of `assign` ------------------------------------------------------------------------
+def _index_type(n):
+    """Descriptor indices and ids fit 32 bits below 2**31 descriptors: half the memory."""
+    return np.int32 if n < 2 ** 31 else np.int64
+
+
 def _previous(mask):
     """For each position, the last earlier position where mask holds (-1: none)."""
-    idx = np.where(mask, np.arange(len(mask)), -1)
-    prev = np.empty(len(mask), np.int64)
+    index = _index_type(len(mask))
+    idx = np.where(mask, np.arange(len(mask), dtype=index), index(-1))
+    prev = np.empty(len(mask), index)
     prev[:1] = -1
     np.maximum.accumulate(idx[:-1], out=prev[1:])
     return prev
@@ -207,19 +213,20 @@ def number(codes, limits):
     descriptor that takes its engine's largest id (`limits[code]`) ends a chunk, and every
     counter restarts after it."""
     n = len(codes)
-    own = np.zeros(n, np.int64)
-    chunk = np.zeros(n, np.int64)
+    index = _index_type(n)
+    own = np.zeros(n, index)
+    chunk = np.zeros(n, index)
     bounded = all(limit > 0 for limit in limits)
     start, k = 0, 0
     while start < n:
         # some engine reaches its largest id within sum(limits) descriptors (pigeonhole)
         stop = min(n, start + sum(limits)) if bounded else n
         seg = codes[start:stop]
-        ids = np.zeros(len(seg), np.int64)
+        ids = np.zeros(len(seg), index)
         end = len(seg)
         for e, limit in enumerate(limits):
             mask = seg == e
-            counts = np.cumsum(mask)
+            counts = np.cumsum(mask, dtype=index)
             ids[mask] = counts[mask]
             if limit > 0:
                 hit = np.flatnonzero(mask & (counts == limit))
@@ -232,7 +239,8 @@ def number(codes, limits):
 
 
 def links(codes, n_engines, segments, epochs, explicit):
-    """The kept follower links (before, after), derived from the mode segments and the explicit links.
+    """The kept follower links (before, after, single), derived from the mode segments and the
+    explicit links; `single`: no descriptor has two links from one engine.
 
     A descriptor i on engine E added in a segment gets, for each other engine F, a link from the
     mode's source for F: serial, the last F descriptor before i; parallel, the last F descriptor
@@ -242,7 +250,7 @@ def links(codes, n_engines, segments, epochs, explicit):
     after) the first made is kept."""
     n = len(codes)
     if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), True
     prev = [_previous(codes == f) for f in range(n_engines)]
     bounds = [s[0] for s in segments[1:]] + [n]
     if not explicit and all(mode is SERIAL for _, mode, _ in segments):
@@ -278,7 +286,7 @@ def links(codes, n_engines, segments, epochs, explicit):
     before, after = before[order], after[order]
     group = before * n_engines + codes[after]
     _, first = np.unique(group, return_index=True)       # first made per (before, engine of after)
-    return before[first], after[first]
+    return before[first], after[first], False
 
 
 def _serial_links(codes, n_engines, prev):
@@ -295,19 +303,23 @@ def _serial_links(codes, n_engines, prev):
             keep = b >= 0
             keep[1:] &= b[1:] != b[:-1]
             befores.append(b[keep]), afters.append(idx[keep])
-    return np.concatenate(befores), np.concatenate(afters)
+    return np.concatenate(befores), np.concatenate(afters), True
 
 
-def write_waits(codes, n_engines, before, after, own, chunk):
-    """waits[F][i]: the id of the latest F descriptor linked to i within i's chunk (0: none)."""
+def write_waits(codes, n_engines, before, after, own, chunk, single=False):
+    """waits[F][i]: the id of the latest F descriptor linked to i within i's chunk (0: none).
+    `single`: each descriptor has at most one link from each engine (no latest to pick)."""
     n = len(codes)
     same = chunk[before] == chunk[after]
     before, after = before[same], after[same]
     waits = []
     for f in range(n_engines):
         mine = codes[before] == f
-        latest = np.full(n, -1, np.int64)
-        np.maximum.at(latest, after[mine], before[mine])
+        latest = np.full(n, -1, _index_type(n))
+        if single:
+            latest[after[mine]] = before[mine]
+        else:
+            np.maximum.at(latest, after[mine], before[mine])
         waits.append(np.where(latest >= 0, own[latest], 0))
     return waits
 
