@@ -31,7 +31,7 @@ from bmk.util import is_int
 FIELDS = "fields"            # keyword fields of the C parameter struct, or one record (tpu_*)
 POSITIONAL = "positional"    # the C function's arguments, positional or by name (gdma_*)
 MEMO_SIZE = 1 << 14          # lowered calls a context remembers (see Program._emit)
-PATCH_BLOCK = 1 << 16        # descriptors whose sync ids are written at once (Program._filled)
+PATCH_BLOCK = 1 << 14        # descriptors whose sync ids are written at once (Program._filled)
 
 
 @attrs.frozen
@@ -330,6 +330,7 @@ class Program:
         self._records = []        # per descriptor: cmd_hdr_t + command, sync fields zero, in order
         self._nbytes = self._end_size
         self._sched = Scheduler(self._engines)
+        self._codes = self._sched.codes     # its engine code per descriptor: appended to per call
         self._lowered = {}        # (call, arguments, their types) -> (records, engine codes, size)
         self._templates = {}      # call shape (ints left out) -> [(template, engine codes, size)] or False
         self._generation += 1
@@ -378,8 +379,8 @@ class Program:
         bodies = self._records
         start = len(bodies)
         bodies += records
-        self._sched.codes += codes
-        return Op(self, self._generation, row.name, start, start + len(records))
+        self._codes += codes
+        return Op(self, self._generation, row.name, start, start + len(codes))
 
     # -- call templates (bmk.templates) ----------------------------------------------------------
     def _from_template(self, row, style, arguments):
