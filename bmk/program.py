@@ -204,7 +204,7 @@ class _Packer:
     and its keys): the defaults and the header are pre-packed once."""
 
     def __init__(self, chip, engine):
-        self.engine = engine
+        self.chip, self.engine = chip.name, engine
         self.single = engine.format
         self.selector = () if self.single else tuple((f.name, f.default) for f in engine.selector_fields)
         self.clear = sum(f.max << f.bit for f in _sync_fields(engine))
@@ -226,8 +226,8 @@ class _Packer:
         if template is None:
             cls = self.single or self.engine.index.get(key[0])
             if cls is None:
-                raise EncodeError(f"{self.engine.name}: selector values {dict(zip(self.engine.selector, key[0]))} "
-                                  "name no instruction class")
+                values = {f.name: v for f, v in zip(self.engine.selector_fields, key[0])}
+                raise EncodeError(f"{self.engine.name}: selector values {values} name no instruction class of {self.chip}")
             template = self.templates[key] = codec_for(cls).template(keys, self.headers[cls.nbytes], self.clear)
         return template.pack(fields)
 
@@ -395,7 +395,10 @@ class Program:
         if templates:
             values = shape[1]
             for template, codes, size in templates:
-                records = template(*values)
+                try:
+                    records = template(*values)
+                except Exception:        # e.g. a shift or division the new values make invalid
+                    records = None
                 if records is not None:
                     return records, codes, size
         return None

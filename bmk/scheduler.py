@@ -53,6 +53,7 @@ class Scheduler:
         self.epochs = []                                 # per create_streams: {code: last index} then
         self.nr_streams = 0
         self.current = 0
+        self._last_seen = (0, {})                        # (descriptors searched, {code: last index})
 
     def __len__(self):
         return len(self.codes)
@@ -73,8 +74,14 @@ class Scheduler:
         return [names[c] for c in self.codes]
 
     def _last_codes(self):
-        codes = self.codes
-        return {c: i for c in range(len(self.names)) if (i := codes.rfind(c)) >= 0}
+        """{code: last index}: only the descriptors added since the previous call are searched."""
+        codes, (seen, last) = self.codes, self._last_seen
+        for c in range(len(self.names)):
+            i = codes.rfind(c, seen)
+            if i >= 0:
+                last[c] = i
+        self._last_seen = (len(codes), last)
+        return dict(last)
 
     @property
     def last(self):
@@ -148,6 +155,7 @@ class Scheduler:
         s.segments = list(self.segments)
         s.explicit = list(self.explicit)
         s.epochs = list(self.epochs)
+        s._last_seen = (self._last_seen[0], dict(self._last_seen[1]))
         s._segment(None)
         return s
 
