@@ -19,11 +19,14 @@ in the same run on the same machine. Run: python bench/encode.py [--ops N] [--ba
 """
 import argparse
 import ast
+import atexit
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from pathlib import Path
@@ -158,18 +161,16 @@ def child(args):
 # -- the two trees -------------------------------------------------------------------------------------
 def layout(tree, where):
     """A directory holding `bmk` as the tree's pyproject maps it (bmk.isa = isa/, ...), for PYTHONPATH:
-    the tree is imported as it stands, whatever is installed."""
-    where.mkdir(parents=True, exist_ok=True)
+    the tree is imported as it stands, whatever is installed. Symlinks only, made afresh."""
     pkg = where / "bmk"
-    if not pkg.exists():
-        pkg.mkdir()
-        for entry in (tree / "bmk").iterdir():
-            (pkg / entry.name).symlink_to(entry)
-        dirs = tomllib.loads((tree / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
-        for name, folder in dirs.items():
-            sub = name.split(".", 1)[1] if "." in name else None
-            if sub and "." not in sub and not (pkg / sub).exists():
-                (pkg / sub).symlink_to(tree / folder)
+    pkg.mkdir(parents=True)
+    for entry in (tree / "bmk").iterdir():
+        (pkg / entry.name).symlink_to(entry)
+    dirs = tomllib.loads((tree / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    for name, folder in dirs.items():
+        sub = name.split(".", 1)[1] if "." in name else None
+        if sub and "." not in sub and not (pkg / sub).exists():
+            (pkg / sub).symlink_to(tree / folder)
     return where
 
 
@@ -184,7 +185,7 @@ def base_tree(rev):
 
 
 def measure(tree, where, pattern, ops, memory=False):
-    env = dict(os.environ, PYTHONPATH=str(layout(tree, where)))
+    env = dict(os.environ, PYTHONPATH=str(where))
     cmd = [sys.executable, str(HERE / "encode.py"), "--child", "--pattern", pattern, "--ops", str(ops)] + \
         (["--memory"] if memory else [])
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd="/tmp")
@@ -210,8 +211,9 @@ def main():
                           text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True).stdout.strip()
-    sides = {"base": (base, Path(f"/tmp/bmk-bench-layout-base-{sha}")),
-             "now": (ROOT, Path(f"/tmp/bmk-bench-layout-now-{os.getpid()}"))}
+    scratch = Path(tempfile.mkdtemp(prefix="bmk-bench-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    sides = {"base": (base, layout(base, scratch / "base")), "now": (ROOT, layout(ROOT, scratch / "now"))}
     print(f"encode_mix, {args.ops} ops, best of {args.repeat}; now = {ROOT} ({head}{' + changes' if dirty else ''}), "
           f"base = {sha}")
     for pattern in ("distinct", "repeated"):
