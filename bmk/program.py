@@ -332,7 +332,8 @@ class Program:
         self._sched = Scheduler(self._engines)
         self._codes = self._sched.codes     # its engine code per descriptor: appended to per call
         self._lowered = {}        # (call, arguments, their types) -> (records, engine codes, size)
-        self._templates = {}      # call shape (ints left out) -> [(template, engine codes, size)] or False
+        self._templates = {}      # call shape (ints left out) -> [(template, engine codes, size)], () seen once,
+                                  # or False (does not trace)
         self._generation += 1
 
     # -- the one path of every API call ------------------------------------------------------------
@@ -405,7 +406,8 @@ class Program:
 
     def _learn(self, row, style, arguments, make, descriptors, lowered):
         """Trace the call once more with its int arguments as Syms; keep the compiled template
-        if the trace is usable and reproduces the call's fields and bytes."""
+        if the trace is usable and reproduces the call's fields and bytes. A call shape is
+        traced from its second ordinary call on (calls that never repeat pay nothing)."""
         shape = _shape(row.name, style, arguments)
         if shape is None:
             return
@@ -416,7 +418,15 @@ class Program:
             return
         if templates is False or len(templates or ()) >= TEMPLATES_PER_CALL:
             return
-        made = self._trace(row, style, arguments, make, values, descriptors, lowered)
+        if templates is None:      # first sighting: trace only shapes that come back
+            if len(self._templates) >= MEMO_SIZE:
+                self._templates.clear()
+            self._templates[key] = ()
+            return
+        try:
+            made = self._trace(row, style, arguments, make, values, descriptors, lowered)
+        except Exception:       # a template is an optimisation: whatever goes wrong, go without
+            made = None
         if len(self._templates) >= MEMO_SIZE:
             self._templates.clear()
         if made is not None:
