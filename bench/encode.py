@@ -13,8 +13,8 @@ produce the same bytes (sha256). Memory: tracemalloc on --memory-ops
 ops: bytes per recorded op held by the context once built (and the peak while building), the
 peak during acquire_cmdbuf (context + the returned buffer), and the buffer itself.
 
-Each side runs in its own subprocess on its own tree: this checkout, and a git worktree of
---base (default: the commit before the fast encode path) made under /tmp, so both are measured
+Each side runs in its own subprocess on its own tree: this checkout, and the files of --base
+(default: the commit before the fast encode path) extracted under /tmp, so both are measured
 in the same run on the same machine. Run: python bench/encode.py [--ops N] [--base REV]
 """
 import argparse
@@ -175,12 +175,17 @@ def layout(tree, where):
 
 
 def base_tree(rev):
+    """The files of commit `rev`, checked out once under /tmp (git archive: the repository's
+    worktrees and branches are left alone)."""
     sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], check=True,
                          capture_output=True, text=True).stdout.strip()
-    tree = Path(f"/tmp/bmk-bench-base-{sha}")
-    if not tree.exists():
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), sha], check=True,
-                       capture_output=True)
+    tree = Path(tempfile.gettempdir()) / f"bmk-bench-base-{sha}"
+    if not (tree / "pyproject.toml").exists():
+        part = Path(tempfile.mkdtemp(prefix=f"bmk-bench-base-{sha}-"))
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", sha], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(part)], input=archive, check=True)
+        part.rename(tree)
     return sha, tree
 
 

@@ -227,7 +227,8 @@ class _Packer:
             cls = self.single or self.engine.index.get(key[0])
             if cls is None:
                 values = {f.name: v for f, v in zip(self.engine.selector_fields, key[0])}
-                raise EncodeError(f"{self.engine.name}: selector values {values} name no instruction class of {self.chip}")
+                raise EncodeError(f"{self.engine.name}: selector values {values} name no instruction class "
+                                  f"of {self.chip}")
             template = self.templates[key] = codec_for(cls).template(keys, self.headers[cls.nbytes], self.clear)
         return template.pack(fields)
 
