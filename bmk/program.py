@@ -26,7 +26,7 @@ from bmk.encoders.framing import encode_header, frame_stream
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError, ScheduleError, must
 from bmk.scheduler import Scheduler
 from bmk.templates import Abandoned, Sym, Trace, compile_template, value_of
-from bmk.util import is_int
+from bmk.util import is_int, plain
 
 FIELDS = "fields"            # keyword fields of the C parameter struct, or one record (tpu_*)
 POSITIONAL = "positional"    # the C function's arguments, positional or by name (gdma_*)
@@ -110,7 +110,10 @@ def last_to_last(before, after):
 
 # -- generated API methods --------------------------------------------------------------------------
 _BY_NAME = object()     # marks the memo key of a positional-style call that used keywords
+# The types util.plain turns into Python ints and bools: only calls passing one pay for it.
+_NUMPY_SCALARS = frozenset(t for t in np.sctypeDict.values() if issubclass(t, (np.integer, np.bool_)))
 KWARGS, ARGS = "kwargs", "args"     # how a generated method passes its arguments to _emit
+_SHAPE = object()       # first item of a call template's key in the memo (no call key starts so)
 TEMPLATES_PER_CALL = 4  # call templates kept per call shape (each for one path through the checks)
 
 
@@ -130,12 +133,18 @@ def _fields_method(row):
     def method(self, p=None, /, **fields):
         if p is None:
             values = fields.values()
+            if not _NUMPY_SCALARS.isdisjoint(map(type, values)):
+                fields = {k: plain(v) for k, v in fields.items()}
+                values = fields.values()
             return self._emit(row, (name, *fields, *values, *map(type, values)), make, fields, KWARGS)
         if fields:
             raise ArgumentError(f"{name}: pass either one {record_class.__name__} or keyword fields, not both")
         if not isinstance(p, record_class):
             raise ArgumentError(must(name, "p", f"a {record_class.__name__}", p))
         values = attrs.astuple(p, recurse=False)
+        if any(plain(v) is not v for v in values):
+            p = make({a.name: plain(v) for a, v in zip(attrs.fields(record_class), values)})
+            values = attrs.astuple(p, recurse=False)
         return self._emit(row, (name, *values, *map(type, values)), _same, p)
     return method
 
@@ -155,6 +164,8 @@ def _positional_method(row):
             raise _record_error(row, e) from None
 
     def method(self, *args, **kwargs):
+        if kwargs or not _NUMPY_SCALARS.isdisjoint(map(type, args)):
+            args, kwargs = tuple(map(plain, args)), {k: plain(v) for k, v in kwargs.items()}
         if kwargs:
             key = (name, _BY_NAME, args, *kwargs.items(), *map(type, args), *map(type, kwargs.values()))
         else:
@@ -332,9 +343,11 @@ class Program:
         self._nbytes = self._end_size
         self._sched = Scheduler(self._engines)
         self._codes = self._sched.codes     # its engine code per descriptor: appended to per call
-        self._lowered = {}        # (call, arguments, their types) -> (records, engine codes, size)
-        self._templates = {}      # call shape (ints left out) -> [(template, engine codes, size)], () seen once,
-                                  # or False (does not trace)
+        # (call, arguments, their types) -> (records, engine codes, size); and the call templates:
+        # (_SHAPE, call, types, other arguments) -> [(template, engine codes, size)], () when seen
+        # once, False when it does not trace. One dict, so whoever clears the memo (bm1880's
+        # tl_free: the checks must meet a freed tensor again) clears the templates too.
+        self._lowered = {}
         self._generation += 1
 
     # -- the one path of every API call ------------------------------------------------------------
@@ -391,7 +404,7 @@ class Program:
         if shape is None:
             return None
         try:
-            templates = self._templates.get(shape[0])
+            templates = self._lowered.get(shape[0])
         except TypeError:
             return None
         if templates:
@@ -414,26 +427,26 @@ class Program:
             return
         key, values = shape
         try:
-            templates = self._templates.get(key)
+            templates = self._lowered.get(key)
         except TypeError:
             return
         if templates is False or len(templates or ()) >= TEMPLATES_PER_CALL:
             return
         if templates is None:      # first sighting: trace only shapes that come back
-            if len(self._templates) >= MEMO_SIZE:
-                self._templates.clear()
-            self._templates[key] = ()
+            if len(self._lowered) >= MEMO_SIZE:
+                self._lowered.clear()
+            self._lowered[key] = ()
             return
         try:
             made = self._trace(row, style, arguments, make, values, descriptors, lowered)
         except Exception:       # a template is an optimisation: whatever goes wrong, go without
             made = None
-        if len(self._templates) >= MEMO_SIZE:
-            self._templates.clear()
+        if len(self._lowered) >= MEMO_SIZE:
+            self._lowered.clear()
         if made is not None:
-            self._templates[key] = (templates or []) + [made]
+            self._lowered[key] = (templates or []) + [made]
         elif not templates:
-            self._templates[key] = False            # this call shape does not trace: never again
+            self._lowered[key] = False              # this call shape does not trace: never again
 
     def _trace(self, row, style, arguments, make, values, descriptors, lowered):
         trace = Trace()
@@ -481,11 +494,12 @@ class Program:
 
     # -- ordering (the seed's system API) ------------------------------------------------------------
     def parallel_enable(self):
-        """Descriptors issued until parallel_disable need not wait for one another."""
+        """Descriptors issued until parallel_disable need not wait for one another. Groups
+        open only from serial mode (no nesting, not inside streams): else ScheduleError."""
         self._sched.parallel_enable()
 
     def parallel_disable(self):
-        """Back to serial order."""
+        """Back to serial order; ScheduleError when no group is open."""
         self._sched.parallel_disable()
 
     @contextlib.contextmanager
@@ -610,14 +624,14 @@ def _shape(name, style, arguments):
         ints = [v for v in values if type(v) is int]
         if not ints:
             return None
-        return (name, *arguments, *map(type, values), *[v for v in values if type(v) is not int]), ints
+        return (_SHAPE, name, *arguments, *map(type, values), *[v for v in values if type(v) is not int]), ints
     args, kwargs = arguments
     if kwargs:
         args = (*args, *kwargs.values())
     ints = [v for v in args if type(v) is int]
     if not ints:
         return None
-    return (name, *kwargs, *map(type, args), *[v for v in args if type(v) is not int]), ints
+    return (_SHAPE, name, *kwargs, *map(type, args), *[v for v in args if type(v) is not int]), ints
 
 
 def _substitute(style, arguments, syms):

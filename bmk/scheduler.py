@@ -95,15 +95,22 @@ class Scheduler:
         self.segments.append((start, self.mode, source))
 
     # -- modes ---------------------------------------------------------------------------
-    def parallel_enable(self):
-        if self.mode is SERIAL:          # enabling twice, or inside streams: no effect
-            self.mode = PARALLEL
-            self._segment(self._last_codes())
+    def parallel_enable(self, call="parallel_enable"):
+        """Open a parallel group. The seed (002 ch. 3) defines groups only from serial order, so
+        a group inside a group or inside streams is an error, not something to guess at."""
+        if self.mode is not SERIAL:
+            raise ScheduleError(f"{call}: a parallel group opens only in serial mode, not in {self.mode.value} mode "
+                                f"({'groups do not nest' if self.mode is PARALLEL else 'destroy_streams first'})")
+        self.mode = PARALLEL
+        self._segment(self._last_codes())
 
-    def parallel_disable(self):
-        if self.mode is PARALLEL:
-            self.mode = SERIAL
-            self._segment(None)
+    def parallel_disable(self, call="parallel_disable"):
+        """Close the open parallel group; without one, an error."""
+        if self.mode is not PARALLEL:
+            raise ScheduleError(f"{call}: no parallel group is open (mode is {self.mode.value}): "
+                                "call parallel_enable first")
+        self.mode = SERIAL
+        self._segment(None)
 
     def check_create_streams(self, call, nr_streams):
         if not is_int(nr_streams) or nr_streams < 1:

@@ -31,6 +31,7 @@ from bmk.sim.races import find_races
 from bmk.sim.report import InstructionRecord, Report
 from bmk.sim.semantics import Semantics, semantics_for
 from bmk.tensor import FMT_I8, TensorLmem
+from bmk.util import is_int
 
 MAX_RACES = 1000
 
@@ -69,10 +70,13 @@ class Simulator:
         glob = self.space("global") if self.gmem is not None else None
         self.gmem_offset = glob.base if glob else 0
         self.gmem_mask = self.chip.gmem_addr_mask
-        self.engines = [e for e in self.chip.engines if e.format is not None]
+        self.engines = list(self.chip.encoded_engines)
+        # An engine's only instruction class (bm1880, bm1684); None for multi-class engines
+        # (bm1684x), whose records name their class.
         self.formats = {e.name: e.format for e in self.engines}
         self.log = None
         self.last_report = None
+        self.semantics.init(self)
 
     # -- memory spaces ----------------------------------------------------------------------------
     def space(self, name):
@@ -107,13 +111,31 @@ class Simulator:
         if not isinstance(t, TensorLmem):
             raise ArgumentError(must(call, "t", "a TensorLmem", t))
 
+    def _gmem_offset(self, call, addr):
+        """The offset in global memory of an API global address. bm1880's API takes gmem
+        offsets (its encoder adds the window base: the space has an address_mask); bm1684 and
+        bm1684x take device addresses, global memory starting at the space's base (API.md)."""
+        if not is_int(addr):
+            raise ArgumentError(must(call, "addr", "an integer global address", addr))
+        glob = self.space("global")
+        if glob.address_mask:
+            return int(addr)
+        if not glob.base <= addr < glob.base + glob.size:
+            raise ArgumentError(must(call, "addr", f"a global address in [0x{glob.base:x}, "
+                                     f"0x{glob.base + glob.size:x})", addr))
+        return int(addr) - glob.base
+
     def gmem_write(self, addr, data):
-        """Write bytes (or a numpy array's raw bytes) at gmem address addr (an offset in global)."""
+        """Write bytes (or a numpy array's raw bytes) at global address addr (bm1880: a gmem
+        offset; bm1684, bm1684x: a device address from 0x100000000)."""
         buf = self._bytes(data)
+        addr = self._gmem_offset("gmem_write", addr)
         self.gmem.check_range("gmem_write range", addr, len(buf))
         self.gmem.store(addr, buf)
 
     def gmem_read(self, addr, n):
+        """n bytes at global address addr (as gmem_write takes it)."""
+        addr = self._gmem_offset("gmem_read", addr)
         self.gmem.check_range("gmem_read range", addr, n)
         return self.gmem.load(addr, n).tobytes()
 
@@ -193,9 +215,15 @@ class Simulator:
             if eng is None:
                 raise self._error(i, rec, f"engine must be one of {sorted(spec)}, not {rec.engine!r}")
             f = rec.fields
-            ins = eng.format.instruction_of(f)
+            fmt = eng.format
+            if fmt is None:             # several classes: the record names its own
+                try:
+                    fmt = eng.cls(rec.cls)
+                except SpecError as e:
+                    raise self._error(i, rec, str(e)) from None
+            ins = fmt.instruction_of(f)
             if ins is None:
-                keys = sorted({k for other in eng.format.instructions for k, _ in other.match})
+                keys = sorted({k for other in fmt.instructions for k, _ in other.match})
                 raise self._error(i, rec, "fields must name a known instruction kind, not "
                                   + ", ".join(f"{k}={f.get(k, 0)}" for k in keys))
             kinds[i] = ins.name
@@ -210,20 +238,20 @@ class Simulator:
                 raise self._error(i, rec, str(e)) from None
             chunk_of[i] = chunk
             if eng.own_id:
-                own = owns[i] = f[eng.own_id]
+                own = owns[i] = f.get(eng.own_id, 0)     # a class without ids (bm1684x LAR) has 0
                 if own:
                     key = (chunk, rec.engine, own)
                     if key in id_map:
                         raise self._error(i, rec, f"{eng.own_id} must be unique in its id range, not {own} "
                                           f"(already instruction {id_map[key]})")
                     id_map[key] = i
-                if own == eng.format.field(eng.own_id).max:
+                if own == eng.id_max:
                     chunk += 1
         for i, rec in enumerate(records):
             eng = spec[rec.engine]
             resolved = []
             for other, fname in eng.wait_for:
-                k = rec.fields[fname]
+                k = rec.fields.get(fname, 0)
                 if not k:
                     continue
                 target = id_map.get((chunk_of[i], other, k))
@@ -297,6 +325,8 @@ class Simulator:
                 raise self._error(i, rec, f"{kind}: {err}") from None
             except BmkError:
                 raise
+            except Exception as err:    # odd field values the semantics missed: still this instruction's error
+                raise self._error(i, rec, f"{kind}: cannot be simulated ({type(err).__name__}: {err})") from err
             finally:
                 accesses[i] = tuple(self.log.entries)
                 self.log = None

@@ -16,7 +16,8 @@ and half = 1/2 (scaled 2**(n-1)):
 The same rules serve right shifts (`rshift`), integer division (`div`) and float -> int
 conversion (`round_float`, `to_int`). Integer work is done in int64, so shifts are limited to
 0 <= n <= 62 and values to the int64 range (every chip's data is at most 32 bits wide).
-Bad modes or shift amounts raise SimulationError (the simulator names the instruction).
+`rshift_each` takes a shift amount per element (bm1684x shift tensors). Bad modes or shift
+amounts raise SimulationError (the simulator names the instruction).
 """
 import enum
 
@@ -86,6 +87,19 @@ def rshift(x, n, mode=Round.HALF_UP):
         return f
     r = x & ((1 << n) - 1)
     return f + _adjust(f, r, half, x < 0, mode)
+
+
+def rshift_each(x, n, mode=Round.HALF_UP):
+    """x / 2**n rounded by `mode`, element by element (x, n integer arrays, broadcast together;
+    0 <= n <= MAX_SHIFT; n == 0 leaves x), as int64."""
+    mode = as_mode(mode)
+    x, n = np.broadcast_arrays(np.asarray(x, np.int64), np.asarray(n, np.int64))
+    if n.size and (n.min() < 0 or n.max() > MAX_SHIFT):
+        raise SimulationError(f"right shifts must be in [0, {MAX_SHIFT}], not [{n.min()}, {n.max()}]")
+    f = x >> n
+    r = x - (f << n)
+    half = (np.int64(1) << n) >> 1
+    return f + np.where(n > 0, _adjust(f, r, half, x < 0, mode), 0)
 
 
 def div(x, d, mode=Round.HALF_TO_EVEN):

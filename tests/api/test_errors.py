@@ -129,13 +129,10 @@ def test_dma_rules(ctx):
     m = ctx.tl_prealloc_align(1024, bm1880.shape_t2(4, 20), FMT_I8)
     assert_unchanged(ctx, bmk.ArgumentError, "gdma_load: ctrls must be one of CTRL_NULL | CTRL_TP, not 4",
                      ctx.gdma_load, t["a_l"], 0x1000, CTRL_RA)
-    assert_unchanged(ctx, bmk.ArgumentError, "gdma_load: gaddr must be an integer in [0, 4294967295], not -1",
+    assert_unchanged(ctx, bmk.ArgumentError, "gdma_load: gaddr must be an integer in [0, 1095216660479], not -1",
                      ctx.gdma_load, t["a_l"], -1, CTRL_NULL)
     assert_unchanged(ctx, bmk.ArgumentError, "gdma_load_stride: stride.w must be an integer in [1, 1], not 2",
                      ctx.gdma_load_stride, t["a_l"], 0, bm1880.stride_t4(4096, 64, 8, 2), CTRL_NULL)
-    assert_unchanged(ctx, bmk.ArgumentError,
-                     "gdma_store: ctrls must be CTRL_NULL for a matrix store (bm1880 transposes matrices only on load), not 32",
-                     ctx.gdma_store, m, 0, CTRL_TP)
     assert_unchanged(ctx, bmk.ArgumentError, "gdma_lrn_shift: lrn_step must be an integer in [1, 31], not 32",
                      ctx.gdma_lrn_shift, t["r_l"], t["a_l"], True, 32)
     assert_unchanged(ctx, bmk.ArgumentError,
@@ -145,9 +142,12 @@ def test_dma_rules(ctx):
     h = bm1880.TensorGmem(addr=0x8000, shape=(1, 32, 8, 4))
     assert_unchanged(ctx, bmk.ArgumentError, "gdma_copy_gmem: dst.shape must be as many elements as src (2048), not shape_t4(1, 32, 8, 4)",
                      ctx.gdma_copy_gmem, h, g, CTRL_NULL)
+    gm = bm1880.TensorGmem(addr=0x8000, shape=bm1880.shape_t2(32, 64))
     assert_unchanged(ctx, bmk.ArgumentError,
-                     "gdma_copy_gmem: ctrls must be one of CTRL_NULL (bm1880 has no gmem-to-gmem transpose), not 32",
-                     ctx.gdma_copy_gmem, g, g, CTRL_TP)
+                     "gdma_copy_gmem: ctrls must be one of CTRL_NULL (matrices are not transposed by gdma_copy_gmem), "
+                     "not 32", ctx.gdma_copy_gmem, gm, gm, CTRL_TP)
+    assert_unchanged(ctx, bmk.ArgumentError, "gdma_copy_gmem: dst must be a tensor like src, not "
+                     "TensorGmem(addr=32768, shape=shape_t2(32, 64), stride=None)", ctx.gdma_copy_gmem, gm, g, CTRL_NULL)
     assert_unchanged(ctx, bmk.ArgumentError, "gdma_copy_lmem: src must be a tensor (shape_t4), not "
                      "TensorLmem(la=0x400, shape=shape_t2(4, 20), fmt=FMT_I8, aligned=True)",
                      ctx.gdma_copy_lmem, t["a_l"], m)
@@ -238,7 +238,7 @@ def test_entered_context_style():
     (lambda c, t: c.tpu_mul(res_low="x", a=t, b=t),
      "tpu_mul: res_low must be a TensorLmem, not 'x'"),
     (lambda c, t: c.gdma_load(t, "0x100", CTRL_NULL),
-     "gdma_load: gaddr must be an integer in [0, 4294967295], not '0x100'"),
+     "gdma_load: gaddr must be an integer in [0, 1095216660479], not '0x100'"),
 ])
 def test_wrong_types_are_argument_errors(ctx, call, message):
     t = ctx.tl_prealloc(0, S, FMT_I8)

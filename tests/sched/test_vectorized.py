@@ -112,8 +112,10 @@ def run(program, sched, eager):
         elif op == "set_stream":
             if eager.mode == "streams" and args[0] < len(eager.streams):
                 sched.set_stream(*args), eager.set_stream(*args)
-        elif op in ("create_streams", "destroy_streams"):
-            if eager.mode == ("serial" if op == "create_streams" else "streams"):
+        elif op in ("create_streams", "destroy_streams", "parallel_enable", "parallel_disable"):
+            # each only from the mode it leaves (the others raise ScheduleError)
+            if eager.mode == {"create_streams": "serial", "parallel_enable": "serial",
+                              "destroy_streams": "streams", "parallel_disable": "parallel"}[op]:
                 getattr(sched, op)(*args), getattr(eager, op)(*args)
         else:
             getattr(sched, op)(*args), getattr(eager, op)(*args)
@@ -140,7 +142,7 @@ def test_fork_adds_serially_and_leaves_the_original(first, then):
     run([("add", e) for e in first] + then, sched, eager)
     before = sched.assign()
     fork = sched.fork()
-    eager.parallel_disable(), eager.destroy_streams()
+    eager.parallel_disable(), eager.destroy_streams()      # a fork is serial
     for e in "AB":
         fork.add(e), eager.add(e)
     assert sched.assign() == before

@@ -159,3 +159,18 @@ def test_dtypes():
         dtypes.INT4.itemsize
     with pytest.raises(ArgumentError, match="dtype must be"):
         dtypes.as_dtype("int7")
+
+
+def test_rshift_each_matches_rshift_per_amount():
+    """Per-element shift amounts give what one rshift per amount gives, in every mode."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-2**40, 2**40, 4000)
+    n = rng.integers(0, 41, 4000)
+    x[:4], n[:4] = (-5, 5, -(2**31), 2**32 - 1), (1, 1, 32, 32)
+    for mode in numerics.Round:
+        got = numerics.rshift_each(x, n, mode)
+        for k in np.unique(n):
+            sel = n == k
+            np.testing.assert_array_equal(got[sel], numerics.rshift(x[sel], int(k), mode))
+    with pytest.raises(SimulationError):
+        numerics.rshift_each(x, -1)

@@ -1,6 +1,7 @@
 """Checks of the data-movement functions (seed 4.12-4.18)."""
 from bmk.bm1880.constants import CTRL_NULL, CTRL_TP
 from bmk.bm1880.checks.common import Check
+from bmk.bm1880.lowering.dma import gmem_tensor_side
 from bmk.tensor import TensorGmem, TensorLmem
 
 
@@ -10,10 +11,9 @@ def _load_store(ctx, call, p, with_stride):
     t = p.t
     if not isinstance(t, TensorLmem):
         c.fail("t", "a TensorLmem (not NULL)", t)
+    c.live("t", t)
     c.gaddr("gaddr", p.gaddr)
     c.ctrls("ctrls", p.ctrls, [("CTRL_NULL", CTRL_NULL), ("CTRL_TP", CTRL_TP)])
-    if t.is_matrix and p.ctrls & CTRL_TP and call.startswith("gdma_store"):
-        c.fail("ctrls", "CTRL_NULL for a matrix store (bm1880 transposes matrices only on load)", p.ctrls)
     if with_stride:
         s = p.stride
         if s is None:
@@ -28,6 +28,17 @@ def _load_store(ctx, call, p, with_stride):
             c.int_range("stride.h", s.h, 0, 0xFFFF)
             c.int_range("stride.c", s.c, 0, 0xFFFFFFFF)
             c.int_range("stride.n", s.n, 0, 0xFFFFFFFF)
+    _gmem_side_fits(c, t, p.gaddr, p.stride if with_stride else None, p.ctrls)
+
+
+def _gmem_side_fits(c, t, gaddr, stride, ctrls):
+    """The gmem side of a load/store (its shape under CTRL_TP, given or default strides) ends inside gmem."""
+    if t.is_matrix:
+        rows, cols = (t.shape.col, t.shape.row) if ctrls & CTRL_TP else (t.shape.row, t.shape.col)
+        c.gmem_extent("gaddr", gaddr, (rows, cols), (cols if stride is None else stride.row, 1))
+    else:
+        dims, s = gmem_tensor_side(t, stride, ctrls)
+        c.gmem_extent("gaddr", gaddr, dims, (s.n, s.c, s.h, s.w))
 
 
 def gdma_load(ctx, p):
@@ -52,14 +63,33 @@ def gdma_copy_gmem(ctx, p):
         g = getattr(p, name)
         if not isinstance(g, TensorGmem):
             c.fail(name, "a TensorGmem (not NULL)", g)
-        if g.shape.dim != 4:
-            c.fail(name, "a tensor (bm1880 has no gmem-to-gmem matrix copy)", g)
         c.gaddr(f"{name}.addr", g.addr)
-        if g.effective_stride.w != 1:
-            c.fail(f"{name}.stride.w", "1 (TDMA has no gmem w stride)", g.effective_stride.w)
+        stride = g.effective_stride
+        if stride.dim != g.shape.dim:
+            c.fail(f"{name}.stride", "a stride_t2 for a matrix" if g.shape.dim == 2 else "a stride_t4 for a tensor",
+                   stride)
+        if g.shape.dim == 2:
+            for dim, value in zip(("row", "col"), g.shape.dims()):
+                c.int_range(f"{name}.shape.{dim}", value, 1, 0xFFFF)
+            c.int_range(f"{name}.stride.row", stride.row, 0, 0xFFFFFFFF)
+            c.int_range(f"{name}.stride.col", stride.col, 1, 1)
+            c.gmem_extent(f"{name}.addr", g.addr, g.shape.dims(), (stride.row, 1))
+            continue
+        for dim, value in zip("nchw", g.shape.dims()):
+            c.int_range(f"{name}.shape.{dim}", value, 1, 0xFFFF)
+        for dim, value, hi in zip("nch", stride.dims(), (0xFFFFFFFF, 0xFFFFFFFF, 0xFFFF)):
+            c.int_range(f"{name}.stride.{dim}", value, 0, hi)
+        if stride.w != 1:
+            c.fail(f"{name}.stride.w", "1 (TDMA has no gmem w stride)", stride.w)
+        c.gmem_extent(f"{name}.addr", g.addr, g.shape.dims(), stride.dims())
+    if p.dst.shape.dim != p.src.shape.dim:
+        c.fail("dst", "a matrix like src" if p.src.shape.dim == 2 else "a tensor like src", p.dst)
     if p.dst.shape.count != p.src.shape.count:
         c.fail("dst.shape", f"as many elements as src ({p.src.shape.count})", p.dst.shape)
-    c.ctrls("ctrls", p.ctrls, [("CTRL_NULL (bm1880 has no gmem-to-gmem transpose)", CTRL_NULL)])
+    if p.src.shape.dim == 2:
+        c.ctrls("ctrls", p.ctrls, [("CTRL_NULL (matrices are not transposed by gdma_copy_gmem)", CTRL_NULL)])
+    else:
+        c.ctrls("ctrls", p.ctrls, [("CTRL_NULL", CTRL_NULL), ("CTRL_TP", CTRL_TP)])
 
 
 def gdma_copy_lmem(ctx, p):

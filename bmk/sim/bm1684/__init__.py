@@ -1,5 +1,75 @@
-"""bm1684 instruction semantics for the simulator. Under construction (issue 10)."""
+"""bm1684 instruction semantics for the simulator, and its cost model.
+
+`SEMANTICS` maps (engine, kind) to the function executing one decoded command of that kind
+(kinds: the `instructions` tables of specs/bm1684/*.toml). One module per family of the
+OKKernel seed groups, each exporting `KINDS = {(engine, kind): fn(m, fields)}`:
+  memory.py   arith.copy                      (okk_bdc_32bit_cpy, okk_bdc_32bit_set_C)
+  sfu.py      mdsfu.fp32_to_int, mdsfu.rsqrt, mdsfu.taylor, lut   (Converting, FP32 Unary)
+  gdma.py     dma.tensor, dma.constant, ...   (okk_gdma_*)
+  arith.py    arith.* (but copy), mdscalar.*  (FP32 / 32-bit / fixed-point binary functions)
+  nn.py       conv, pord.*, mm.*, mdlinear.mac (FP32 Neural Network Functions)
+Operands and layouts: common.py. No kind is defined twice (checked at import).
+A family may export `INIT(m)`: what a fresh chip holds (sfu.py: the L2 SRAM lookup tables,
+tables.py); all of them run when a Simulator is constructed (Semantics.init).
+
+Cost model (cycles; made up but monotone in the work, documented so results are comparable;
+the profiler's clocks are 550 MHz BDC and 575 MHz GDMA):
+- TIU: TIU_STARTUP + ceil(work / eu_num), work = the multiply-accumulate (or element) steps one
+  NPU performs: N * ceil((start NPU + C) / npu_num) * H * W of res0, times kh * kw for pooling
+  and depthwise, times IC * kh * kw for conv (opd0_c * opd1_h * opd1_w), times K for matmul.
+- GDMA: GDMA_STARTUP + ceil(bytes / GDMA_BYTES_PER_CYCLE), bytes = destination elements * 4.
+"""
+from bmk.errors import SimulationError
+from bmk.layout import ceil_div
+from bmk.sim.bm1684 import arith, gdma, memory, nn, sfu
 from bmk.sim.semantics import Semantics
 
-# Kinds are added family by family; an unmodelled kind raises SimulationError naming it.
-SEMANTICS = Semantics(kinds={})
+FAMILIES = (
+    memory,
+    gdma,
+    arith,
+    nn,
+    sfu,
+)
+
+TIU_STARTUP = 16
+GDMA_STARTUP = 64
+GDMA_BYTES_PER_CYCLE = 32
+
+
+def _kinds():
+    kinds = {}
+    for module in FAMILIES:
+        for key, fn in module.KINDS.items():
+            if key in kinds:
+                raise SimulationError(f"{module.__name__} defines {key} again")
+            kinds[key] = fn
+    return kinds
+
+
+def _lanes(m, f, slot, c):
+    start = max(0, f[f"{slot}_addr"] - m.space("local").base) // m.lmem.lane_size
+    return ceil_div(start % m.npu_num + c, m.npu_num)
+
+
+def cycles(engine, kind, f, m):
+    if engine == "gdma":
+        count = f["dst_nsize"] * f["dst_csize"] * f["dst_hsize"] * f["dst_wsize"]
+        return GDMA_STARTUP + ceil_div(count * 4, GDMA_BYTES_PER_CYCLE)
+    work = f["res0_n"] * _lanes(m, f, "res0", f["res0_c"]) * f["res0_h"] * f["res0_w"]
+    if kind == "conv":
+        work *= f["opd0_c"] * f["opd1_h"] * f["opd1_w"]
+    elif kind.startswith("pord"):
+        work *= f["opd1_h"] * f["opd1_w"]
+    elif kind.startswith("mm"):
+        work *= f["opd0_w"] * ceil_div(f["opd0_c"], m.npu_num)
+    return TIU_STARTUP + ceil_div(work, m.eu_num)
+
+
+def init(m):
+    for module in FAMILIES:
+        if hasattr(module, "INIT"):
+            module.INIT(m)
+
+
+SEMANTICS = Semantics(_kinds(), cycles=cycles, init=init)

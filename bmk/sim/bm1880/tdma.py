@@ -41,17 +41,16 @@ def _src_shape(f):
 
 
 def _tensor_move(m, f, src_space, dst_space, transpose=False):
-    data = _view(m, f, "src", src_space, _src_shape(f)).read()
+    src_shape = _src_shape(f)
+    size = src_shape[0] * src_shape[1] * src_shape[2] * src_shape[3]
+    chw = f["dst_c"] * f["dst_h"] * f["dst_w"]
+    if chw == 0 or size % chw:      # checked before any data moves
+        raise SimulationError(f"dst_c * dst_h * dst_w must divide the {size} source elements, "
+                              f"not {f['dst_c']} * {f['dst_h']} * {f['dst_w']}")
+    data = _view(m, f, "src", src_space, src_shape).read()
     if transpose:
         data = data.transpose(1, 0, 2, 3)
-    n = data.shape[0]
-    chw = f["dst_c"] * f["dst_h"] * f["dst_w"]
-    if n * chw != data.size:
-        if chw == 0 or data.size % chw:
-            raise SimulationError(f"dst_c * dst_h * dst_w must divide the {data.size} source elements, "
-                                  f"not {f['dst_c']} * {f['dst_h']} * {f['dst_w']}")
-        n = data.size // chw
-    shape = (n, f["dst_c"], f["dst_h"], f["dst_w"])
+    shape = (size // chw, f["dst_c"], f["dst_h"], f["dst_w"])
     dst = _view(m, f, "dst", dst_space, shape, write=True)
     dst.write(np.ascontiguousarray(data).reshape(shape))
 
@@ -133,10 +132,16 @@ def copy_gmem(m, f):
     _tensor_move(m, f, GMEM, GMEM)
 
 
+def copy_gmem_tp(m, f):
+    """gmem -> gmem with N/C transposition (seed 4.12, CTRL_TP): the source (N, C, H, W) is moved
+    in the logical order of its transpose (C, N, H, W) into the destination's shape."""
+    _tensor_move(m, f, GMEM, GMEM, transpose=True)
+
+
 def copy_lmem(m, f):
     """lmem -> lmem (seed 4.13; also the shifted copy of gdma_lrn_shift, 4.18)."""
     _tensor_move(m, f, LMEM, LMEM)
 
 
 KINDS = {"load": load, "load_tp": load_tp, "store": store, "store_tp": store_tp, "fill": fill,
-         "copy_gmem": copy_gmem, "copy_lmem": copy_lmem}
+         "copy_gmem": copy_gmem, "copy_gmem_tp": copy_gmem_tp, "copy_lmem": copy_lmem}

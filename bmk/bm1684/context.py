@@ -1,0 +1,62 @@
+"""The bm1684 Context: okk_initialize() and the OKKernel functions that emit commands.
+
+The API functions are the rows of the op table (api.py), turned into methods by
+`bmk.program.Program` (check -> lower -> pack -> schedule; a failed call changes nothing).
+Here: the Common functions that drive the scheduler (seed 003 "Common Functions"):
+okk_parallel_start / okk_parallel_end / okk_is_parallel_state / okk_poll.
+"""
+from bmk.bm1684 import api
+from bmk.bm1684.layout import chip
+from bmk.errors import ScheduleError
+from bmk.program import Program
+from bmk.scheduler import PARALLEL
+
+__all__ = ["Context"]
+
+
+class Context(Program):
+    """okk_initialize(): an empty command buffer for BM1684 (TIU and GDMA streams)."""
+
+    OPS = api.OPS
+    REGISTER = "initialize"
+
+    def __init__(self, cmdbuf_size=1 << 26):
+        super().__init__(chip(), cmdbuf_size)
+
+    def is_parallel_state(self):
+        """okk_is_parallel_state (seed 003 Common): True while the parallel mode is active."""
+        return self._sched.mode is PARALLEL
+
+    def parallel_start(self):
+        """okk_parallel_start (seed 003 Common): the following GDMA and BDC functions run in
+        parallel (none waits for another of the group; each waits for what came before).
+        Remark: the parallel mode must be inactive."""
+        if self.is_parallel_state():
+            raise ScheduleError("parallel_start: the parallel mode must be inactive, not active "
+                                "(parallel_start was already called)")
+        self._sched.parallel_enable()
+
+    def parallel_end(self):
+        """okk_parallel_end (seed 003 Common): back to serial order.
+        Remark: the parallel mode must be active."""
+        if not self.is_parallel_state():
+            raise ScheduleError("parallel_end: the parallel mode must be active, not inactive "
+                                "(call parallel_start first)")
+        self._sched.parallel_disable()
+
+    def poll(self):
+        """okk_poll (seed 003 Common): all previous functions are done before the next one.
+        Remark: the parallel mode must be inactive. Outside a parallel group every command
+        already waits for the commands before it (serial order), so the barrier needs no
+        command of its own; poll checks the remark."""
+        if self.is_parallel_state():
+            raise ScheduleError("poll: the parallel mode must be inactive, not active (call parallel_end first)")
+
+    # The generic names of the ordering API are the seed's names on this chip.
+    def parallel_enable(self):
+        """Same as parallel_start."""
+        self.parallel_start()
+
+    def parallel_disable(self):
+        """Same as parallel_end."""
+        self.parallel_end()

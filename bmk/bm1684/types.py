@@ -1,0 +1,29 @@
+"""The OKKernel value types (seed 003 "Some Definitions"; API.md "Argument and value types").
+
+`dim4`, `dim2` and `Padding` are named tuples with the seed's field names; a plain tuple in
+the same order is accepted wherever one is expected, and helpers return the named tuple
+(which compares equal to the plain tuple).
+"""
+from typing import NamedTuple
+
+
+class dim4(NamedTuple):   # noqa: N801 -- the seed's C type name
+    """dim4 {n, c, h, w}: a shape or a stride (strides count elements)."""
+    n: int
+    c: int
+    h: int
+    w: int
+
+
+class dim2(NamedTuple):   # noqa: N801
+    """dim2 {h, w}: a kernel, stride or dilation."""
+    h: int
+    w: int
+
+
+class Padding(NamedTuple):
+    """Padding {top, bottom, left, right}."""
+    top: int
+    bottom: int
+    left: int
+    right: int

@@ -1,0 +1,66 @@
+"""TPU-Kernel enum constants of BM1684X: `data_type_t` and `rounding_mode_t` (API.md section
+bm1684x; isa-facts/bm1684x-memory.md sections 3 and 4).
+
+`data_type_t` is (precision << 1) | sign, the precision codes being the spec's `prec` enum
+(specs/bm1684x/tiu.toml), so the values are derived from the spec rather than written here.
+`rounding_mode_t` takes the values of `bmk.sim.numerics.Round`.
+"""
+from bmk import dtypes
+from bmk.isa import load_chip
+from bmk.sim.numerics import Round
+
+_PREC = dict(load_chip("bm1684x").engine("tiu").classes[0].field("res0_prec").enum)
+
+
+def _dt(prec, sign):
+    return (_PREC[prec] << 1) | sign
+
+
+DT_UINT8 = _dt("int8", 0)
+DT_INT8 = _dt("int8", 1)
+DT_FP16 = _dt("fp16", 1)
+DT_FP32 = _dt("fp32", 1)
+DT_UINT16 = _dt("int16", 0)
+DT_INT16 = _dt("int16", 1)
+DT_UINT32 = _dt("int32", 0)
+DT_INT32 = _dt("int32", 1)
+DT_BFP16 = _dt("bf16", 1)
+DT_UINT4 = _dt("int4", 0)
+DT_INT4 = _dt("int4", 1)
+
+RM_HALF_TO_EVEN = int(Round.HALF_TO_EVEN)
+RM_HALF_AWAY_FROM_ZERO = int(Round.HALF_AWAY_FROM_ZERO)
+RM_TOWARDS_ZERO = int(Round.TOWARDS_ZERO)
+RM_DOWN = int(Round.DOWN)
+RM_UP = int(Round.UP)
+RM_HALF_UP = int(Round.HALF_UP)
+RM_HALF_DOWN = int(Round.HALF_DOWN)
+
+# data_type_t -> (constant name, bmk DType)
+DTYPES = {
+    DT_UINT8: ("DT_UINT8", dtypes.UINT8), DT_INT8: ("DT_INT8", dtypes.INT8),
+    DT_UINT16: ("DT_UINT16", dtypes.UINT16), DT_INT16: ("DT_INT16", dtypes.INT16),
+    DT_UINT32: ("DT_UINT32", dtypes.UINT32), DT_INT32: ("DT_INT32", dtypes.INT32),
+    DT_FP16: ("DT_FP16", dtypes.FP16), DT_BFP16: ("DT_BFP16", dtypes.BF16), DT_FP32: ("DT_FP32", dtypes.FP32),
+    DT_UINT4: ("DT_UINT4", dtypes.UINT4), DT_INT4: ("DT_INT4", dtypes.INT4),
+}
+ROUNDING_MODES = {int(m): f"RM_{m.name}" for m in Round}
+
+INTEGER_DTYPES = (DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32)
+FLOAT_DTYPES = (DT_FP16, DT_BFP16, DT_FP32)
+# Every dtype of 8 bits or more (int4 packs two elements a byte and no seed-001 call takes it).
+WHOLE_BYTE_DTYPES = INTEGER_DTYPES + FLOAT_DTYPES
+
+
+def dtype_of(code):
+    """The bmk DType of a data_type_t code."""
+    return DTYPES[code][1]
+
+
+def prec_sign(code):
+    """(precision code, sign bit) of a data_type_t: the `*_prec` and `*_sign` field values."""
+    return code >> 1, code & 1
+
+
+def dtype_name(code):
+    return DTYPES[code][0] if code in DTYPES else repr(code)

@@ -1,0 +1,64 @@
+"""The bm1684x Context: the TPU-Kernel API (seed 001) over `bmk.program.Program`.
+
+The API functions are the rows of the op table (api.py). Here: construction (the short or
+long command forms), and the TPU-Kernel system calls parallel_start / parallel_end / poll.
+"""
+from bmk.bm1684x import api
+from bmk.isa import load_chip
+from bmk.program import Program
+
+__all__ = ["Context"]
+
+
+class Context(Program):
+    """tpu_initialize(): a new, empty TPU-Kernel program for BM1684X.
+
+    `long_form=True` makes every TIU command take its long class (AR, VC) instead of the
+    short one the vendor compiler emits (sAR, sVC): the same calls, the same fields."""
+
+    OPS = api.OPS
+    REGISTER = "Context"
+    SYSTEM_CALLS = Program.SYSTEM_CALLS + ("parallel_start", "parallel_end", "is_parallel_state", "poll")
+
+    def __new__(cls, cmdbuf_size=1 << 24, long_form=False):
+        if long_form and cls is Context:
+            cls = LongContext
+        return super().__new__(cls)
+
+    def __init__(self, cmdbuf_size=1 << 24, long_form=False):
+        super().__init__(load_chip("bm1684x"), cmdbuf_size)
+
+    @property
+    def long_form(self):
+        """Whether TIU commands take their long classes."""
+        return False
+
+    def parallel_start(self):
+        """tpu_parallel_start: commands until parallel_end need not wait for one another."""
+        self.parallel_enable()
+
+    def parallel_end(self):
+        """tpu_parallel_end: back to serial order."""
+        self.parallel_disable()
+
+    def is_parallel_state(self):
+        """tpu_is_parallel_state: whether a parallel section is open."""
+        return self._sched.mode.value == "parallel"
+
+    def poll(self):
+        """tpu_poll: every command issued later waits for every command issued so far. In
+        serial order that holds already; inside a parallel section it closes the current
+        group and opens a new one after it."""
+        if self.is_parallel_state():
+            self.parallel_disable()
+            self.parallel_enable()
+
+
+class LongContext(Context):
+    """A Context whose TIU commands take their long classes (`Context(long_form=True)`)."""
+
+    OPS = api.LONG_OPS
+
+    @property
+    def long_form(self):
+        return True

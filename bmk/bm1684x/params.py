@@ -1,0 +1,128 @@
+"""Op records of the TPU-Kernel functions (seed 001): one per C signature, fields named and
+ordered as the C parameters, so `ctx.bdc_and(dst_addr, src0_addr, ...)` takes them
+positionally or by name. The records carry the arguments as given; the checks validate them.
+"""
+import attrs
+
+
+@attrs.frozen
+class Binary:
+    """tpu_bdc_and / or / xor / min / max."""
+    dst_addr: object
+    src0_addr: object
+    src1_addr: object
+    shape: object
+    dst_stride: object
+    src0_stride: object
+    src1_stride: object
+    dtype: object
+
+
+@attrs.frozen
+class BinaryC:
+    """tpu_bdc_and_C / or_C / xor_C / min_C / max_C."""
+    dst_addr: object
+    src_addr: object
+    C: object  # noqa: N815  (the C parameter's name)
+    shape: object
+    dst_stride: object
+    src_stride: object
+    dtype: object
+
+
+@attrs.frozen
+class Shift:
+    """tpu_bdc_arithmetic_shift / logical_shift."""
+    dst_addr: object
+    src_addr: object
+    shift_addr: object
+    shape: object
+    dst_stride: object
+    src_stride: object
+    shift_stride: object
+    dst_dtype: object
+    src_dtype: object
+    shift_dtype: object
+    rounding_mode: object
+
+
+@attrs.frozen
+class ShiftC:
+    """tpu_bdc_arithmetic_shift_C / logical_shift_C."""
+    dst_addr: object
+    src_addr: object
+    C: object  # noqa: N815
+    shape: object
+    dst_stride: object
+    src_stride: object
+    dst_dtype: object
+    src_dtype: object
+    rounding_mode: object
+
+
+@attrs.frozen
+class Compare:
+    """tpu_bdc_greater / less / equal / greater_equal / less_equal / not_equal."""
+    dst_addr: object
+    src0_addr: object
+    src1_addr: object
+    true_val: object
+    shape: object
+    dst_stride: object
+    src0_stride: object
+    src1_stride: object
+    dst_dtype: object
+    src_dtype: object
+
+
+@attrs.frozen
+class CompareC:
+    """tpu_bdc_greater_C / ... / not_equal_C."""
+    dst_addr: object
+    src_addr: object
+    C: object  # noqa: N815
+    true_val: object
+    shape: object
+    dst_stride: object
+    src_stride: object
+    dst_dtype: object
+    src_dtype: object
+
+
+@attrs.frozen
+class VcBinary:
+    """tpu_bdc_vc_and / or / xor / min / max."""
+    dst_addr: object
+    src0_addr: object
+    src1_addr: object
+    src0_len: object
+    src1_len: object
+    src0_len_per_channel: object
+    src1_len_per_channel: object
+    dtype: object
+
+
+@attrs.frozen
+class VcCompare:
+    """tpu_bdc_vc_greater / less / equal / greater_equal / less_equal / not_equal."""
+    dst_addr: object
+    src0_addr: object
+    src1_addr: object
+    true_val: object
+    src0_len: object
+    src1_len: object
+    src0_len_per_channel: object
+    src1_len_per_channel: object
+    dst_dtype: object
+    src_dtype: object
+
+
+@attrs.frozen
+class GdmaCpy:
+    """tpu_gdma_cpy_S2L / L2S / L2L / S2S."""
+    dst_addr: object
+    src_addr: object
+    shape: object
+    dst_stride: object
+    src_stride: object
+    dtype: object

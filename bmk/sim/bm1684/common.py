@@ -1,0 +1,120 @@
+"""Operands shared by the bm1684 instruction semantics (isa-facts bm1684.json, bm1684-memory.md).
+
+A TIU operand X (res0, opd0, opd1, opd2) is read from its fields:
+- address X_addr: a device address; local memory is the window [local.base, + size) of the
+  memory map (specs/bm1684/chip.toml), local_addr_t = X_addr - local.base;
+- precision opt_X_prec (enum prec: int8, fp16, fp32, int16, int32) and sign opt_X_sign
+  (res0 has no sign field: each kind says where its result's sign comes from);
+- layout short_X_str (enum short_str): aligned -> 128-byte aligned strides derived from the
+  shape and the start NPU; compact -> compact strides; free -> X_n_str, X_c_str, X_h_str,
+  X_w_str; offset (per-channel) is interpreted by the kinds that use it;
+- a constant: opt_X_const = 1 and X_addr holds the value's bits (fp32 bits for fp32).
+8-bit local tensors are stored 4N and 16-bit ones 2N: their strides count 32-bit words
+(bmk/bm1684/layout.py, bmk/sim/memory.py). 32-bit tensors are plain.
+The vendor sets opt_relu = 1 on every command of its streams, also where no ReLU is meant
+(yolov5s has none), so the semantics do not read it as "apply ReLU".
+"""
+import functools
+
+import numpy as np
+
+from bmk import dtypes
+from bmk import layout as chip_layout
+from bmk.bm1684.layout import chip
+from bmk.errors import SimulationError
+
+WORD_BYTES = 4
+
+
+@functools.cache
+def _tiu():
+    return chip().engine("tiu").format
+
+
+@functools.cache
+def _enum(field):
+    return dict((v, n) for n, v in _tiu().field(field).enum)
+
+
+_DTYPES = {("int8", 0): dtypes.UINT8, ("int8", 1): dtypes.INT8, ("int16", 0): dtypes.UINT16,
+           ("int16", 1): dtypes.INT16, ("int32", 0): dtypes.UINT32, ("int32", 1): dtypes.INT32,
+           ("fp32", 0): dtypes.FP32, ("fp32", 1): dtypes.FP32, ("fp16", 0): dtypes.FP16, ("fp16", 1): dtypes.FP16}
+
+
+def prec_name(f, slot):
+    value = f[f"opt_{slot}_prec"]
+    name = _enum(f"opt_{slot}_prec").get(value)
+    if name is None:
+        raise SimulationError(f"opt_{slot}_prec must be one of {sorted(_enum(f'opt_{slot}_prec'))}, not {value}")
+    return name
+
+
+def dtype_of(f, slot, signed=None):
+    """The DType of operand `slot`: its precision, and its sign field (or `signed` if given)."""
+    sign = f[f"opt_{slot}_sign"] if signed is None else int(signed)
+    return _DTYPES[prec_name(f, slot), sign]
+
+
+def pack_of(dtype):
+    """Batches per 32-bit word in local memory: 4 for 8-bit (4N), 2 for 16-bit (2N), else 1."""
+    return WORD_BYTES // dtype.itemsize if dtype.itemsize < WORD_BYTES else 1
+
+
+def res0_shape(f):
+    return (f["res0_n"], f["res0_c"], f["res0_h"], f["res0_w"])
+
+
+def shape_of(f, slot):
+    return (f[f"{slot}_n"], f[f"{slot}_c"], f[f"{slot}_h"], f[f"{slot}_w"])
+
+
+def local_offset(m, f, slot):
+    """local_addr_t of operand `slot` (SimulationError outside the local window)."""
+    local = m.space("local")
+    addr = f[f"{slot}_addr"]
+    if not local.base <= addr < local.base + local.size:
+        raise SimulationError(f"{slot}_addr must be a local address in [0x{local.base:x}, "
+                              f"0x{local.base + local.size:x}), not 0x{addr:x}")
+    return addr - local.base
+
+
+def strides(m, f, slot, shape, dtype, addr):
+    """(n, c, h, w) strides of operand `slot`, in elements (32-bit words when packed)."""
+    mode = _enum(f"short_{slot}_str").get(f[f"short_{slot}_str"])
+    unit = max(dtype.itemsize, WORD_BYTES) if pack_of(dtype) > 1 else dtype.itemsize
+    start = addr // m.lmem.lane_size
+    if mode == "aligned":
+        return chip_layout.aligned_stride(shape, unit, chip().param("channel_align_bytes"), m.npu_num, start)
+    if mode == "compact":
+        return chip_layout.compact_stride(shape, m.npu_num, start)
+    if mode == "free":
+        return (f[f"{slot}_n_str"], f[f"{slot}_c_str"], f[f"{slot}_h_str"], f[f"{slot}_w_str"])
+    raise SimulationError(f"short_{slot}_str must be aligned, compact or free here, not "
+                          f"{mode or f[f'short_{slot}_str']!r}")
+
+
+def view(m, f, slot, dtype, shape, write=False, stride=None):
+    """The TensorView of local operand `slot` with the given dtype and logical shape."""
+    addr = local_offset(m, f, slot)
+    if stride is None:
+        stride = strides(m, f, slot, shape, dtype, addr)
+    return m.lmem.tensor(slot, addr, shape, stride, m.log, write, dtype.numpy, pack_of(dtype))
+
+
+def const(f, slot, dtype):
+    """The constant of operand `slot` as a numpy scalar of dtype (its low bits reinterpreted)."""
+    bits = f[f"{slot}_addr"] & ((1 << dtype.bits) - 1)
+    return np.array(bits, np.dtype(f"u{dtype.itemsize}")).view(dtype.numpy)[()]
+
+
+def read(m, f, slot, dtype, shape):
+    """Operand `slot`: an (N, C, H, W) array, or a scalar when it is a constant."""
+    if f.get(f"opt_{slot}_const"):
+        return const(f, slot, dtype)
+    return view(m, f, slot, dtype, shape).read()
+
+
+def write(m, f, slot, dtype, values, shape=None):
+    """Store values (wrapped to dtype's storage type) into operand `slot` (default res0's shape)."""
+    shape = res0_shape(f) if shape is None else shape
+    view(m, f, slot, dtype, shape, write=True).write(np.asarray(values).astype(dtype.numpy, copy=False))
