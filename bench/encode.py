@@ -34,7 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 MIX = HERE / "encode_mix.json"
-BASE = "56a6cc2"        # main before the fast encode path (issue 13)
+BASE = "1117dfb"        # main before the fast encode path was merged into it (issue 13)
 
 
 # -- the program -----------------------------------------------------------------------------------
