@@ -205,7 +205,7 @@ def main():
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--memory-ops", type=int, default=1_000_000)
     p.add_argument("--base", default=BASE, help="the commit measured as 'before' (default %(default)s)")
-    p.add_argument("--pattern", choices=["distinct", "repeated"], default="distinct")
+    p.add_argument("--pattern", choices=["distinct", "repeated"], default="distinct", help=argparse.SUPPRESS)
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
