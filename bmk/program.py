@@ -539,48 +539,53 @@ class Program:
             self._sched.link(b, a)
 
     # -- acquisition -----------------------------------------------------------------------------------
-    def _filled(self):
-        """(engine codes, record offsets, buffer): every descriptor since register/reset, then the
-        chip's end commands, each cmd_hdr_t + command with its sync ids, back to back.
+    def _assigned(self):
+        """(codes, own, waits, n, records): sync ids of every descriptor since register/reset and
+        of the chip's end commands after them (records: all their cmd_hdr_t + command bytes).
 
         The end commands are added to a fork of the scheduler, so the recorded program does
         not change. Like the vendor's, they take the next id of their engine and wait for
-        nothing; they carry the enable flags only where the stream rule says so. The records
-        are copied once into the result; the sync fields are then ORed in with numpy, per
-        engine, at bit positions from the spec."""
+        nothing; they carry the enable flags only where the stream rule says so."""
         sched, records = self._sched, self._records
-        n = len(records)
         if self._end:
             sched = sched.fork()
             sched.extend(self._end_codes)
+            records = records + list(self._end)
         codes, own, waits = sched.assign_arrays(self._inherit, self._max_id)
-        total = len(codes)
-        if self._lengths is not None:       # every engine's commands have one length
-            lengths = self._lengths[codes]
-        else:
-            lengths = np.fromiter(map(len, itertools.chain(records, self._end)), np.int64, total)
+        return codes, own, waits, len(self._records), records
+
+    def _filled(self, assigned, index, records, lengths):
+        """`records` (descriptors `index` of `assigned`, whose `lengths` they have) back to back,
+        each with its sync ids, and their offsets. The records are copied once into the result;
+        the sync fields are then ORed in with numpy, by blocks and per engine, at bit positions
+        from the spec."""
+        codes, own, waits, n, _ = assigned
         offsets = np.cumsum(lengths)
         offsets -= lengths
-        del lengths
         buf = io.BytesIO()       # grows in place (realloc); getvalue() hands over its buffer
         buf.writelines(records)
-        buf.writelines(self._end)
         hsize = self.chip.header.nbytes
         plans = [(code, engine, [8 * hsize + f.bit for f in _sync_fields(engine)], _sync_fields(engine),
                   [self._code[o] for o, _ in engine.wait_for]) for code, engine in enumerate(self._engines.values())]
         with buf.getbuffer() as view:
             out = np.frombuffer(view, np.uint8)
-            for lo in range(0, total, PATCH_BLOCK):       # by blocks: the temporaries stay small
-                block = codes[lo:lo + PATCH_BLOCK]
+            for lo in range(0, len(index), PATCH_BLOCK):       # by blocks: the temporaries stay small
+                block = index[lo:lo + PATCH_BLOCK]
+                block_codes = codes[block]
                 for code, engine, bits, sync, others in plans:
-                    at = np.flatnonzero(block == code)
+                    at = np.flatnonzero(block_codes == code)
                     if not len(at):
                         continue
-                    at += lo
-                    values = self._sync_values(engine, at >= n, own[at], [waits[o][at] for o in others])
-                    _write_fields(out, offsets[at], [(bit, f.width, v) for bit, f, v in zip(bits, sync, values)])
+                    where = block[at]
+                    values = self._sync_values(engine, where >= n, own[where], [waits[o][where] for o in others])
+                    _write_fields(out, offsets[lo + at], [(bit, f.width, v) for bit, f, v in zip(bits, sync, values)])
             del out
-        return codes, offsets, buf.getvalue()      # the BytesIO's own buffer: no copy
+        return offsets, buf.getvalue()      # the BytesIO's own buffer: no copy
+
+    def _lengths_of(self, codes, records):
+        if self._lengths is not None:       # every engine's commands have one length
+            return self._lengths[codes]
+        return np.fromiter(map(len, records), np.int64, len(records))
 
     def _sync_values(self, engine, end, own, waits):
         """The values of the engine's sync fields (in _sync_fields order) for its commands; `end`
@@ -591,19 +596,33 @@ class Program:
 
     def acquire_cmdbuf(self):
         """Every descriptor since register/reset, framed with cmd_hdr_t, sync ids assigned now."""
-        return self._filled()[2]
+        assigned = self._assigned()
+        codes, records = assigned[0], assigned[4]
+        return self._filled(assigned, np.arange(len(codes)), records, self._lengths_of(codes, records))[1]
 
     def acquire_streams(self):
         """{engine: bytes}: the same commands without headers, per engine in program order,
-        laid out by the chip's stream rule (slots, end command, zero padding: API.md)."""
-        codes, offsets, data = self._filled()
+        laid out by the chip's stream rule (slots, end command, zero padding: API.md).
+
+        Per engine: its records back to back with their sync ids (as for acquire_cmdbuf); when
+        they all have one length, the headers are cut away as one column block of a 2-D view."""
+        assigned = self._assigned()
+        codes, records = assigned[0], assigned[4]
         hsize = self.chip.header.nbytes
-        bounds = offsets.tolist() + [len(data)]
-        streams = {engine: [] for engine in self._engines}
-        names = list(self._engines)
-        for i, code in enumerate(codes.tolist()):
-            streams[names[code]].append(data[bounds[i] + hsize:bounds[i + 1]])
-        return {engine: frame_stream(self._engines[engine].stream, parts) for engine, parts in streams.items()}
+        streams = {}
+        for code, (name, engine) in enumerate(self._engines.items()):
+            index = np.flatnonzero(codes == code)
+            mine = [records[i] for i in index.tolist()]
+            lengths = np.fromiter(map(len, mine), np.int64, len(mine))
+            offsets, data = self._filled(assigned, index, mine, lengths)
+            rule = engine.stream
+            if len(mine) and (lengths == lengths[0]).all() and rule.slot in (0, lengths[0] - hsize):
+                body = np.frombuffer(data, np.uint8).reshape(len(mine), -1)[:, hsize:].tobytes()
+                streams[name] = frame_stream(attrs.evolve(rule, slot=0), [body])   # already in its slots
+            else:
+                bounds = offsets.tolist() + [len(data)]
+                streams[name] = frame_stream(rule, [data[bounds[i] + hsize:bounds[i + 1]] for i in range(len(mine))])
+        return streams
 
     def reset(self):
         """Empty the command buffer, forget links, serial mode; ids restart at 1. Op handles
