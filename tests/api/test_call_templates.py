@@ -126,6 +126,8 @@ def test_templates_on_every_class_give_the_ordinary_bytes(chip, monkeypatch):
     fast = poke_program(chip)
     out = pokes(fast, list(by_class.values()), random.Random(2))
     assert any(templates(fast).values())
+    # the two acquisitions agree: the raw streams are the command buffer's commands, framed
+    assert out[1] == bmk.encode(chip, bmk.decode(chip, out[0]), raw=True)
     monkeypatch.setattr(program, "TEMPLATES_PER_CALL", 0)
     assert pokes(poke_program(chip), list(by_class.values()), random.Random(2)) == out
 
