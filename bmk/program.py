@@ -263,6 +263,23 @@ class _Packer:
         return int.from_bytes(record, "little"), len(record), out
 
 
+class _Concat:
+    """Two lists read as one (len, index, iteration), without copying them."""
+
+    def __init__(self, first, second):
+        self.first, self.second = first, second
+
+    def __len__(self):
+        return len(self.first) + len(self.second)
+
+    def __getitem__(self, i):
+        n = len(self.first)
+        return self.first[i] if i < n else self.second[i - n]
+
+    def __iter__(self):
+        return itertools.chain(self.first, self.second)
+
+
 def _write_fields(out, at, fields):
     """OR each (bit, width, values) of `fields` (bits from the record's start) into the records
     starting at byte offsets `at` of the uint8 array `out`, whose bits there are zero.
@@ -541,27 +558,29 @@ class Program:
     # -- acquisition -----------------------------------------------------------------------------------
     def _assigned(self):
         """(codes, own, waits, n, records): sync ids of every descriptor since register/reset and
-        of the chip's end commands after them (records: all their cmd_hdr_t + command bytes).
+        of the chip's end commands after them (records: all their cmd_hdr_t + command bytes, a
+        view of the program's and the end commands' lists).
 
         The end commands are added to a fork of the scheduler, so the recorded program does
         not change. Like the vendor's, they take the next id of their engine and wait for
         nothing; they carry the enable flags only where the stream rule says so."""
-        sched, records = self._sched, self._records
+        sched = self._sched
         if self._end:
             sched = sched.fork()
             sched.extend(self._end_codes)
-            records = records + list(self._end)
         codes, own, waits = sched.assign_arrays(self._inherit, self._max_id)
-        return codes, own, waits, len(self._records), records
+        return codes, own, waits, len(self._records), _Concat(self._records, self._end)
 
     def _filled(self, assigned, index, records, lengths):
-        """`records` (descriptors `index` of `assigned`, whose `lengths` they have) back to back,
-        each with its sync ids, and their offsets. The records are copied once into the result;
-        the sync fields are then ORed in with numpy, by blocks and per engine, at bit positions
-        from the spec."""
+        """`records` (descriptors `index` of `assigned`, None: all of them; `lengths` theirs) back
+        to back, each with its sync ids, and their offsets. The records are copied once into the
+        result; the sync fields are then ORed in with numpy, by blocks and per engine, at bit
+        positions from the spec."""
         codes, own, waits, n, _ = assigned
+        total = len(lengths)
         offsets = np.cumsum(lengths)
         offsets -= lengths
+        del lengths
         buf = io.BytesIO()       # grows in place (realloc); getvalue() hands over its buffer
         buf.writelines(records)
         hsize = self.chip.header.nbytes
@@ -569,14 +588,14 @@ class Program:
                   [self._code[o] for o, _ in engine.wait_for]) for code, engine in enumerate(self._engines.values())]
         with buf.getbuffer() as view:
             out = np.frombuffer(view, np.uint8)
-            for lo in range(0, len(index), PATCH_BLOCK):       # by blocks: the temporaries stay small
-                block = index[lo:lo + PATCH_BLOCK]
-                block_codes = codes[block]
+            for lo in range(0, total, PATCH_BLOCK):     # by blocks: the temporaries stay small
+                block = None if index is None else index[lo:lo + PATCH_BLOCK]
+                block_codes = codes[lo:lo + PATCH_BLOCK] if index is None else codes[block]
                 for code, engine, bits, sync, others in plans:
                     at = np.flatnonzero(block_codes == code)
                     if not len(at):
                         continue
-                    where = block[at]
+                    where = lo + at if index is None else block[at]
                     values = self._sync_values(engine, where >= n, own[where], [waits[o][where] for o in others])
                     _write_fields(out, offsets[lo + at], [(bit, f.width, v) for bit, f, v in zip(bits, sync, values)])
             del out
@@ -598,7 +617,7 @@ class Program:
         """Every descriptor since register/reset, framed with cmd_hdr_t, sync ids assigned now."""
         assigned = self._assigned()
         codes, records = assigned[0], assigned[4]
-        return self._filled(assigned, np.arange(len(codes)), records, self._lengths_of(codes, records))[1]
+        return self._filled(assigned, None, records, self._lengths_of(codes, records))[1]
 
     def acquire_streams(self):
         """{engine: bytes}: the same commands without headers, per engine in program order,
