@@ -13,20 +13,25 @@ been appended to a copy of the program, so acquiring twice gives the same bytes.
 """
 import contextlib
 import inspect
+import io
 import itertools
 import operator
 from collections.abc import Callable
 
 import attrs
+import numpy as np
 
-from bmk.encoders.codec import Patcher, codec_for
-from bmk.encoders.framing import class_of, encode_header, frame_stream
+from bmk.encoders.codec import codec_for
+from bmk.encoders.framing import encode_header, frame_stream
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError, ScheduleError, must
 from bmk.scheduler import Scheduler
+from bmk.templates import Abandoned, Sym, Trace, compile_template, value_of
 from bmk.util import is_int, plain
 
 FIELDS = "fields"            # keyword fields of the C parameter struct, or one record (tpu_*)
 POSITIONAL = "positional"    # the C function's arguments, positional or by name (gdma_*)
+MEMO_SIZE = 1 << 14          # lowered calls a context remembers (see Program._emit)
+PATCH_BLOCK = 1 << 14        # descriptors whose sync ids are written at once (Program._filled)
 
 
 @attrs.frozen
@@ -70,11 +75,12 @@ class Op:
         return self.stop - 1
 
     def _ends(self):
-        engine_of = self.context._sched.engine_of
+        sched = self.context._sched
+        codes, names = sched.codes, sched.names
         first, last = {}, {}
         for i in range(self.start, self.stop):
-            first.setdefault(engine_of[i], i)
-            last[engine_of[i]] = i
+            first.setdefault(names[codes[i]], i)
+            last[names[codes[i]]] = i
         return first, last
 
     @property
@@ -104,6 +110,11 @@ def last_to_last(before, after):
 
 # -- generated API methods --------------------------------------------------------------------------
 _BY_NAME = object()     # marks the memo key of a positional-style call that used keywords
+# The types util.plain turns into Python ints and bools: only calls passing one pay for it.
+_NUMPY_SCALARS = frozenset(t for t in np.sctypeDict.values() if issubclass(t, (np.integer, np.bool_)))
+KWARGS, ARGS = "kwargs", "args"     # how a generated method passes its arguments to _emit
+_SHAPE = object()       # first item of a call template's key in the memo (no call key starts so)
+TEMPLATES_PER_CALL = 4  # call templates kept per call shape (each for one path through the checks)
 
 
 def _record_error(row, e):
@@ -121,8 +132,11 @@ def _fields_method(row):
 
     def method(self, p=None, /, **fields):
         if p is None:
-            fields = {k: plain(v) for k, v in fields.items()}
-            return self._emit(row, (name, *fields.items(), *map(type, fields.values())), make, fields)
+            values = fields.values()
+            if not _NUMPY_SCALARS.isdisjoint(map(type, values)):
+                fields = {k: plain(v) for k, v in fields.items()}
+                values = fields.values()
+            return self._emit(row, (name, *fields, *values, *map(type, values)), make, fields, KWARGS)
         if fields:
             raise ArgumentError(f"{name}: pass either one {record_class.__name__} or keyword fields, not both")
         if not isinstance(p, record_class):
@@ -150,12 +164,13 @@ def _positional_method(row):
             raise _record_error(row, e) from None
 
     def method(self, *args, **kwargs):
-        args, kwargs = tuple(map(plain, args)), {k: plain(v) for k, v in kwargs.items()}
+        if kwargs or not _NUMPY_SCALARS.isdisjoint(map(type, args)):
+            args, kwargs = tuple(map(plain, args)), {k: plain(v) for k, v in kwargs.items()}
         if kwargs:
             key = (name, _BY_NAME, args, *kwargs.items(), *map(type, args), *map(type, kwargs.values()))
         else:
             key = (name, *args, *map(type, args))
-        return self._emit(row, key, make, (args, kwargs))
+        return self._emit(row, key, make, (args, kwargs), ARGS)
     # help() shows the C arguments (the record's fields) rather than *args.
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     params += list(inspect.signature(record_class).parameters.values())
@@ -185,35 +200,114 @@ def encoded_engines(chip):
     return {e.name: e for e in chip.encoded_engines}
 
 
-def _sync_plan(engine):
-    """(Patcher of the engine's sync fields, enable values, engines waited for).
-
-    Sync fields sit at the same bits in every class that has them (the loader checks), so
-    one Patcher, built on a class that has them all, serves every class of the engine."""
+def _sync_fields(engine):
+    """The engine's sync fields (enable flags, own id, waits), as Fields of a class that has them
+    all: they sit at the same bits in every class that has them (the loader checks), and are
+    written at those bits in every command of the engine."""
     names = [f for f, _ in engine.enable] + [engine.own_id] + [f for _, f in engine.wait_for]
     holder = next(c for c in engine.classes if all(n in c.by_name for n in names))
-    return (Patcher(codec_for(holder), names), tuple(v for _, v in engine.enable),
-            tuple(other for other, _ in engine.wait_for))
+    return [holder.by_name[n] for n in names]
 
 
-class _Codecs(dict):
-    """engine -> pack(fields): the only class's codec, or the class the selector fields pick."""
+class _Packer:
+    """{field: value} -> cmd_hdr_t + command bytes of one engine, sync fields zeroed (written at
+    acquisition). One codec Template per kind of dict (its class, picked by the selector fields,
+    and its keys): the defaults and the header are pre-packed once."""
 
-    def __init__(self, chip):
-        super().__init__()
-        for name, e in encoded_engines(chip).items():
-            if e.format is not None:
-                self[name] = codec_for(e.format)
-            else:
-                self[name] = _MultiClassCodec(chip, name)
-
-
-class _MultiClassCodec:
     def __init__(self, chip, engine):
-        self.chip, self.engine = chip, engine
+        self.chip, self.engine = chip.name, engine
+        self.single = engine.format
+        self.selector = () if self.single else tuple((f.name, f.default) for f in engine.selector_fields)
+        self.clear = sum(f.max << f.bit for f in _sync_fields(engine))
+        self.headers = {c.nbytes: encode_header(chip, engine, c.nbytes) for c in engine.classes}
+        self.templates = {}
 
     def pack(self, fields):
-        return codec_for(class_of(self.chip, self.engine, fields)).pack(fields)
+        keys = tuple(fields)
+        if self.selector:
+            try:
+                key = (tuple([fields.get(n, d) for n, d in self.selector]), keys)
+                template = self.templates.get(key)
+            except TypeError:
+                raise EncodeError(f"{self.engine.name}: selector fields must be integers, not "
+                                  f"{[fields.get(n, d) for n, d in self.selector]}") from None
+        else:
+            key = keys
+            template = self.templates.get(key)
+        if template is None:
+            cls = self.single or self.engine.index.get(key[0])
+            if cls is None:
+                values = {f.name: v for f, v in zip(self.engine.selector_fields, key[0])}
+                raise EncodeError(f"{self.engine.name}: selector values {values} name no instruction class "
+                                  f"of {self.chip}")
+            template = self.templates[key] = codec_for(cls).template(keys, self.headers[cls.nbytes], self.clear)
+        return template.pack(fields)
+
+    def varying(self, fields):
+        """For bmk.templates: (base, nbytes, [(source, shift, max)]) of a traced field dict whose
+        Sym values vary: base is the record packed with them at 0. None if a selector or sync
+        field varies (those must stay constant)."""
+        varying = {k: v for k, v in fields.items() if isinstance(v, Sym)}
+        if any(name in varying for name, _ in self.selector):
+            return None
+        fixed = {k: 0 if k in varying else int(v) for k, v in fields.items()}
+        cls = self.single or self.engine.index.get(tuple(fixed.get(n, d) for n, d in self.selector))
+        record = self.pack(fixed)
+        hbits = 8 * (len(record) - cls.nbytes)
+        out = []
+        for name, v in varying.items():
+            f = cls.by_name[name]
+            if (f.max << f.bit) & self.clear:
+                return None
+            out.append((v.source, hbits + f.bit, f.max))
+        return int.from_bytes(record, "little"), len(record), out
+
+
+class _Concat:
+    """Two lists read as one (len, index, iteration), without copying them."""
+
+    def __init__(self, first, second):
+        self.first, self.second = first, second
+
+    def __len__(self):
+        return len(self.first) + len(self.second)
+
+    def __getitem__(self, i):
+        n = len(self.first)
+        return self.first[i] if i < n else self.second[i - n]
+
+    def __iter__(self):
+        return itertools.chain(self.first, self.second)
+
+
+def _write_fields(out, at, fields):
+    """OR each (bit, width, values) of `fields` (bits from the record's start) into the records
+    starting at byte offsets `at` of the uint8 array `out`, whose bits there are zero.
+
+    When every record starts on an 8-byte boundary, fields inside one 64-bit word of the record
+    go in together through a uint64 view (one gather and one scatter per word); the others,
+    byte by byte."""
+    words = {}
+    if len(out) % 8 == 0 and not (at % 8).any():
+        out64, rest = out.view("<u8"), []
+        for f in fields:
+            if f[0] // 64 == (f[0] + f[1] - 1) // 64:
+                words.setdefault(f[0] // 64, []).append(f)
+            else:
+                rest.append(f)
+        fields = rest
+        base = at // 8
+        for w, group in words.items():
+            word = np.zeros(len(at), "<u8")
+            for bit, _, values in group:
+                word |= np.asarray(values, "<u8") << np.uint64(bit - 64 * w)
+            out64[base + w] |= word
+    for bit, width, values in fields:
+        lo = bit // 8
+        span = -(-(bit + width) // 8) - lo
+        word = np.asarray(values, "<u8") << np.uint64(bit - 8 * lo)
+        where = at[:, None] + np.arange(lo, lo + span)
+        out[where] |= word.view(np.uint8).reshape(len(at), 8)[:, :span]
 
 
 class Program:
@@ -246,35 +340,44 @@ class Program:
         self.chip = chip
         self.cmdbuf_size = int(cmdbuf_size)
         self._engines = encoded_engines(chip)
-        self._codecs = _Codecs(chip)
-        # cmd_hdr_t per (engine, command length): classes of one engine differ in length.
-        self._headers = {(name, c.nbytes): encode_header(chip, e, c.nbytes)
-                         for name, e in self._engines.items() for c in e.classes}
-        # Per engine: the sync-id fields (enable flags, own id, waits) written at acquisition.
-        self._sync_plan = {name: _sync_plan(e) for name, e in self._engines.items()}
+        self._code = {name: i for i, name in enumerate(self._engines)}     # engine -> code in the scheduler
+        self._packers = {name: _Packer(chip, e) for name, e in self._engines.items()}
+        # engine code -> header + command bytes, when all classes of every engine have one length
+        lengths = [{c.nbytes for c in e.classes} for e in self._engines.values()]
+        self._lengths = (np.array([chip.header.nbytes + n.pop() for n in lengths], np.int64)
+                         if all(len(n) == 1 for n in lengths) else None)
         self._max_id = {name: e.id_max for name, e in self._engines.items()}
         self._inherit = tuple(name for name, e in self._engines.items() if e.inherit_wait)
         ends = self.END_COMMANDS or tuple((name, e.end_command()[1]) for name, e in self._engines.items()
                                           if e.end_command() is not None)
-        self._end, self._end_size = self._pack("end command", ends)
+        self._end, self._end_codes, self._end_size = self._pack("end command", ends)
         self._cleaned = False
         self._generation = 0
         self._start()
 
     def _start(self):
-        self._bodies = []         # header + packed descriptor (Patcher-prepared, no sync ids), in order
+        self._records = []        # per descriptor: cmd_hdr_t + command, sync fields zero, in order
         self._nbytes = self._end_size
-        self._sched = Scheduler()
-        self._lowered = {}        # (call, arguments, their types) -> (((engine, body), ...), size)
+        self._sched = Scheduler(self._engines)
+        self._codes = self._sched.codes     # its engine code per descriptor: appended to per call
+        # (call, arguments, their types) -> (records, engine codes, size); and the call templates:
+        # (_SHAPE, call, types, other arguments) -> [(template, engine codes, size)], () when seen
+        # once, False when it does not trace. One dict, so whoever clears the memo (bm1880's
+        # tl_free: the checks must meet a freed tensor again) clears the templates too.
+        self._lowered = {}
         self._generation += 1
 
     # -- the one path of every API call ------------------------------------------------------------
-    def _emit(self, row, key, make, arguments):
+    def _emit(self, row, key, make, arguments, style=None):
         """Check, lower, pack, then record.
 
         Lowering is a pure function of the call's arguments, so its packed result is memoized
         per context under `key`: the call name, its arguments and their types (1 == 1.0 ==
         True, but only some of them pass the checks). An unhashable argument skips the memo.
+        The memo holds at most MEMO_SIZE calls (then starts afresh), so programs whose calls
+        all differ (distinct addresses) do not grow it without bound. Calls that differ only
+        in int arguments share call templates (bmk.templates): `style` (KWARGS: `arguments` is
+        the keyword dict; ARGS: (args, kwargs)) says where those are; None: no templates.
         """
         if self._cleaned:
             raise ArgumentError(f"{row.name}: the context was cleaned up (cleanup)")
@@ -282,39 +385,129 @@ class Program:
             lowered = self._lowered.get(key)
         except TypeError:
             lowered = key = None
+        if lowered is None and style is not None:
+            lowered = self._from_template(row, style, arguments)
+            if lowered is not None and key is not None:
+                if len(self._lowered) >= MEMO_SIZE:
+                    self._lowered.clear()
+                self._lowered[key] = lowered
         if lowered is None:
             record = make(arguments)
             row.check(self, record)
-            lowered = self._pack(row.name, tuple(row.lower(self.chip, record)))
+            descriptors = tuple(row.lower(self.chip, record))
+            lowered = self._pack(row.name, descriptors)
             if key is not None:
+                if len(self._lowered) >= MEMO_SIZE:
+                    self._lowered.clear()
                 self._lowered[key] = lowered
-        descriptors, size = lowered
+            if style is not None:
+                self._learn(row, style, arguments, make, descriptors, lowered)
+        records, codes, size = lowered
         nbytes = self._nbytes + size
         if nbytes > self.cmdbuf_size:
             raise CmdbufOverflowError(f"{row.name}: the command buffer would grow to {nbytes} "
                                       f"bytes, past cmdbuf_size {self.cmdbuf_size}")
-        add, bodies = self._sched.add, self._bodies
-        start = len(bodies)
-        for engine, prepared in descriptors:
-            add(engine)
-            bodies.append(prepared)
         self._nbytes = nbytes
-        return Op(self, self._generation, row.name, start, len(bodies))
+        bodies = self._records
+        start = len(bodies)
+        bodies += records
+        self._codes += codes
+        return Op(self, self._generation, row.name, start, start + len(codes))
+
+    # -- call templates (bmk.templates) ----------------------------------------------------------
+    def _from_template(self, row, style, arguments):
+        """The lowered call from a call template of its shape, or None."""
+        shape = _shape(row.name, style, arguments)
+        if shape is None:
+            return None
+        try:
+            templates = self._lowered.get(shape[0])
+        except TypeError:
+            return None
+        if templates:
+            values = shape[1]
+            for template, codes, size in templates:
+                try:
+                    records = template(*values)
+                except Exception:        # e.g. a shift or division the new values make invalid
+                    records = None
+                if records is not None:
+                    return records, codes, size
+        return None
+
+    def _learn(self, row, style, arguments, make, descriptors, lowered):
+        """Trace the call once more with its int arguments as Syms; keep the compiled template
+        if the trace is usable and reproduces the call's fields and bytes. A call shape is
+        traced from its second ordinary call on (calls that never repeat pay nothing)."""
+        shape = _shape(row.name, style, arguments)
+        if shape is None:
+            return
+        key, values = shape
+        try:
+            templates = self._lowered.get(key)
+        except TypeError:
+            return
+        if templates is False or len(templates or ()) >= TEMPLATES_PER_CALL:
+            return
+        if templates is None:      # first sighting: trace only shapes that come back
+            if len(self._lowered) >= MEMO_SIZE:
+                self._lowered.clear()
+            self._lowered[key] = ()
+            return
+        try:
+            made = self._trace(row, style, arguments, make, values, descriptors, lowered)
+        except Exception:       # a template is an optimisation: whatever goes wrong, go without
+            made = None
+        if len(self._lowered) >= MEMO_SIZE:
+            self._lowered.clear()
+        if made is not None:
+            self._lowered[key] = (templates or []) + [made]
+        elif not templates:
+            self._lowered[key] = False              # this call shape does not trace: never again
+
+    def _trace(self, row, style, arguments, make, values, descriptors, lowered):
+        trace = Trace()
+        syms = iter([trace.sym(v, f"a{i}") for i, v in enumerate(values)])
+        try:
+            record = make(_substitute(style, arguments, syms))
+            row.check(self, record)
+            traced = tuple(row.lower(self.chip, record))
+        except (Exception, Abandoned):
+            return None
+        if trace.escaped or len(traced) != len(descriptors):
+            return None
+        records = []
+        for (engine, fields), (real_engine, real) in zip(traced, descriptors):
+            if engine != real_engine or tuple(fields) != tuple(real):
+                return None
+            if any(value_of(v) is None or value_of(v) != real[k] or type(real[k]) not in (int, bool)
+                   for k, v in fields.items()):
+                return None
+            made = self._packers[engine].varying(fields)
+            if made is None:
+                return None
+            records.append(made)
+        template = compile_template(len(values), trace.guards, records)
+        if template(*values) != lowered[0]:
+            return None
+        return template, lowered[1], lowered[2]
 
     def _pack(self, call, descriptors):
-        """((engine, fields), ...) -> (((engine, prepared header + body), ...), their size)."""
+        """((engine, fields), ...) -> (records: cmd_hdr_t + command bytes each, their engine codes
+        (bytes), their size)."""
+        packers = self._packers
         try:
-            packed = [(engine, self._codecs[engine].pack(fields)) for engine, fields in descriptors]
+            records = tuple([packers[engine].pack(fields) for engine, fields in descriptors])
         except EncodeError as e:
             # numpy integer scalars are integers to the API but not to bitstruct: retry as ints.
             if not any(_is_foreign_int(v) for _, fields in descriptors for v in fields.values()):
                 raise ArgumentError(f"{call}: the arguments do not fit the {self.chip.name} encoding: {e}") from None
             return self._pack(call, [(engine, {k: operator.index(v) if _is_foreign_int(v) else v
                                                for k, v in fields.items()}) for engine, fields in descriptors])
-        headers = self._headers
-        size = sum(len(headers[engine, len(body)]) + len(body) for engine, body in packed)
-        return tuple((engine, self._sync_plan[engine][0].prepare(body, headers[engine, len(body)]))
-                     for engine, body in packed), size
+        except KeyError as e:
+            raise ArgumentError(f"{call}: {self.chip.name} has no encoded engine {e}") from None
+        codes = bytes([self._code[engine] for engine, _ in descriptors])
+        return records, codes, sum(map(len, records))
 
     # -- ordering (the seed's system API) ------------------------------------------------------------
     def parallel_enable(self):
@@ -363,45 +556,92 @@ class Program:
             self._sched.link(b, a)
 
     # -- acquisition -----------------------------------------------------------------------------------
-    def _filled(self):
-        """(engines, records): each descriptor's engine, and its header + descriptor with its
-        sync ids, for the program followed by the chip's end commands.
+    def _assigned(self):
+        """(codes, own, waits, n, records): sync ids of every descriptor since register/reset and
+        of the chip's end commands after them (records: all their cmd_hdr_t + command bytes, a
+        view of the program's and the end commands' lists).
 
         The end commands are added to a fork of the scheduler, so the recorded program does
         not change. Like the vendor's, they take the next id of their engine and wait for
         nothing; they carry the enable flags only where the stream rule says so."""
-        sched, bodies = self._sched, self._bodies
-        n = len(bodies)
+        sched = self._sched
         if self._end:
             sched = sched.fork()
-            for engine, _ in self._end:
-                sched.add(engine)
-            bodies = itertools.chain(bodies, (prepared for _, prepared in self._end))
-        own, waits = sched.assign(self._inherit, self._max_id)
-        plans = self._sync_plan
-        records = []
-        for i, (engine, prepared, own_id, wait) in enumerate(zip(sched.engine_of, bodies, own, waits)):
-            patch, enable, others = plans[engine]
-            if i >= n:       # an end command
-                on = self._engines[engine].stream.end_enable
-                values = (enable if on else (0,) * len(enable)) + (own_id,) + (0,) * len(others)
-            else:
-                values = enable + (own_id,) + (tuple([wait.get(o, 0) for o in others]) if wait else (0,) * len(others))
-            records.append(patch.fill(prepared, values))
-        return sched.engine_of, records
+            sched.extend(self._end_codes)
+        codes, own, waits = sched.assign_arrays(self._inherit, self._max_id)
+        return codes, own, waits, len(self._records), _Concat(self._records, self._end)
+
+    def _filled(self, assigned, index, records, lengths):
+        """`records` (descriptors `index` of `assigned`, None: all of them; `lengths` theirs) back
+        to back, each with its sync ids, and their offsets. The records are copied once into the
+        result; the sync fields are then ORed in with numpy, by blocks and per engine, at bit
+        positions from the spec."""
+        codes, own, waits, n, _ = assigned
+        total = len(lengths)
+        offsets = np.cumsum(lengths)
+        offsets -= lengths
+        del lengths
+        buf = io.BytesIO()       # grows in place (realloc); getvalue() hands over its buffer
+        buf.writelines(records)
+        hsize = self.chip.header.nbytes
+        plans = [(code, engine, [8 * hsize + f.bit for f in _sync_fields(engine)], _sync_fields(engine),
+                  [self._code[o] for o, _ in engine.wait_for]) for code, engine in enumerate(self._engines.values())]
+        with buf.getbuffer() as view:
+            out = np.frombuffer(view, np.uint8)
+            for lo in range(0, total, PATCH_BLOCK):     # by blocks: the temporaries stay small
+                block = None if index is None else index[lo:lo + PATCH_BLOCK]
+                block_codes = codes[lo:lo + PATCH_BLOCK] if index is None else codes[block]
+                for code, engine, bits, sync, others in plans:
+                    at = np.flatnonzero(block_codes == code)
+                    if not len(at):
+                        continue
+                    where = lo + at if index is None else block[at]
+                    values = self._sync_values(engine, where >= n, own[where], [waits[o][where] for o in others])
+                    _write_fields(out, offsets[lo + at], [(bit, f.width, v) for bit, f, v in zip(bits, sync, values)])
+            del out
+        return offsets, buf.getvalue()      # the BytesIO's own buffer: no copy
+
+    def _lengths_of(self, codes, records):
+        if self._lengths is not None:       # every engine's commands have one length
+            return self._lengths[codes]
+        return np.fromiter(map(len, records), np.int64, len(records))
+
+    def _sync_values(self, engine, end, own, waits):
+        """The values of the engine's sync fields (in _sync_fields order) for its commands; `end`
+        marks the end commands: their enable flags follow the stream rule, they wait for nothing."""
+        on = 1 if engine.stream.end_enable else 0
+        enable = [np.where(end, value * on, value) for _, value in engine.enable]
+        return enable + [own] + [np.where(end, 0, w) for w in waits]
 
     def acquire_cmdbuf(self):
         """Every descriptor since register/reset, framed with cmd_hdr_t, sync ids assigned now."""
-        return b"".join(self._filled()[1])
+        assigned = self._assigned()
+        codes, records = assigned[0], assigned[4]
+        return self._filled(assigned, None, records, self._lengths_of(codes, records))[1]
 
     def acquire_streams(self):
         """{engine: bytes}: the same commands without headers, per engine in program order,
-        laid out by the chip's stream rule (slots, end command, zero padding: API.md)."""
+        laid out by the chip's stream rule (slots, end command, zero padding: API.md).
+
+        Per engine: its records back to back with their sync ids (as for acquire_cmdbuf); when
+        they all have one length, the headers are cut away as one column block of a 2-D view."""
+        assigned = self._assigned()
+        codes, records = assigned[0], assigned[4]
         hsize = self.chip.header.nbytes
-        streams = {engine: [] for engine in self._engines}
-        for engine, record in zip(*self._filled()):
-            streams[engine].append(record[hsize:])
-        return {engine: frame_stream(self._engines[engine].stream, parts) for engine, parts in streams.items()}
+        streams = {}
+        for code, (name, engine) in enumerate(self._engines.items()):
+            index = np.flatnonzero(codes == code)
+            mine = [records[i] for i in index.tolist()]
+            lengths = np.fromiter(map(len, mine), np.int64, len(mine))
+            offsets, data = self._filled(assigned, index, mine, lengths)
+            rule = engine.stream
+            if len(mine) and (lengths == lengths[0]).all() and rule.slot in (0, lengths[0] - hsize):
+                body = np.frombuffer(data, np.uint8).reshape(len(mine), -1)[:, hsize:].tobytes()
+                streams[name] = frame_stream(attrs.evolve(rule, slot=0), [body])   # already in its slots
+            else:
+                bounds = offsets.tolist() + [len(data)]
+                streams[name] = frame_stream(rule, [data[bounds[i] + hsize:bounds[i + 1]] for i in range(len(mine))])
+        return streams
 
     def reset(self):
         """Empty the command buffer, forget links, serial mode; ids restart at 1. Op handles
@@ -412,6 +652,33 @@ class Program:
         """The context can no longer be used."""
         self._start()
         self._cleaned = True
+
+
+def _shape(name, style, arguments):
+    """(the call's shape: its key with int arguments left out, the int arguments) or None. The
+    argument types (in the key) say where the ints were."""
+    if style == KWARGS:
+        values = arguments.values()
+        ints = [v for v in values if type(v) is int]
+        if not ints:
+            return None
+        return (_SHAPE, name, *arguments, *map(type, values), *[v for v in values if type(v) is not int]), ints
+    args, kwargs = arguments
+    if kwargs:
+        args = (*args, *kwargs.values())
+    ints = [v for v in args if type(v) is int]
+    if not ints:
+        return None
+    return (_SHAPE, name, *kwargs, *map(type, args), *[v for v in args if type(v) is not int]), ints
+
+
+def _substitute(style, arguments, syms):
+    """The arguments with each int replaced by the next of `syms`."""
+    if style == KWARGS:
+        return {k: next(syms) if type(v) is int else v for k, v in arguments.items()}
+    args, kwargs = arguments
+    return (tuple(next(syms) if type(v) is int else v for v in args),
+            {k: next(syms) if type(v) is int else v for k, v in kwargs.items()})
 
 
 def _is_foreign_int(value):

@@ -7,6 +7,8 @@ descending bit order and reverse the byte string: that turns the big-endian bits
 output into the little-endian descriptor. Fields that cross a 32-bit word boundary need
 no special case.
 """
+import operator
+
 import bitstruct.c as bitstruct_c
 
 from bmk.errors import DecodeError, EncodeError
@@ -22,7 +24,9 @@ class Codec:
         self.index = {name: i for i, name in enumerate(self.names)}
         self.defaults = tuple(f.default for f in order)
         self.nbytes = fmt.nbytes
+        self._order = tuple(order)
         self._compiled = bitstruct_c.compile("".join(f"u{f.width}" for f in order))
+        self._templates = {}
 
     def pack_values(self, values):
         """Pack a full tuple of values in `self.names` order (the fast path)."""
@@ -41,6 +45,14 @@ class Codec:
             values[self.index[name]] = value
         return self.pack_values(values)
 
+    def template(self, keys, prefix=b"", clear=0):
+        """The Template packing dicts whose keys are exactly `keys`, in that order (cached)."""
+        key = (keys, prefix, clear)
+        t = self._templates.get(key)
+        if t is None:
+            t = self._templates[key] = Template(self, keys, prefix, clear)
+        return t
+
     def unpack(self, data):
         """bytes of exactly nbytes -> {field: value} for every field."""
         if len(data) != self.nbytes:
@@ -53,6 +65,48 @@ class Codec:
             if not isinstance(value, int) or not 0 <= value <= field.max:
                 return f"{self.format.name}.{name} must be in [0, {field.max}], not {value!r}"
         return f"{self.format.name}: values do not fit the format"
+
+
+class Template:
+    """Packs one kind of {field: value} dict fast: the same keys, in the same order, every time.
+
+    Built once per (format, keys): the fields left out are pre-packed from their reset defaults
+    into one integer (`base`, with `prefix` bytes, e.g. a cmd_hdr_t, in front); the given fields
+    go through one bitstruct compiled for them alone (zero padding over the others), so packing
+    is one C call and one OR, whatever the format's size. Bits set in `clear` (a mask over the
+    format's integer) are zeroed after packing: fields written later (sync ids). All positions
+    come from the format's Field bit/width. Errors are the Codec's (EncodeError naming the field).
+    """
+
+    def __init__(self, codec, keys, prefix=b"", clear=0):
+        fmt = codec.format
+        unknown = set(keys) - set(codec.index)
+        if unknown:
+            raise EncodeError(f"{fmt.name}: unknown fields {sorted(unknown)}")
+        given = set(keys)
+        self.codec, self.keys = codec, tuple(keys)
+        names = [f.name for f in codec._order if f.name in given]
+        self._compiled = bitstruct_c.compile("".join(("u" if f.name in given else "p") + str(f.width)
+                                                     for f in codec._order))
+        # one name: itemgetter returns the value itself, so wrap it in a tuple
+        get = operator.itemgetter(*names) if names else (lambda fields: ())
+        self._get = get if len(names) != 1 else (lambda fields: (get(fields),))
+        shift = 8 * len(prefix)
+        defaults = codec.pack({f.name: (0 if f.name in given else f.default) for f in fmt.fields})
+        self.base = (int.from_bytes(prefix, "little") |
+                     ((int.from_bytes(defaults, "little") & ~clear) << shift))
+        self.keep = ~(clear << shift)
+        self.shift = shift
+        self.nbytes = len(prefix) + fmt.nbytes
+
+    def pack(self, fields):
+        """prefix + the packed fields (keys as given at construction; not checked here)."""
+        try:
+            word = int.from_bytes(self._compiled.pack(*self._get(fields)), "big")
+        except (OverflowError, TypeError):
+            c = self.codec
+            raise EncodeError(c._explain([fields.get(n, d) for n, d in zip(c.names, c.defaults)])) from None
+        return ((word << self.shift & self.keep) | self.base).to_bytes(self.nbytes, "little")
 
 
 _codecs = {}

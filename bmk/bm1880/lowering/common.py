@@ -76,8 +76,10 @@ def const(f, value, signed, width=8):
 
 
 def gmem_addr(chip, gaddr):
-    """gmem addresses are written as (addr & mask) + base (chip.toml [memory.global])."""
-    return (int(gaddr) & chip.gmem_addr_mask) + chip.gmem_addr_offset
+    """gmem addresses are written as (addr & mask) + base (chip.toml [memory.global]). No int():
+    the API hands lowerings Python ints already (util.plain), and int() would stop call
+    templates (bmk.templates) from following the address."""
+    return (gaddr & chip.gmem_addr_mask) + chip.gmem_addr_offset
 
 
 def gmem_limit(chip):

@@ -1,0 +1,185 @@
+"""Call templates: one call's checks and lowering, traced, compiled into a function of its int arguments.
+
+A tiled kernel makes the same call many times with only integer arguments changing (gmem
+addresses): the lowering memo misses every time. The first such call is run a second time
+with each int argument replaced by a `Sym`, a stand-in that computes like the int and
+records how: arithmetic gives new Syms (their expression), every comparison or truth test
+is recorded as a guard with its outcome, and anything that could read the value another
+way (int(), index, hash, format, float, an operand that is not an int) marks the trace
+unusable. A usable trace whose fields, evaluated, equal the real call's is compiled into
+one function of the int arguments: it re-checks the guards (same outcomes: the same path
+through checks and lowering), computes only the fields that depend on the arguments,
+range-checks them and ORs them into the command bytes pre-packed with every other field
+(positions from the spec's Field bit/width, through the packer's codec Template). Any guard
+or range miss returns None and the call takes the ordinary path, which raises the ordinary
+errors. Checks and lowerings are pure functions of their arguments (the memo relies on it too).
+"""
+import numbers
+import operator
+
+_BINARY = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "and": "&", "or": "|",
+           "xor": "^", "lshift": "<<", "rshift": ">>"}
+_COMPARE = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+MAX_GUARDS = 256         # a trace that tests more (e.g. `x in range(...)`, a loop) is abandoned
+MAX_SOURCE = 4096        # characters of one expression
+
+
+class Abandoned(Exception):
+    """Raised inside a traced call that grew past the limits."""
+
+
+class Trace:
+    """What one traced call did with its Syms: guards [(source, outcome)] and whether a value escaped."""
+
+    def __init__(self):
+        self.guards = []
+        self.escaped = False
+
+    def guard(self, source, outcome):
+        self.guards.append((source, outcome))
+        if len(self.guards) > MAX_GUARDS:
+            self.escaped = True
+            raise Abandoned("too many guards")
+
+    def sym(self, value, source):
+        if len(source) > MAX_SOURCE:
+            self.escaped = True
+            raise Abandoned("expression too long")
+        return Sym(value, source, self)
+
+
+class Sym:
+    """An int argument under trace: `value` is the real int, `source` its expression."""
+
+    __slots__ = ("value", "source", "trace")
+
+    def __init__(self, value, source, trace):
+        self.value, self.source, self.trace = value, source, trace
+
+    def _escape(self, *_):
+        self.trace.escaped = True
+        return self.value
+
+    __index__ = __int__ = __float__ = __complex__ = __trunc__ = __floor__ = __ceil__ = _escape
+
+    def __hash__(self):
+        self.trace.escaped = True
+        return hash(self.value)
+
+    def __format__(self, spec):
+        self.trace.escaped = True
+        return format(self.value, spec)
+
+    def __repr__(self):
+        self.trace.escaped = True
+        return repr(self.value)
+
+    __str__ = __repr__
+
+    def __bool__(self):
+        outcome = bool(self.value)
+        self.trace.guard(f"bool({self.source})", outcome)
+        return outcome
+
+    def __neg__(self):
+        return self.trace.sym(-self.value, f"(-{self.source})")
+
+    def __invert__(self):
+        return self.trace.sym(~self.value, f"(~{self.source})")
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self._escape()
+
+    __pow__ = __rpow__ = __truediv__ = __rtruediv__ = __divmod__ = __rdivmod__ = __round__ = _escape
+
+
+def _operand(trace, other):
+    """(value, source) of an operand that may meet a Sym, or None (the trace is then unusable)."""
+    if isinstance(other, Sym):
+        return other.value, other.source
+    if type(other) is int:
+        return other, repr(other)
+    trace.escaped = True
+    return None
+
+
+def _binary(name, symbol):
+    op = getattr(operator, f"{name}_" if name in ("and", "or") else name)
+
+    def forward(self, other):
+        o = _operand(self.trace, other)
+        if o is None:
+            return op(self.value, other)
+        return self.trace.sym(op(self.value, o[0]), f"({self.source} {symbol} {o[1]})")
+
+    def reflected(self, other):
+        o = _operand(self.trace, other)
+        if o is None:
+            return op(other, self.value)
+        return self.trace.sym(op(o[0], self.value), f"({o[1]} {symbol} {self.source})")
+    return forward, reflected
+
+
+def _compare(name, symbol):
+    op = getattr(operator, name)
+
+    def compare(self, other):
+        o = _operand(self.trace, other)
+        if o is None:
+            return op(self.value, other)
+        outcome = op(self.value, o[0])
+        self.trace.guard(f"({self.source} {symbol} {o[1]})", outcome)
+        return outcome
+    return compare
+
+
+for _name, _symbol in _BINARY.items():
+    _f, _r = _binary(_name, _symbol)
+    setattr(Sym, f"__{_name}__", _f)
+    setattr(Sym, f"__r{_name}__", _r)
+for _name, _symbol in _COMPARE.items():
+    setattr(Sym, f"__{_name}__", _compare(_name, _symbol))
+numbers.Integral.register(Sym)      # is_int(sym) holds, as it does for the int it stands for
+
+
+def value_of(x):
+    """The real value of a traced field value: an int, or None when it is not one."""
+    if isinstance(x, Sym):
+        return x.value
+    if type(x) in (int, bool):
+        return int(x)
+    return None
+
+
+def compile_template(n_args, guards, records):
+    """The function of the int arguments `a0..` that returns the command records, or None.
+
+    records: per command (base, nbytes, [(source, shift, max)]): base is the command (header
+    included) pre-packed with every field that does not depend on the arguments; each varying
+    field's value, computed from its source, must be in [0, max] and goes in at `shift`."""
+    lines = [f"def template({', '.join(f'a{i}' for i in range(n_args))}):"]
+    if guards:
+        test = " and ".join(source if outcome else f"not {source}" for source, outcome in guards)
+        lines.append(f"    if not ({test}): return None")
+    out = []
+    k = 0
+    for base, nbytes, varying in records:
+        terms = [repr(base)]
+        for source, shift, high in varying:
+            lines.append(f"    v{k} = {source}")
+            lines.append(f"    if not 0 <= v{k} <= {high}: return None")
+            terms.append(f"(v{k} << {shift})")
+            k += 1
+        out.append(f"({' | '.join(terms)}).to_bytes({nbytes}, 'little')")
+    lines.append(f"    return ({', '.join(out)},)")
+    scope = {"__builtins__": {"bool": bool}}
+    source = "\n".join(lines)
+    exec(source, scope)      # source built above from ints, operators and argument names only
+    template = scope["template"]
+    template.source = source
+    return template
