@@ -65,7 +65,9 @@ def write_dump(path, data):
 
 
 def listing_bytes(listing):
-    return encode_cmdbuf(listing.chip, listing.records)
+    """The cmd_hdr_t buffer of a listing: a lazy one (binary or text) already holds it."""
+    data = getattr(listing.records, "data", None)
+    return bytes(data) if data is not None else encode_cmdbuf(listing.chip, listing.records)
 
 
 def _run(sim, buf, n, progress):
