@@ -23,7 +23,7 @@ from bmk.encoders.codec import Patcher, codec_for
 from bmk.encoders.framing import class_of, encode_header, frame_stream
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError, ScheduleError, must
 from bmk.scheduler import Scheduler
-from bmk.util import is_int
+from bmk.util import is_int, plain
 
 FIELDS = "fields"            # keyword fields of the C parameter struct, or one record (tpu_*)
 POSITIONAL = "positional"    # the C function's arguments, positional or by name (gdma_*)
@@ -121,12 +121,16 @@ def _fields_method(row):
 
     def method(self, p=None, /, **fields):
         if p is None:
+            fields = {k: plain(v) for k, v in fields.items()}
             return self._emit(row, (name, *fields.items(), *map(type, fields.values())), make, fields)
         if fields:
             raise ArgumentError(f"{name}: pass either one {record_class.__name__} or keyword fields, not both")
         if not isinstance(p, record_class):
             raise ArgumentError(must(name, "p", f"a {record_class.__name__}", p))
         values = attrs.astuple(p, recurse=False)
+        if any(plain(v) is not v for v in values):
+            p = make({a.name: plain(v) for a, v in zip(attrs.fields(record_class), values)})
+            values = attrs.astuple(p, recurse=False)
         return self._emit(row, (name, *values, *map(type, values)), _same, p)
     return method
 
@@ -146,6 +150,7 @@ def _positional_method(row):
             raise _record_error(row, e) from None
 
     def method(self, *args, **kwargs):
+        args, kwargs = tuple(map(plain, args)), {k: plain(v) for k, v in kwargs.items()}
         if kwargs:
             key = (name, _BY_NAME, args, *kwargs.items(), *map(type, args), *map(type, kwargs.values()))
         else:

@@ -50,13 +50,20 @@ class Scheduler:
         return len(self.engine_of)
 
     # -- modes ---------------------------------------------------------------------------
-    def parallel_enable(self):
-        if self.mode is Mode.SERIAL:          # enabling twice, or inside streams: no effect
-            self.mode, self.snapshot = Mode.PARALLEL, dict(self.last)
+    def parallel_enable(self, call="parallel_enable"):
+        """Open a parallel group. The seed (002 ch. 3) defines groups only from serial order, so
+        a group inside a group or inside streams is an error, not something to guess at."""
+        if self.mode is not Mode.SERIAL:
+            raise ScheduleError(f"{call}: a parallel group opens only in serial mode, not in {self.mode.value} mode "
+                                f"({'groups do not nest' if self.mode is PARALLEL else 'destroy_streams first'})")
+        self.mode, self.snapshot = Mode.PARALLEL, dict(self.last)
 
-    def parallel_disable(self):
-        if self.mode is Mode.PARALLEL:
-            self.mode, self.snapshot = Mode.SERIAL, None
+    def parallel_disable(self, call="parallel_disable"):
+        """Close the open parallel group; without one, an error."""
+        if self.mode is not Mode.PARALLEL:
+            raise ScheduleError(f"{call}: no parallel group is open (mode is {self.mode.value}): "
+                                "call parallel_enable first")
+        self.mode, self.snapshot = Mode.SERIAL, None
 
     def check_create_streams(self, call, nr_streams):
         if not is_int(nr_streams) or nr_streams < 1:

@@ -7,6 +7,7 @@ as in the seed's `shape_t` union. In lmem a matrix is laid out as the tensor
 import attrs
 
 from bmk.errors import ArgumentError
+from bmk.util import plain
 
 FMT_I8 = 4  # seed 4.1
 FMT_U8 = 9
@@ -25,10 +26,10 @@ def align_up(x, n):
 class _Dims:
     """The n, c, h, w of shape_t / stride_t; a matrix (dim 2) keeps row/col in the h/w union."""
 
-    n: int
-    c: int
-    h: int
-    w: int
+    n: int = attrs.field(converter=plain)
+    c: int = attrs.field(converter=plain)
+    h: int = attrs.field(converter=plain)
+    w: int = attrs.field(converter=plain)
     dim: int = 4
     _c_name = ""
 
@@ -180,7 +181,7 @@ class TensorLmem:
 class TensorGmem:
     """tensor_gmem (seed 4.5): a tensor or matrix in gmem; stride None = default strides."""
 
-    addr: int
+    addr: int = attrs.field(converter=plain)
     shape: Shape = attrs.field(converter=_gmem_converter(as_shape))
     stride: "Stride | None" = attrs.field(default=None, converter=_gmem_converter(as_stride))
 

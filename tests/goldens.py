@@ -37,10 +37,14 @@ def golden(name):
     return next(buf for n, buf, _ in GOLDEN_BUFFERS if n == name)
 
 
-def _value(key, value, handles):
+def _value(key, value, handles, scalar=None):
+    if scalar is not None and isinstance(value, (bool, int)):
+        return scalar(value)
     if key in SHAPE_ARGS and isinstance(value, list):
+        value = [_value(key, v, handles, scalar) for v in value]
         return bm1880.shape_t4(*value) if len(value) == 4 else bm1880.shape_t2(*value)
     if key in STRIDE_ARGS and isinstance(value, list):
+        value = [_value(key, v, handles, scalar) for v in value]
         return bm1880.stride_t4(*value) if len(value) == 4 else bm1880.stride_t2(*value)
     if isinstance(value, str):
         if value in CONSTANTS:
@@ -49,8 +53,11 @@ def _value(key, value, handles):
     return value
 
 
-def run_calls(case):
-    """Run every call; return the list of (ctx name, bytes) of each acquire_cmdbuf."""
+def run_calls(case, scalar=None):
+    """Run every call; return the list of (ctx name, bytes) of each acquire_cmdbuf.
+
+    scalar: optional function applied to every int and bool argument (e.g. to pass numpy
+    scalars instead)."""
     handles, contexts, acquired = {}, {}, []
 
     def walk(calls):
@@ -61,14 +68,14 @@ def run_calls(case):
                     walk(args["body"])
                 continue
             if api == "register":
-                ctx = bm1880.register(**args)
+                ctx = bm1880.register(**{k: _value(k, v, handles, scalar) for k, v in args.items()})
                 contexts[call.get("as", "ctx")] = ctx
                 continue
             ctx_name = call.get("ctx", "ctx")
             if api == "TensorGmem":
-                result = bm1880.TensorGmem(**{k: _value(k, v, handles) for k, v in args.items()})
+                result = bm1880.TensorGmem(**{k: _value(k, v, handles, scalar) for k, v in args.items()})
             else:
-                kwargs = {k: _value(k, v, handles) for k, v in args.items()}
+                kwargs = {k: _value(k, v, handles, scalar) for k, v in args.items()}
                 result = getattr(contexts[ctx_name], api)(**kwargs)
                 if api == "acquire_cmdbuf":
                     acquired.append((ctx_name, result))

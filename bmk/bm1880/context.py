@@ -11,7 +11,7 @@ from bmk.errors import AllocError, ArgumentError, must
 from bmk.isa import load_chip
 from bmk.program import Op, Program, last_to_last
 from bmk.tensor import FMT_I8, FMT_U8, TensorLmem, align_up, as_shape, default_lmem_stride, matrix_layout_shape
-from bmk.util import is_int
+from bmk.util import is_int, plain
 
 __all__ = ["Context", "Op"]
 
@@ -47,6 +47,7 @@ class Context(Program):
                         p("lmem_bank_size"))
 
     def _tensor(self, call, la, shape, fmt, aligned, alloc="prealloc"):
+        la, fmt = plain(la), plain(fmt)
         try:
             shape = as_shape(shape)
         except ValueError as e:
@@ -113,6 +114,7 @@ class Context(Program):
         (The v2 library has no equivalent; this follows the seed's description.)
         """
         banks, bank_size = self.chip.param("lmem_banks"), self.chip.param("lmem_bank_size")
+        bank_id = plain(bank_id)
         if not is_int(bank_id) or not 0 <= bank_id < banks:
             raise ArgumentError(must("tl_alloc_bank", "bank_id", f"in [0, {banks - 1}]", bank_id))
         aligned = self._ctrl_aligned("tl_alloc_bank", ctrl)
@@ -131,6 +133,10 @@ class Context(Program):
         self._stack.append(t)
         return t
 
+    def is_live(self, t):
+        """A tl_prealloc tensor always is; a tl_alloc / tl_alloc_bank one until tl_free."""
+        return t.alloc == "prealloc" or any(x is t for x in self._stack)
+
     def tl_free(self, t):
         """bmk1880_tl_free (seed 4.11): free in last-allocated, first-freed order."""
         if not isinstance(t, TensorLmem):
@@ -146,5 +152,6 @@ class Context(Program):
             raise AllocError(f"tl_free: tensors must be freed last-allocated first: free {same[-1]!r} "
                              f"before {t!r}")
         self._stack = [x for x in self._stack if x is not t]
+        self._lowered.clear()     # memoized calls skip the checks: a freed tensor must meet them again
         if t.alloc == "alloc":
             self._stack_top = t.la

@@ -324,6 +324,8 @@ class Simulator:
                 raise self._error(i, rec, f"{kind}: {err}") from None
             except BmkError:
                 raise
+            except Exception as err:    # odd field values the semantics missed: still this instruction's error
+                raise self._error(i, rec, f"{kind}: cannot be simulated ({type(err).__name__}: {err})") from err
             finally:
                 accesses[i] = tuple(self.log.entries)
                 self.log = None

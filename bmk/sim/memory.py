@@ -31,6 +31,27 @@ from bmk.errors import SimulationError
 
 LMEM, GMEM = "lmem", "gmem"
 WORD_BYTES = 4
+# The most elements one view may have. A few bytes of descriptor can name a huge shape over
+# zero or overlapping strides; bounding every view bounds the memory and time of any
+# instruction (numpy loops cannot be interrupted by Ctrl-C while they run).
+MAX_VIEW_ELEMENTS = 1 << 24
+# A gmem view whose span crosses pages is copied out whole when the span is at most this
+# many bytes, else only its elements are gathered (a span is bounded by the strides, not by
+# the bytes touched).
+MAX_COPIED_SPAN = 1 << 26
+# ... and may touch at most this many pages (each a lazily zeroed 16 MiB allocation).
+MAX_GATHERED_PAGES = 256
+PAGE_BITS = 24           # Gmem pages are 16 MiB
+
+
+def check_elements(what, shape):
+    """SimulationError when a view of `shape` has more elements than MAX_VIEW_ELEMENTS."""
+    count = 1
+    for d in shape:
+        count *= int(d)
+    if count > MAX_VIEW_ELEMENTS:
+        raise SimulationError(f"{what} has {count} elements (shape {tuple(shape)}), more than the simulator's "
+                              f"bound of {MAX_VIEW_ELEMENTS} per operand")
 
 
 
@@ -82,13 +103,14 @@ class TensorView:
     are (groups, pack, c, h, w) and `n` is the logical batch count.
     """
 
-    __slots__ = ("shape", "_parts", "_tmp", "_gmem", "_lo", "_pack")
+    __slots__ = ("shape", "_parts", "_tmp", "_gmem", "_lo", "_pack", "_flush")
 
-    def __init__(self, shape, parts, tmp=None, gmem=None, lo=0, pack=1):
+    def __init__(self, shape, parts, tmp=None, gmem=None, lo=0, pack=1, flush=None):
         self.shape = shape
         self._parts = parts
         self._tmp, self._gmem, self._lo = tmp, gmem, lo
         self._pack = pack
+        self._flush = flush     # called after write() when the view is a gathered copy
 
     def read(self):
         if len(self._parts) == 1:
@@ -115,6 +137,8 @@ class TensorView:
                 view[full, :rem] = v[full * pack:]
         if self._tmp is not None:
             self._gmem.store(self._lo, self._tmp)
+        if self._flush is not None:
+            self._flush()
 
 
 class Lmem:
@@ -157,6 +181,7 @@ class Lmem:
         n, c, h, w = shape
         if min(shape) < 1:
             raise SimulationError(f"{what} shape must be positive, not {tuple(shape)!r}")
+        check_elements(what, shape)
         if not 0 <= addr < self.size:
             raise SimulationError(f"{what} address must be inside lmem [0, 0x{self.size:x}), not 0x{addr:x}")
         npd = _np_dtype(dtype)
@@ -209,7 +234,7 @@ class Gmem:
     """A sparse space (global, l2sram, static, dtcm): lazily allocated zero pages; unwritten
     bytes read as zero. Addresses are offsets from the space's base."""
 
-    PAGE = 1 << 24
+    PAGE = 1 << PAGE_BITS
 
     def __init__(self, size, name=GMEM):
         self.size = size
@@ -269,6 +294,7 @@ class Gmem:
         """A (N, C, H, W) view at offset addr; strides count elements of dtype (default uint8)."""
         if min(shape) < 1:
             raise SimulationError(f"{what} shape must be positive, not {tuple(shape)!r}")
+        check_elements(what, shape)
         npd = _np_dtype(dtype)
         e = npd.itemsize
         bst = tuple(s * e for s in strides)
@@ -284,11 +310,46 @@ class Gmem:
         i, o = divmod(addr, self.PAGE)
         if o + span <= self.PAGE:
             base, tmp = self._page(i), None
-        else:
+        elif span <= MAX_COPIED_SPAN:
             base, tmp, o = self.load(addr, span), True, 0
+        else:
+            return self._gathered(tuple(shape), npd, addr, bst)
         view = np.ndarray(tuple(shape), npd, base, o, bst)
         tmp = base if tmp else None
         return TensorView(tuple(shape), [(view, slice(None))], tmp, self, addr)
+
+    def _gathered(self, shape, npd, addr, bst):
+        """A view of only the bytes a sparse tensor touches: gathered now, scattered back on write."""
+        e = npd.itemsize
+        offsets = np.full((1,) * len(shape) + (e,), addr, np.int64)
+        for axis, (d, st) in enumerate(zip(shape + (e,), bst + (1,))):
+            step = np.arange(d, dtype=np.int64) * st
+            offsets = offsets + step.reshape((1,) * axis + (d,) + (1,) * (len(shape) - axis))
+        offsets = offsets.reshape(-1)
+        pages, within = offsets >> PAGE_BITS, offsets & (self.PAGE - 1)
+        if offsets.size < 2 or (offsets[1:] >= offsets[:-1]).all():    # the usual case: already in order
+            order, ordered = None, pages
+        else:
+            order = np.argsort(pages, kind="stable")
+            ordered = pages[order]
+        starts = np.concatenate(([0], np.flatnonzero(ordered[1:] != ordered[:-1]) + 1))
+        if len(starts) > MAX_GATHERED_PAGES:
+            raise SimulationError(f"tensor at 0x{addr:x} (shape {shape}, byte strides {bst}) touches "
+                                  f"{len(starts)} pages of {self.name}, more than the simulator's bound of "
+                                  f"{MAX_GATHERED_PAGES}")
+        groups = [(int(ordered[lo]), slice(lo, hi) if order is None else order[lo:hi])
+                  for lo, hi in zip(starts, list(starts[1:]) + [offsets.size])]
+        buf = np.zeros(offsets.size, np.uint8)
+        for p, idx in groups:
+            page = self.pages.get(p)
+            if page is not None:
+                buf[idx] = page[within[idx]]
+        view = buf.view(npd).reshape(shape)
+
+        def flush():
+            for p, idx in groups:
+                self._page(p)[within[idx]] = buf[idx]
+        return TensorView(shape, [(view, slice(None))], flush=flush)
 
 
 def _by_page(offsets, page_size):

@@ -129,7 +129,7 @@ def test_dma_rules(ctx):
     m = ctx.tl_prealloc_align(1024, bm1880.shape_t2(4, 20), FMT_I8)
     assert_unchanged(ctx, bmk.ArgumentError, "gdma_load: ctrls must be one of CTRL_NULL | CTRL_TP, not 4",
                      ctx.gdma_load, t["a_l"], 0x1000, CTRL_RA)
-    assert_unchanged(ctx, bmk.ArgumentError, "gdma_load: gaddr must be an integer in [0, 4294967295], not -1",
+    assert_unchanged(ctx, bmk.ArgumentError, "gdma_load: gaddr must be an integer in [0, 1095216660479], not -1",
                      ctx.gdma_load, t["a_l"], -1, CTRL_NULL)
     assert_unchanged(ctx, bmk.ArgumentError, "gdma_load_stride: stride.w must be an integer in [1, 1], not 2",
                      ctx.gdma_load_stride, t["a_l"], 0, bm1880.stride_t4(4096, 64, 8, 2), CTRL_NULL)
@@ -238,7 +238,7 @@ def test_entered_context_style():
     (lambda c, t: c.tpu_mul(res_low="x", a=t, b=t),
      "tpu_mul: res_low must be a TensorLmem, not 'x'"),
     (lambda c, t: c.gdma_load(t, "0x100", CTRL_NULL),
-     "gdma_load: gaddr must be an integer in [0, 4294967295], not '0x100'"),
+     "gdma_load: gaddr must be an integer in [0, 1095216660479], not '0x100'"),
 ])
 def test_wrong_types_are_argument_errors(ctx, call, message):
     t = ctx.tl_prealloc(0, S, FMT_I8)

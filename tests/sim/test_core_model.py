@@ -139,12 +139,12 @@ def test_semantics_registry_and_arguments():
 def test_bm1880_spaces_from_params():
     chip = load_chip("bm1880")
     assert chip.memory == (MemorySpace("local", 0, 32 * 32768, 32768),
-                                   MemorySpace("global", 0x100000000, 1 << 32, None, 0xFFFFFFFFFF))
+                                   MemorySpace("global", 0x100000000, (1 << 40) - (1 << 32), None, 0xFFFFFFFFFF))
     sim = Simulator("bm1880")
     assert sim.space_of(0x100001000) == (sim.space("global"), 0x1000)
     assert sim.space_of(0x20) == (sim.space("local"), 0x20)
     with pytest.raises(SimulationError, match=r"address must be inside a memory space of bm1880 \(local \[0x0, "
-                                              r"0x100000\), global \[0x100000000, 0x200000000\)\), not 0x200000"):
+                                              r"0x100000\), global \[0x100000000, 0x10000000000\)\), not 0x200000"):
         sim.space_of(0x200000)
     assert sim.gmem_offset == 0x100000000
 

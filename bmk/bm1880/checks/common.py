@@ -6,6 +6,7 @@ Each raises ArgumentError before anything is recorded, with the message
 more, generically, when the lowered descriptor is packed (see bmk.program.Program._pack).
 """
 from bmk.bm1880.constants import CTRL_NULL, CTRL_RA, CTRL_RELU, CTRL_TP
+from bmk.bm1880.lowering.common import gmem_limit
 from bmk.errors import ArgumentError, must
 from bmk.tensor import TensorGmem, TensorLmem
 from bmk.util import is_int
@@ -23,6 +24,7 @@ class Check:
     def tensor(self, name, t, *, matrix=False, aligned=None, la_multiple=None):
         if not isinstance(t, TensorLmem):
             self.fail(name, "a TensorLmem (not NULL)" if t is None else "a TensorLmem", t)
+        self.live(name, t)
         if t.is_matrix != matrix:
             self.fail(name, "a matrix (shape_t2)" if matrix else "a tensor (shape_t4)", t)
         if aligned is not None and t.aligned != aligned:
@@ -30,6 +32,13 @@ class Check:
         if la_multiple and t.la % la_multiple:
             self.fail(f"{name}.la", f"a multiple of {la_multiple}", t.la)
         return t
+
+    def live(self, name, t):
+        """t belongs to this context and, if tl_alloc'ed, has not been freed (seed 4.9-4.11)."""
+        if t.owner is not self.ctx:
+            self.fail(name, "a tensor of this context (allocated by it)", t)
+        if not self.ctx.is_live(t):
+            self.fail(name, "a live tensor (it was freed by tl_free)", t)
 
     def null(self, name, t, why):
         if t is not None:
@@ -78,7 +87,16 @@ class Check:
             self.fail(name, f"one of {names}", value)
 
     def gaddr(self, name, value):
-        return self.int_range(name, value, 0, self.ctx.chip.param("gmem_size") - 1)
+        """A gmem address (seed 4.14 `u64 gaddr`): any the TDMA address fields can hold."""
+        return self.int_range(name, value, 0, gmem_limit(self.ctx.chip) - 1)
+
+    def gmem_extent(self, name, gaddr, dims, stride):
+        """The last byte a transfer touches (dims and strides of its gmem side) inside gmem."""
+        last = gaddr + sum((d - 1) * s for d, s in zip(dims, stride))
+        limit = gmem_limit(self.ctx.chip)
+        if last >= limit:
+            self.fail(name, f"such that the transfer ends inside gmem (its last byte would be at 0x{last:x}, "
+                      f"gmem ends at 0x{limit:x})", gaddr)
 
 
 def _fmt_name(fmt):

@@ -1,6 +1,7 @@
 """Checks of the data-movement functions (seed 4.12-4.18)."""
 from bmk.bm1880.constants import CTRL_NULL, CTRL_TP
 from bmk.bm1880.checks.common import Check
+from bmk.bm1880.lowering.dma import gmem_tensor_side
 from bmk.tensor import TensorGmem, TensorLmem
 
 
@@ -10,6 +11,7 @@ def _load_store(ctx, call, p, with_stride):
     t = p.t
     if not isinstance(t, TensorLmem):
         c.fail("t", "a TensorLmem (not NULL)", t)
+    c.live("t", t)
     c.gaddr("gaddr", p.gaddr)
     c.ctrls("ctrls", p.ctrls, [("CTRL_NULL", CTRL_NULL), ("CTRL_TP", CTRL_TP)])
     if t.is_matrix and p.ctrls & CTRL_TP and call.startswith("gdma_store"):
@@ -28,6 +30,17 @@ def _load_store(ctx, call, p, with_stride):
             c.int_range("stride.h", s.h, 0, 0xFFFF)
             c.int_range("stride.c", s.c, 0, 0xFFFFFFFF)
             c.int_range("stride.n", s.n, 0, 0xFFFFFFFF)
+    _gmem_side_fits(c, t, p.gaddr, p.stride if with_stride else None, p.ctrls)
+
+
+def _gmem_side_fits(c, t, gaddr, stride, ctrls):
+    """The gmem side of a load/store (its shape under CTRL_TP, given or default strides) ends inside gmem."""
+    if t.is_matrix:
+        rows, cols = (t.shape.col, t.shape.row) if ctrls & CTRL_TP else (t.shape.row, t.shape.col)
+        c.gmem_extent("gaddr", gaddr, (rows, cols), (cols if stride is None else stride.row, 1))
+    else:
+        dims, s = gmem_tensor_side(t, stride, ctrls)
+        c.gmem_extent("gaddr", gaddr, dims, (s.n, s.c, s.h, s.w))
 
 
 def gdma_load(ctx, p):
@@ -55,8 +68,13 @@ def gdma_copy_gmem(ctx, p):
         if g.shape.dim != 4:
             c.fail(name, "a tensor (bm1880 has no gmem-to-gmem matrix copy)", g)
         c.gaddr(f"{name}.addr", g.addr)
+        for dim, value in zip("nchw", g.shape.dims()):
+            c.int_range(f"{name}.shape.{dim}", value, 1, 0xFFFF)
+        for dim, value, hi in zip("nch", g.effective_stride.dims(), (0xFFFFFFFF, 0xFFFFFFFF, 0xFFFF)):
+            c.int_range(f"{name}.stride.{dim}", value, 0, hi)
         if g.effective_stride.w != 1:
             c.fail(f"{name}.stride.w", "1 (TDMA has no gmem w stride)", g.effective_stride.w)
+        c.gmem_extent(f"{name}.addr", g.addr, g.shape.dims(), g.effective_stride.dims())
     if p.dst.shape.count != p.src.shape.count:
         c.fail("dst.shape", f"as many elements as src ({p.src.shape.count})", p.dst.shape)
     c.ctrls("ctrls", p.ctrls, [("CTRL_NULL (bm1880 has no gmem-to-gmem transpose)", CTRL_NULL)])

@@ -76,5 +76,14 @@ def const(f, value, signed, width=8):
 
 
 def gmem_addr(chip, gaddr):
-    """gmem addresses are written as (addr & mask) + offset (chip.toml [gmem_address])."""
-    return (gaddr & chip.gmem_addr_mask) + chip.gmem_addr_offset
+    """gmem addresses are written as (addr & mask) + base (chip.toml [memory.global])."""
+    return (int(gaddr) & chip.gmem_addr_mask) + chip.gmem_addr_offset
+
+
+def gmem_limit(chip):
+    """Bytes of gmem a TDMA descriptor reaches (seed 4.14: `u64 gaddr`): the offsets that, once
+    the window base is added, fit the composed address fields (40 bits in the v2 encoding),
+    and lie inside the [memory.global] window."""
+    fmt = chip.engine(TDMA).format
+    width = sum(fmt.field(part).width for part in dict(fmt.composed)["src_addr"])
+    return min(chip.space("global").size, (1 << width) - chip.gmem_addr_offset)

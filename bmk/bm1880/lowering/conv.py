@@ -14,20 +14,29 @@ __all__ = ["tpu_mdsum", "tpu_lut", "tpu_conv", "tpu_winograd", "tpu_depthwise", 
 def tpu_mdsum(chip, p):
     """Seed 4.38: res(1, C, 1, 1) = sum of a over N, H, W per channel.
 
-    TENSOR_ARITH eu 0 with tens_mdsum; res0 is (1, C, 1, 1) in the short_res0_str 1 layout.
-    The high plane's address is not encoded: the engine writes it res0_b_str (default 16)
-    bytes above res_low, which is why the check pins res_high.la to res_low.la + 16.
+    TENSOR_ARITH eu 0 with tens_mdsum, as the v2 encoder: opd0 = a with a's own n/c/h strides
+    (aligned or not) and short_opd0_str left at reset; res0 is (1, C, 1, 1) in the
+    short_res0_str 1 layout (channel c at c // npu_num bytes past la). A res_low whose
+    c-stride differs (an aligned one, C > npu_num) gets explicit strides (short 3) instead, so
+    every channel lands where the tensor says. A 16-bit result's high plane is res0_b_str =
+    res_high.la - res_low.la bytes above it (the reset value, 16, when it sits there).
     """
-    a = p.a
+    a, res = p.a, p.res_low
     f = _tiu(TENSOR_ARITH, EU_MUL, 1, tens_mdsum=1, opt_relu=0, opt_right_shift=0,
              short_res0_str=STR_WEIGHT, short_opd0_str=STR_ALIGNED,
-             res0_addr=p.res_low.la, opd0_addr=a.la,
+             res0_addr=res.la, opd0_addr=a.la,
              res0_n=1, res0_c=a.layout.c, res0_h=1, res0_w=1,
-             opt_res0_sign=_signed(p.res_low), opt_opd0_sign=_signed(a),
-             opt_res0_int8=int(p.res_high is None), opt_shift_typ=_signed(p.res_low))
+             opt_res0_sign=_signed(res), opt_opd0_sign=_signed(a),
+             opt_res0_int8=int(p.res_high is None), opt_shift_typ=_signed(res))
     _shape(f, "opd0", a.layout)
     _strides(f, "opd0", a.stride)
     f["opd0_w_str"] = 1
+    if a.layout.c > chip.param("npu_num") and res.stride.c != 1:
+        f["short_res0_str"] = STR_EXPLICIT
+        _strides(f, "res0", res.stride)
+        f["res0_w_str"] = 1
+    if p.res_high is not None:
+        f["res0_b_str"] = p.res_high.la - res.la
     return ((TIU, f),)
 
 

@@ -29,7 +29,7 @@ def _lmem_dims(t):
     return (lay.n, lay.c, lay.h, lay.w)
 
 
-def _gmem_tensor_side(t, gstride, ctrls):
+def gmem_tensor_side(t, gstride, ctrls):
     """The gmem side of a tensor transfer: shape (C, N, H, W) under CTRL_TP (N/C transpose)."""
     s = t.shape
     dims = (s.c, s.n, s.h, s.w) if ctrls & CTRL_TP else (s.n, s.c, s.h, s.w)
@@ -47,7 +47,7 @@ def _gmem_matrix_side(t, gstride, ctrls):
 
 
 def _load_store(chip, t, gaddr, gstride, ctrls, load):
-    gside = _gmem_matrix_side if t.is_matrix else _gmem_tensor_side
+    gside = _gmem_matrix_side if t.is_matrix else gmem_tensor_side
     gdims, gstr = gside(t, gstride, ctrls)
     ldims = _lmem_dims(t)
     f = dict(spec_func=SPEC_TRANSPOSE if ctrls & CTRL_TP else SPEC_COPY,

@@ -26,8 +26,14 @@ Cost model (cycles; made up but monotone in the work, documented so results are 
     depthwise, pooling          N * ceil(C / npu) * Ho * Wo * kh * kw
     matrix_mac                  R * ceil(C' / npu) * W * K
 - TDMA: TDMA_STARTUP + ceil(bytes / TDMA_BYTES_PER_CYCLE), bytes = elements moved (or filled).
+
+Bounds: every operand view has at most bmk.sim.memory.MAX_VIEW_ELEMENTS elements; `check`
+also refuses, before anything runs, a convolution, depthwise, pooling or matrix instruction
+whose windows (N * C * Ho * Wo * kh * kw), padded input or multiply-accumulates exceed
+MAX_WINDOW_ELEMENTS / MAX_MACS, so no instruction takes unbounded time or memory.
 """
 from bmk.errors import SimulationError
+from bmk.isa import load_chip
 from bmk.sim.bm1880 import tdma, tiu
 from bmk.sim.bm1880.common import ceil_div
 from bmk.sim.semantics import Semantics
@@ -37,6 +43,9 @@ KINDS = {"tiu": tiu.KINDS, "tdma": tdma.KINDS}
 TIU_STARTUP = 16
 TDMA_STARTUP = 64
 TDMA_BYTES_PER_CYCLE = 16
+MAX_MACS = 1 << 32              # multiply-accumulates of one instruction
+MAX_WINDOW_ELEMENTS = 1 << 24   # kernel-window (im2col) and padded-input elements of one instruction
+TAP_COST = 1024                 # a kernel tap is one numpy pass: count it as this many MACs
 
 # (field, legal values) the semantics rely on; anything else is a malformed instruction.
 _LEGAL = {
@@ -52,6 +61,37 @@ def check(engine, f):
         if f[name] not in legal:
             rule = f"{legal[0]}" if len(legal) == 1 else f"one of {list(legal)}"
             raise SimulationError(f"{name} must be {rule}, not {f[name]!r}")
+    if engine == "tiu":
+        _check_work(f)
+
+
+_TIU = load_chip("bm1880").engine("tiu").format
+
+
+def _check_work(f):
+    """Refuse a TIU instruction whose work would exceed the simulator's bounds (module docstring)."""
+    ins = _TIU.instruction_of(f)
+    kind = ins.name if ins is not None else None
+    res = f["res0_n"] * f["res0_c"] * f["res0_h"] * f["res0_w"]
+    kh, kw = f["opd1_h"], f["opd1_w"]
+    if kind in ("conv", "depthwise", "max_pool", "avg_pool"):
+        n, c, h, w = f["opd0_n"], f["opd0_c"], f["opd0_h"], f["opd0_w"]
+        hp = (h - 1) * (f["conv_opd0_y_ins0"] + 1) + 1 + f["conv_opd0_y_ins0_last"] + f["conv_opd0_up_pad"] \
+            + f["conv_opd0_dn_pad"]
+        wp = (w - 1) * (f["conv_opd0_x_ins0"] + 1) + 1 + f["conv_opd0_x_ins0_last"] + f["conv_opd0_lf_pad"] \
+            + f["conv_opd0_rt_pad"]
+        windows = f["res0_n"] * c * f["res0_h"] * f["res0_w"] * kh * kw
+        macs = res * kh * kw * (f["opd1_n"] if kind == "conv" else 1)
+        _bound(kind, "padded input", n * c * hp * wp, MAX_WINDOW_ELEMENTS)
+        _bound(kind, "kernel windows", windows, MAX_WINDOW_ELEMENTS)
+        _bound(kind, "multiply-accumulates", macs + kh * kw * TAP_COST, MAX_MACS)
+    elif kind == "matrix_mac":
+        _bound(kind, "multiply-accumulates", res * f["opd1_n"], MAX_MACS)
+
+
+def _bound(kind, what, count, bound):
+    if count > bound:
+        raise SimulationError(f"{kind}: its {what} ({count}) exceed the simulator's bound of {bound}")
 
 
 def _passes(c, npu):

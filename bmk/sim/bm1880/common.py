@@ -123,7 +123,7 @@ def write(m, op, values, int8=None, signed=None):
     if int8:
         views[0].write(v)       # setitem casts unsafely: the clipped value's low byte
         return
-    b = v.astype(np.int16 if signed else np.uint16).view(np.uint8).reshape(op.shape + (2,))
+    b = np.ascontiguousarray(v.astype(np.int16 if signed else np.uint16)).view(np.uint8).reshape(op.shape + (2,))
     views[0].write(b[..., 0])
     views[1].write(b[..., 1])
 

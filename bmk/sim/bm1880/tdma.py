@@ -41,17 +41,16 @@ def _src_shape(f):
 
 
 def _tensor_move(m, f, src_space, dst_space, transpose=False):
-    data = _view(m, f, "src", src_space, _src_shape(f)).read()
+    src_shape = _src_shape(f)
+    size = src_shape[0] * src_shape[1] * src_shape[2] * src_shape[3]
+    chw = f["dst_c"] * f["dst_h"] * f["dst_w"]
+    if chw == 0 or size % chw:      # checked before any data moves
+        raise SimulationError(f"dst_c * dst_h * dst_w must divide the {size} source elements, "
+                              f"not {f['dst_c']} * {f['dst_h']} * {f['dst_w']}")
+    data = _view(m, f, "src", src_space, src_shape).read()
     if transpose:
         data = data.transpose(1, 0, 2, 3)
-    n = data.shape[0]
-    chw = f["dst_c"] * f["dst_h"] * f["dst_w"]
-    if n * chw != data.size:
-        if chw == 0 or data.size % chw:
-            raise SimulationError(f"dst_c * dst_h * dst_w must divide the {data.size} source elements, "
-                                  f"not {f['dst_c']} * {f['dst_h']} * {f['dst_w']}")
-        n = data.size // chw
-    shape = (n, f["dst_c"], f["dst_h"], f["dst_w"])
+    shape = (size // chw, f["dst_c"], f["dst_h"], f["dst_w"])
     dst = _view(m, f, "dst", dst_space, shape, write=True)
     dst.write(np.ascontiguousarray(data).reshape(shape))
 

@@ -123,8 +123,9 @@ def copy(m, f):
 
 
 def mdsum(m, f):
-    """res[c] = sum over n, h, w of a[n, c, h, w] (seed 4.38)."""
-    a_op = operand(m, f, "opd0")
+    """res[c] = sum over n, h, w of a[n, c, h, w] (seed 4.38). opd0 is read through its stride
+    fields, which the v2 encoder writes for mdsum (leaving short_opd0_str at its reset value)."""
+    a_op = operand(m, f, "opd0", mode=3)
     res = operand(m, f, "res0")
     if res.shape != (1, a_op.shape[1], 1, 1):
         raise SimulationError(f"res0 shape must be (1, opd0_c, 1, 1) = {(1, a_op.shape[1], 1, 1)}, "
@@ -258,7 +259,9 @@ def matrix_mac(m, f):
     high rows (the (2R, Cm) res and (2, Cm) bias of the seed): planes one block of rows apart.
     """
     res = operand(m, f, "res0")
-    r, cr, _, w = res.shape
+    r, cr, h, w = res.shape
+    if h != 1:
+        raise SimulationError(f"res0_h must be 1 for a matrix (lmem layout (R, C', 1, W), seed 2.3), not {h}")
     k = f["opd1_n"]
     left = operand(m, f, "opd0")
     if left.shape[0] != r:
