@@ -34,6 +34,7 @@ from bmk.tensor import FMT_I8, TensorLmem
 from bmk.util import is_int
 
 MAX_RACES = 1000
+MAX_PLANS = 1 << 16      # memoized instruction plans per simulator (emptied when full)
 
 
 class Simulator:
@@ -76,6 +77,8 @@ class Simulator:
         self.formats = {e.name: e.format for e in self.engines}
         self.log = None
         self.last_report = None
+        self._sync = None                       # engine -> sync-id fields (_sync_fields)
+        self._plans, self._plans_of = {}, None  # instruction plans memo (_prepare), per semantics
 
     # -- memory spaces ----------------------------------------------------------------------------
     def space(self, name):
@@ -202,54 +205,86 @@ class Simulator:
         view.write(raw.reshape(view.shape))
 
     # -- running ----------------------------------------------------------------------------------
+    def _sync_fields(self):
+        """engine -> (own id field, largest own id, {sync-id field: 0}), computed once."""
+        if self._sync is None:
+            self._sync = {e.name: (e.own_id, e.id_max, dict.fromkeys([e.own_id] * bool(e.own_id)
+                                                                    + [f for _, f in e.wait_for], 0))
+                          for e in self.engines}
+        return self._sync
+
+    def _plan(self, i, rec, eng):
+        """[kind, semantics function, cycles (filled in on first run)] of a record, after the
+        checks; SimulationError naming the instruction when the record is malformed."""
+        f = rec.fields
+        fmt = eng.format
+        if fmt is None:             # several classes: the record names its own
+            try:
+                fmt = eng.cls(rec.cls)
+            except SpecError as e:
+                raise self._error(i, rec, str(e)) from None
+        ins = fmt.instruction_of(f)
+        if ins is None:
+            keys = sorted({k for other in fmt.instructions for k, _ in other.match})
+            raise self._error(i, rec, "fields must name a known instruction kind, not "
+                              + ", ".join(f"{k}={f.get(k, 0)}" for k in keys))
+        sem = self.semantics
+        try:
+            fn = sem.function(rec.engine, ins.name)
+        except SimulationError as e:
+            raise self._error(i, rec, str(e)) from None
+        try:
+            sem.check(rec.engine, f)
+        except SimulationError as e:
+            raise self._error(i, rec, str(e)) from None
+        return [ins.name, fn, None]
+
     def _prepare(self, records):
-        """Kinds, own ids and resolved waits of every record; SimulationError if malformed."""
+        """Kinds, own ids, resolved waits and plans of every record; SimulationError if malformed.
+
+        Decoding the kind, checking the fields and (later) the cost model depend only on the
+        fields other than the sync ids (semantics.py), so records equal but for their ids share
+        one plan: a program's repeated instructions are classified and checked once."""
         n = len(records)
-        kinds, owns, waits = [None] * n, [0] * n, [()] * n
+        owns, waits, plans = [0] * n, [()] * n, [None] * n
         chunk_of, id_map, chunk = [0] * n, {}, 0
         spec = {e.name: e for e in self.engines}
-        sem = self.semantics
+        sync = self._sync_fields()
+        if self._plans_of is not self.semantics:
+            self._plans, self._plans_of = {}, self.semantics
+        memo = self._plans
         for i, rec in enumerate(records):
             eng = spec.get(rec.engine)
             if eng is None:
                 raise self._error(i, rec, f"engine must be one of {sorted(spec)}, not {rec.engine!r}")
             f = rec.fields
-            fmt = eng.format
-            if fmt is None:             # several classes: the record names its own
-                try:
-                    fmt = eng.cls(rec.cls)
-                except SpecError as e:
-                    raise self._error(i, rec, str(e)) from None
-            ins = fmt.instruction_of(f)
-            if ins is None:
-                keys = sorted({k for other in fmt.instructions for k, _ in other.match})
-                raise self._error(i, rec, "fields must name a known instruction kind, not "
-                                  + ", ".join(f"{k}={f.get(k, 0)}" for k in keys))
-            kinds[i] = ins.name
-            if (rec.engine, ins.name) not in sem.kinds:
-                try:
-                    sem.function(rec.engine, ins.name)
-                except SimulationError as e:
-                    raise self._error(i, rec, str(e)) from None
+            own_field, id_max, ids = sync[rec.engine]
             try:
-                sem.check(rec.engine, f)
-            except SimulationError as e:
-                raise self._error(i, rec, str(e)) from None
+                key = (rec.engine, rec.cls, tuple(f), tuple({**f, **ids}.values()))
+                plan = memo.get(key)
+            except TypeError:       # unhashable field values (hand-made records): no memo
+                key = plan = None
+            if plan is None:
+                plan = self._plan(i, rec, eng)
+                if key is not None:
+                    if len(memo) >= MAX_PLANS:
+                        memo.clear()
+                    memo[key] = plan
+            plans[i] = plan
             chunk_of[i] = chunk
-            if eng.own_id:
-                own = owns[i] = f.get(eng.own_id, 0)     # a class without ids (bm1684x LAR) has 0
+            if own_field:
+                own = owns[i] = f.get(own_field, 0)     # a class without ids (bm1684x LAR) has 0
                 if own:
                     key = (chunk, rec.engine, own)
                     if key in id_map:
-                        raise self._error(i, rec, f"{eng.own_id} must be unique in its id range, not {own} "
+                        raise self._error(i, rec, f"{own_field} must be unique in its id range, not {own} "
                                           f"(already instruction {id_map[key]})")
                     id_map[key] = i
-                if own == eng.id_max:
+                if own == id_max:
                     chunk += 1
         for i, rec in enumerate(records):
-            eng = spec[rec.engine]
             resolved = []
-            for other, fname in eng.wait_for:
+            for other, fname in spec[rec.engine].wait_for:
                 k = rec.fields.get(fname, 0)
                 if not k:
                     continue
@@ -258,8 +293,9 @@ class Simulator:
                     raise self._error(i, rec, f"deadlock: waits ({fname}) for {other} id {k}, which no {other} "
                                       f"instruction of the buffer has (in this id range)")
                 resolved.append((other, k, target))
-            waits[i] = tuple(resolved)
-        return kinds, owns, waits
+            if resolved:
+                waits[i] = tuple(resolved)
+        return [p[0] for p in plans], owns, waits, plans
 
     def _error(self, i, rec, msg):
         stream = getattr(rec, "stream", None)
@@ -284,42 +320,55 @@ class Simulator:
                                      "or a list of Records", cmdbuf))
         else:
             records = decode_cmdbuf(self.chip, cmdbuf)
-        kinds, owns, waits = self._prepare(records)
+        kinds, owns, waits, plans = self._prepare(records)
         n = len(records)
+        # Engines are numbered; per instruction: its engine, its position on it, the
+        # instructions it waits for. The loop below touches only lists and tuples.
         names = [e.name for e in self.engines]
-        seqs = {e: [] for e in names}
-        pos = [0] * n
+        ne = len(names)
+        number = {e: k for k, e in enumerate(names)}
+        seqs = [[] for _ in names]
+        pos, eng_of = [0] * n, [0] * n
         for i, rec in enumerate(records):
-            pos[i] = len(seqs[rec.engine])
-            seqs[rec.engine].append(i)
-        heads = dict.fromkeys(names, 0)
-        free = dict.fromkeys(names, 0)
-        last_known = {e: dict.fromkeys(names, -1) for e in names}
+            k = eng_of[i] = number[rec.engine]
+            pos[i] = len(seqs[k])
+            seqs[k].append(i)
+        targets = [tuple(t for _, _, t in w) for w in waits]
+        lens = [len(q) for q in seqs]
+        heads, free = [0] * ne, [0] * ne
+        last_known = [[-1] * ne for _ in names]
         start, end = [0] * n, [None] * n
         known, accesses = [None] * n, [()] * n
-        kind_fns = self.semantics.kinds
         cycles = self.semantics.cycles
+        others = [tuple(x for x in range(ne) if x != e) for e in range(ne)]
         done = 0
         while done < n:
-            best = None
-            for e in names:
+            best_s = best_i = best_e = None
+            for e in range(ne):
                 h = heads[e]
-                if h >= len(seqs[e]):
+                if h >= lens[e]:
                     continue
                 i = seqs[e][h]
-                ends = [end[t] for _, _, t in waits[i]]
-                if any(x is None for x in ends):
-                    continue
-                s = max([free[e]] + ends)
-                if best is None or (s, i) < (best[0], best[1]):
-                    best = (s, i, e)
-            if best is None:
-                raise self._deadlock(records, seqs, heads, waits)
-            s, i, e = best
-            rec, kind = records[i], kinds[i]
-            self.log = AccessLog()
+                s = free[e]
+                for t in targets[i]:
+                    x = end[t]
+                    if x is None:
+                        break
+                    if x > s:
+                        s = x
+                else:
+                    if best_i is None or s < best_s or (s == best_s and i < best_i):
+                        best_s, best_i, best_e = s, i, e
+            if best_i is None:
+                raise self._deadlock(records, {names[e]: seqs[e] for e in range(ne)},
+                                     {names[e]: heads[e] for e in range(ne)}, waits)
+            s, i, e = best_s, best_i, best_e
+            rec = records[i]
+            plan = plans[i]
+            kind = plan[0]
+            log = self.log = AccessLog()
             try:
-                kind_fns[(e, kind)](self, rec.fields)
+                plan[1](self, rec.fields)
             except SimulationError as err:
                 raise self._error(i, rec, f"{kind}: {err}") from None
             except BmkError:
@@ -327,24 +376,28 @@ class Simulator:
             except Exception as err:    # odd field values the semantics missed: still this instruction's error
                 raise self._error(i, rec, f"{kind}: cannot be simulated ({type(err).__name__}: {err})") from err
             finally:
-                accesses[i] = tuple(self.log.entries)
+                accesses[i] = tuple(log.entries)
                 self.log = None
-            cyc = cycles(e, kind, rec.fields, self)
-            start[i], end[i] = s, s + cyc
-            free[e] = end[i]
+            cyc = plan[2]
+            if cyc is None:
+                cyc = plan[2] = cycles(names[e], kind, rec.fields, self)
+            start[i] = s
+            end[i] = free[e] = s + cyc
             kn = last_known[e]
-            for other, _, t in waits[i]:
-                if pos[t] > kn[other]:
-                    kn[other] = pos[t]
-                for x, v in known[t].items():      # transitive: what t knew is known before i
-                    if v > kn[x] and x != e:
-                        kn[x] = v
-            known[i] = dict(kn)
+            for t in targets[i]:
+                o = eng_of[t]
+                if pos[t] > kn[o]:
+                    kn[o] = pos[t]
+                kt = known[t]
+                for x in others[e]:          # transitive: what t knew is known before i
+                    if kt[x] > kn[x]:
+                        kn[x] = kt[x]
+            known[i] = tuple(kn)
             heads[e] += 1
             done += 1
             if progress is not None and (done % 1024 == 0 or done == n):
                 progress(done, n)
-        report = self._report(records, kinds, owns, waits, start, end, seqs, known, accesses, races)
+        report = self._report(records, kinds, owns, waits, start, end, names, seqs, known, accesses, races)
         self.last_report = report
         return report
 
@@ -359,11 +412,12 @@ class Simulator:
         others = ", ".join(f"{e2} at instruction {i2}" for i2, e2, _ in blocked if i2 != i)
         return self._error(i, records[i], f"deadlock: waits for {what}, which never ends ({others} blocked too)")
 
-    def _report(self, records, kinds, owns, waits, start, end, seqs, known, accesses, detect):
-        names = list(seqs)
+    def _report(self, records, kinds, owns, waits, start, end, names, seq_list, known, accesses, detect):
+        seqs = dict(zip(names, seq_list))
+        number = {e: k for k, e in enumerate(names)}
         instrs = tuple(InstructionRecord(i, r.offset, r.engine, kinds[i], owns[i],
-                                         tuple((o, k) for o, k, _ in waits[i]), start[i], end[i],
-                                         getattr(r, "stream", None))
+                                         tuple((o, k) for o, k, _ in waits[i]) if waits[i] else (), start[i],
+                                         end[i], getattr(r, "stream", None))
                        for i, r in enumerate(records))
         busy = {e: sum(end[i] - start[i] for i in seqs[e]) for e in names}
         total = max(end) if records else 0
@@ -374,10 +428,11 @@ class Simulator:
         if detect:
             for a, b in itertools.combinations(names, 2):
                 k = [None] * len(records)
+                ka, kb = number[a], number[b]
                 for i in seqs[a]:
-                    k[i] = known[i][b]
+                    k[i] = known[i][kb]
                 for i in seqs[b]:
-                    k[i] = known[i][a]
+                    k[i] = known[i][ka]
                 found, trunc = find_races(seqs[a], seqs[b], k, accesses, MAX_RACES - len(races),
                                           self.npu_num)
                 races += found
