@@ -18,6 +18,7 @@ Start = max(engine free, end of what it waits for); end = start + the chip's cos
 Each instruction carries a vector clock (the last position on every other engine known to
 have ended before it starts, through transitive waits) for the race detector.
 """
+import gc
 import itertools
 
 import numpy as np
@@ -311,6 +312,17 @@ class Simulator:
         index and its (stream,) byte offset; memory keeps whatever the instructions before it wrote.
         progress: optional callable(done, total), called every 1024 instructions.
         """
+        # The run allocates many small objects (fields, logs, records) and frees almost none
+        # until it ends: the cyclic collector would rescan the growing heap again and again.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run(cmdbuf, races, progress)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _run(self, cmdbuf, races, progress):
         if isinstance(cmdbuf, (list, tuple)) and all(isinstance(r, Record) for r in cmdbuf):
             records = list(cmdbuf)
         elif isinstance(cmdbuf, dict):

@@ -95,6 +95,9 @@ class AccessLog:
         self.entries.append((space, mask, lo, hi, write, layout))
 
 
+_ALL = slice(None)
+
+
 def _extent(shape, strides):
     """Offset of the last element from the first (strides are >= 0)."""
     return sum((d - 1) * s for d, s in zip(shape, strides))
@@ -126,10 +129,15 @@ class TensorView:
         return v.reshape((-1,) + self.shape[1:])[:self.shape[0]]
 
     def write(self, values):
-        if np.shape(values) != self.shape:
+        shape = values.shape if isinstance(values, np.ndarray) else np.shape(values)
+        if shape != self.shape:
             values = np.broadcast_to(values, self.shape)
         pack = self._pack
-        for view, sl in self._parts:
+        parts = self._parts
+        if pack == 1 and len(parts) == 1 and parts[0][1] == _ALL:     # one part: the whole tensor at once
+            parts[0][0][...] = values
+            parts = ()
+        for view, sl in parts:
             if pack == 1:
                 view[...] = values[:, sl]
                 continue

@@ -104,11 +104,11 @@ def _operand(m, f, name, shape, mode):
 def planes(m, op, write=False, int8=None):
     """TensorViews of the operand's planes: [low] or [low, high]."""
     int8 = op.int8 if int8 is None else int8
-    views = [m.lmem.tensor(op.name, op.addr, op.shape, op.strides, m.log, write)]
-    if not int8:
-        views.append(m.lmem.tensor(f"{op.name} high plane", op.addr + op.b_str, op.shape, op.strides,
-                                   m.log, write))
-    return views
+    tensor = m.lmem.tensor
+    low = tensor(op.name, op.addr, op.shape, op.strides, m.log, write)
+    if int8:
+        return [low]
+    return [low, tensor(f"{op.name} high plane", op.addr + op.b_str, op.shape, op.strides, m.log, write)]
 
 
 def read(m, op, int8=None, signed=None, dtype=np.int32):
@@ -122,7 +122,8 @@ def read(m, op, int8=None, signed=None, dtype=np.int32):
     views = planes(m, op, int8=int8)
     if int8:
         raw = views[0].read()
-        raw = raw.view(np.int8) if signed else raw
+        if signed:
+            raw = raw.view(np.int8)
         return raw.copy() if dtype is None else raw.astype(dtype)
     v = np.empty(op.shape + (2,), np.uint8)
     v[..., 0], v[..., 1] = views[0].read(), views[1].read()
