@@ -138,7 +138,10 @@ class Format:
     def compose(self, name, fields):
         """Read a value split over several fields (low part first), e.g. a 40-bit address."""
         value, shift = 0, 0
-        for part in dict(self.composed)[name]:
+        parts = next((p for n, p in self.composed if n == name), None)
+        if parts is None:
+            raise KeyError(name)
+        for part in parts:
             value |= fields.get(part, 0) << shift
             shift += self.by_name[part].width
         return value

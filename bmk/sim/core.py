@@ -20,6 +20,7 @@ have ended before it starts, through transitive waits) for the race detector.
 """
 import gc
 import itertools
+import operator
 
 import numpy as np
 
@@ -79,6 +80,7 @@ class Simulator:
         self.log = None
         self.last_report = None
         self._sync = None                       # engine -> sync-id fields (_sync_fields)
+        self._getters = {}                      # (engine, class) -> _content_getter
         self._plans, self._plans_of = {}, None  # instruction plans memo (_prepare), per semantics
 
     # -- memory spaces ----------------------------------------------------------------------------
@@ -214,6 +216,22 @@ class Simulator:
                           for e in self.engines}
         return self._sync
 
+    @staticmethod
+    def _content_getter(eng, cls, ids):
+        """(field count, sync-id fields, getter of the other fields) of an engine's class."""
+        fmt = eng.format
+        if fmt is None:
+            try:
+                fmt = eng.cls(cls)
+            except SpecError:
+                return -1, (), None
+        names = [fd.name for fd in fmt.fields]
+        others = [n for n in names if n not in ids]
+        if not others:
+            return -1, (), None
+        get = operator.itemgetter(*others)
+        return len(names), tuple(n for n in names if n in ids), (get if len(others) > 1 else lambda f: (get(f),))
+
     def _plan(self, i, rec, eng):
         """[kind, semantics function, cycles (filled in on first run)] of a record, after the
         checks; SimulationError naming the instruction when the record is malformed."""
@@ -254,14 +272,32 @@ class Simulator:
         if self._plans_of is not self.semantics:
             self._plans, self._plans_of = {}, self.semantics
         memo = self._plans
+        getters = self._getters
         for i, rec in enumerate(records):
-            eng = spec.get(rec.engine)
+            engine = rec.engine
+            eng = spec.get(engine)
             if eng is None:
-                raise self._error(i, rec, f"engine must be one of {sorted(spec)}, not {rec.engine!r}")
+                raise self._error(i, rec, f"engine must be one of {sorted(spec)}, not {engine!r}")
             f = rec.fields
-            own_field, id_max, ids = sync[rec.engine]
+            own_field, id_max, ids = sync[engine]
+            # the memo key: every field but the sync ids (one C call for a decoded dict)
+            at = (engine, rec.cls)
+            getter = getters.get(at)
+            if getter is None:
+                getter = getters[at] = self._content_getter(eng, rec.cls, ids)
+            key = None
+            if len(f) == getter[0]:
+                for k in getter[1]:
+                    if k not in f:
+                        break
+                else:
+                    try:
+                        key = at + (getter[2](f),)
+                    except KeyError:
+                        pass
             try:
-                key = (rec.engine, rec.cls, tuple(f), tuple({**f, **ids}.values()))
+                if key is None:     # any other dict: its keys and values
+                    key = at + (tuple(f), tuple({**f, **ids}.values()))
                 plan = memo.get(key)
             except TypeError:       # unhashable field values (hand-made records): no memo
                 key = plan = None
@@ -276,23 +312,27 @@ class Simulator:
             if own_field:
                 own = owns[i] = f.get(own_field, 0)     # a class without ids (bm1684x LAR) has 0
                 if own:
-                    key = (chunk, rec.engine, own)
+                    key = (chunk, engine, own)
                     if key in id_map:
                         raise self._error(i, rec, f"{own_field} must be unique in its id range, not {own} "
                                           f"(already instruction {id_map[key]})")
                     id_map[key] = i
                 if own == id_max:
                     chunk += 1
+        wait_fields = {e.name: e.wait_for for e in self.engines}
         for i, rec in enumerate(records):
-            resolved = []
-            for other, fname in spec[rec.engine].wait_for:
-                k = rec.fields.get(fname, 0)
+            resolved = None
+            f = rec.fields
+            for other, fname in wait_fields[rec.engine]:
+                k = f.get(fname, 0)
                 if not k:
                     continue
                 target = id_map.get((chunk_of[i], other, k))
                 if target is None:
                     raise self._error(i, rec, f"deadlock: waits ({fname}) for {other} id {k}, which no {other} "
                                       f"instruction of the buffer has (in this id range)")
+                if resolved is None:
+                    resolved = []
                 resolved.append((other, k, target))
             if resolved:
                 waits[i] = tuple(resolved)
@@ -459,6 +499,12 @@ class Simulator:
 
 def _intersection(xs, ys):
     """Total length common to two lists of disjoint, sorted intervals."""
+    if not xs or not ys:
+        return 0
+    if len(xs) + len(ys) > 64:
+        a, b = np.array(xs, np.int64).reshape(-1, 2), np.array(ys, np.int64).reshape(-1, 2)
+        if (a[:, 1] >= a[:, 0]).all() and (b[:, 1] >= b[:, 0]).all() and max(a.max(), b.max()) < 1 << 60:
+            return _measure(a) + _measure(b) - _measure(np.concatenate([a, b]))
     i = j = total = 0
     while i < len(xs) and j < len(ys):
         lo, hi = max(xs[i][0], ys[j][0]), min(xs[i][1], ys[j][1])
@@ -469,6 +515,17 @@ def _intersection(xs, ys):
         else:
             j += 1
     return total
+
+
+def _measure(iv):
+    """Length of the union of intervals (rows lo, hi; hi >= lo), exactly, in int64."""
+    if not len(iv):
+        return 0
+    iv = iv[np.argsort(iv[:, 0], kind="stable")]
+    lo, reach = iv[:, 0], np.maximum.accumulate(iv[:, 1])
+    first = np.flatnonzero(np.concatenate(([True], lo[1:] > reach[:-1])))   # each run of overlapping ones
+    last = np.concatenate((first[1:] - 1, [len(iv) - 1]))
+    return int((reach[last] - lo[first]).sum())
 
 
 def _multi_busy(interval_lists):
