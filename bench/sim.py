@@ -50,7 +50,7 @@ from numpy.lib.stride_tricks import as_strided  # noqa: E402
 REPO = pathlib.Path(__file__).resolve().parent.parent
 BASE = "33881d9ab5392a7079dea3302ed5bd875afc72ff"     # main when simspeed started (issue 13 item 5)
 BASE_TREE = pathlib.Path("/tmp/sim-base")
-# package-dir of pyproject.toml: bmk.<sub> lives at <tree>/<dir>
+# older trees' package-dir (pyproject.toml): bmk.<sub> lived at <tree>/<dir>
 SUBPACKAGES = {"isa": "isa", "encoders": "encoders", "cli": "cli", "specs": "specs"}
 
 C, H, W, K = 64, 56, 56, 3
@@ -217,7 +217,8 @@ def layout(tree, where):
     for entry in (tree / "bmk").iterdir():
         (pkg / entry.name).symlink_to(entry)
     for sub, folder in SUBPACKAGES.items():
-        (pkg / sub).symlink_to(tree / folder)
+        if not (pkg / sub).exists() and (tree / folder).is_dir():    # older trees: bmk.isa at <tree>/isa
+            (pkg / sub).symlink_to(tree / folder)
     return where
 
 

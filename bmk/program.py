@@ -318,11 +318,12 @@ class Program:
 
     # -- ordering (the seed's system API) ------------------------------------------------------------
     def parallel_enable(self):
-        """Descriptors issued until parallel_disable need not wait for one another."""
+        """Descriptors issued until parallel_disable need not wait for one another. Groups
+        open only from serial mode (no nesting, not inside streams): else ScheduleError."""
         self._sched.parallel_enable()
 
     def parallel_disable(self):
-        """Back to serial order."""
+        """Back to serial order; ScheduleError when no group is open."""
         self._sched.parallel_disable()
 
     @contextlib.contextmanager

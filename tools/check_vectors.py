@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check specs/bm1684 and specs/bm1684x against the tpu-mlir golden streams.
+"""Check bmk/specs/bm1684 and bmk/specs/bm1684x against the tpu-mlir golden streams.
 
 Dev-only tool, run by hand (it does not use bmk's loader, which may not read these specs yet):
 
@@ -27,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SPECS = ROOT / "specs"
+SPECS = ROOT / "bmk" / "specs"
 GOLDEN = ROOT / "tests" / "golden"
 
 STREAMS = {

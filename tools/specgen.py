@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate specs/bm1684/ and specs/bm1684x/ from the isa-facts JSON.
+"""Generate bmk/specs/bm1684/ and bmk/specs/bm1684x/ from the isa-facts JSON.
 
 Dev-only tool, run by hand; never imported by the package or the tests:
 
@@ -20,12 +20,27 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "specs"
+OUT = ROOT / "bmk" / "specs"
 
 # tpu-mlir's own rule for turning register-sheet names into Python names
 # (python/debugger/target_1684x/xlsx_to_py.py: match_illegal = "[（）& /()]" -> "_").
 ILLEGAL = re.compile("[（）& /()]")
 RESERVED_NAME = re.compile(r"^(rsvd\d*|reserved|Reserved|reserve)$")
+
+
+# BM1684 L2 SRAM facts that isa-facts lacks (the vendor's public bm_config.h / memmap.h for
+# BM1684): its size, and where the lookup tables sit (offsets from the L2 SRAM base, as TIU
+# commands address them). EX_TABLE, EX_TAILOR and INT2FLOAT_TABLE are confirmed by the
+# opd1_addr of the lut / md_sfu taylor commands of the yolov5s stream.
+L2_SRAM_BYTES_1684 = 0x400000
+L2_TABLES_1684 = (
+    ("l2_sram_exp_table", 0x300400, "EX_TABLE_OFFSET: exp(i), i the int8 index"),
+    ("l2_sram_exp_taylor_table", 0x300C00, "EX_TAILOR_OFFSET: taylor coefficients of exp(x) - 1"),
+    ("l2_sram_uint2float_table", 0x300F00, "UINT2FLOAT_TABLE_OFFSET: float(i), i the uint8 index"),
+    ("l2_sram_int2float_table", 0x301300, "INT2FLOAT_TABLE_OFFSET: float(i), i the int8 index"),
+)
+LUT_INDEX_BITS_1684 = 8
+TAYLOR_LEN_1684 = 64
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -384,6 +399,13 @@ def gen_bm1684(facts: dict):
         f"gmem_alignment_bytes = {p['gmem_alignment_bytes']}",
         f"l2_sram_user_start = {hexs(h(p['l2_sram_user_start_addr']))}   # 0x10000000 + 0x22000 dynamic-IR area + 0x80000",
         f"l2_sram_lookup_tables_offset = {hexs(h(p['l2_sram_lookup_tables_offset']))}   # SFU / int2float / taylor tables, from the L2 SRAM base",
+        "# The lookup tables the TIU reads from L2 SRAM (lut opd1 / md_sfu taylor opd1), as the L2 SRAM",
+        "# offsets the commands carry in opd1_addr (the vendor's memmap.h layout: 256-entry fp32 SFU and",
+        "# int/uint-to-float tables, 64-entry taylor tables; the yolov5s stream reads 0x300400, 0x300C00",
+        "# and 0x301300). The simulator writes these tables itself (bmk/sim/bm1684/tables.py).",
+        *(f"{name} = {hexs(off)}   # {what}" for name, off, what in L2_TABLES_1684),
+        f"lookup_table_index_bits = {LUT_INDEX_BITS_1684}   # lut opd1_h in the vendor stream: 256-entry tables",
+        f"taylor_table_len = {TAYLOR_LEN_1684}           # SFU_TAILOR_L_TABLE_SIZE: num_series in [1, 64]",
         f"bdc_clock_mhz = {p['bdc_clock_mhz_profile']}           # tpu-mlir profiler clocks",
         f"gdma_clock_mhz = {p['gdma_clock_mhz_profile']}",
         "# not an integer, so not a param: int8 tensors are stored 4N (4 batches per 32-bit word), int16 2N",
@@ -394,9 +416,12 @@ def gen_bm1684(facts: dict):
         f"size = {hexs(p['local_mem_total_bytes'])}",
         f"lane_bytes = {p['local_mem_bytes_per_npu']}",
         "",
-        "[memory.l2sram]               # debugger memmap window; the lookup tables start at offset 0x300000, just past it",
+        "# The debugger memmap window ends at the lookup tables (offset 0x300000); the SRAM itself is",
+        "# L2_SRAM_SIZE = 4 MiB (vendor bm_config.h for BM1684), so the space covers the tables too.",
+        "# TIU table operands (lut / md_sfu taylor opd1_addr) are offsets in this space.",
+        "[memory.l2sram]",
         f"base = {hexs(l2[0])}",
-        f"size = {hexs(l2[1] - l2[0])}",
+        f"size = {hexs(max(l2[1] - l2[0], L2_SRAM_BYTES_1684))}",
         "",
         "[memory.dtcm]",
         f"base = {hexs(h(p['dtcm_base_addr']))}",

@@ -13,6 +13,7 @@ from bmk.bm1880.constants import CTRL_AL, CTRL_NULL, CTRL_RA, CTRL_RELU, CTRL_TP
 from bmk.bm1880.context import Context, Op
 from bmk.bm1880.params import *  # noqa: F401,F403  (the op records: MulParam, ConvParam, ...)
 from bmk.bm1880.params import __dict__ as _params
+from bmk.bm1880.weights import conv_weight_from_image, conv_weight_image, conv_weight_image_shape
 from bmk.tensor import Shape, Stride, TensorGmem, TensorLmem, shape_t2, shape_t4, stride_t2, stride_t4
 
 
@@ -84,7 +85,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'bmk.bm1880' has no attribute {name!r}")
 
 
-__all__ = ["register", "chip_info", "enter", "exit", "ChipInfo", "Context", "Op", "Shape", "Stride", "TensorGmem", "TensorLmem",
+__all__ = ["register", "chip_info", "enter", "exit", "conv_weight_image", "conv_weight_from_image",
+           "conv_weight_image_shape", "ChipInfo", "Context", "Op", "Shape", "Stride", "TensorGmem", "TensorLmem",
            "shape_t2", "shape_t4", "stride_t2", "stride_t4", "FMT_I8", "FMT_U8", "CTRL_NULL", "CTRL_AL",
            "CTRL_RA", "CTRL_TP", "CTRL_RELU"] + [n for n in _params if n[0].isupper() and n.endswith(("Param",))
                                                    or n.startswith("Gdma")]

@@ -21,7 +21,7 @@ OPS = (
     # -- data movement (seed 4.12-4.18): positional arguments, as in C --------------------------------
     op("gdma_copy_gmem", r.GdmaCopyGmem, ck.dma.gdma_copy_gmem, lo.dma.gdma_copy_gmem, "4.12",
        "Like the v2 encoder, it returns no handle for add_dependency.",
-       call=POSITIONAL, kinds=["tdma.copy_gmem"], handle=False),
+       call=POSITIONAL, kinds=["tdma.copy_gmem", "tdma.copy_gmem_tp"], handle=False),
     op("gdma_copy_lmem", r.GdmaCopyLmem, ck.dma.gdma_copy_lmem, lo.dma.gdma_copy_lmem, "4.13",
        call=POSITIONAL, kinds=["tdma.copy_lmem"]),
     op("gdma_load", r.GdmaLoad, ck.dma.gdma_load, lo.dma.gdma_load, "4.14",

@@ -82,6 +82,7 @@ class Simulator:
         self._sync = None                       # engine -> sync-id fields (_sync_fields)
         self._getters = {}                      # (engine, class) -> _content_getter
         self._plans, self._plans_of = {}, None  # instruction plans memo (_prepare), per semantics
+        self.semantics.init(self)
 
     # -- memory spaces ----------------------------------------------------------------------------
     def space(self, name):

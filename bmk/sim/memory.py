@@ -34,12 +34,14 @@ WORD_BYTES = 4
 # The most elements one view may have. A few bytes of descriptor can name a huge shape over
 # zero or overlapping strides; bounding every view bounds the memory and time of any
 # instruction (numpy loops cannot be interrupted by Ctrl-C while they run).
-MAX_VIEW_ELEMENTS = 1 << 24
+MAX_VIEW_ELEMENTS = 1 << 26
 # A gmem view whose span crosses pages is copied out whole when the span is at most this
 # many bytes, else only its elements are gathered (a span is bounded by the strides, not by
 # the bytes touched).
 MAX_COPIED_SPAN = 1 << 26
-# ... and may touch at most this many pages (each a lazily zeroed 16 MiB allocation).
+# ... and may have at most this many elements (gathering costs 8-byte offsets per byte) and
+# touch at most this many pages (each a lazily zeroed 16 MiB allocation).
+MAX_GATHERED_ELEMENTS = 1 << 24
 MAX_GATHERED_PAGES = 256
 PAGE_BITS = 24           # Gmem pages are 16 MiB
 # Views are memoized per memory (a program touches the same few tensors again and again):
@@ -367,6 +369,11 @@ class Gmem:
     def _gathered(self, shape, npd, addr, bst):
         """A view of only the bytes a sparse tensor touches: gathered now, scattered back on write."""
         e = npd.itemsize
+        count = int(np.prod(shape, dtype=np.int64)) * e
+        if count > MAX_GATHERED_ELEMENTS:
+            raise SimulationError(f"tensor at 0x{addr:x} (shape {shape}, byte strides {bst}) spans more than "
+                                  f"0x{MAX_COPIED_SPAN:x} bytes of {self.name} with {count} bytes, more than the "
+                                  f"simulator's bound of {MAX_GATHERED_ELEMENTS} for such sparse tensors")
         offsets = np.full((1,) * len(shape) + (e,), addr, np.int64)
         for axis, (d, st) in enumerate(zip(shape + (e,), bst + (1,))):
             step = np.arange(d, dtype=np.int64) * st

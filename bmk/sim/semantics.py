@@ -1,11 +1,15 @@
 """What a chip's instructions do and cost: one explicit `Semantics` object per chip.
 
-    SEMANTICS = Semantics(kinds={("tiu", "add"): add, ...}, check=check, cycles=cycles)
+    SEMANTICS = Semantics(kinds={("tiu", "add"): add, ...}, check=check, cycles=cycles, init=init)
 
 - kinds: {(engine, kind): fn(m, fields)}; kind names are the spec's instruction kinds, m is
   the Simulator (memories, access log, chip parameters), fields the decoded field dict.
 - check(engine, fields): raise SimulationError for fields the semantics do not model.
 - cycles(engine, kind, fields, m) -> int: the cost model.
+- check and cycles must be pure functions of the fields other than the sync ids (and of the
+  chip): the simulator checks, and costs, instructions equal but for their ids once.
+- init(m): fills what a fresh chip holds before any command runs (e.g. the lookup tables in
+  L2 SRAM); called once at the end of `Simulator.__init__`. Default: nothing (zeroed memories).
 
 `Simulator(chip)` finds a chip's Semantics through `REGISTRY` (chip -> module path, imported
 lazily on first use; the module exports `SEMANTICS`); `Simulator(chip, semantics=...)` takes
@@ -32,11 +36,16 @@ def _one_cycle(engine, kind, fields, m):
     return 1
 
 
+def _zeroed(m):
+    return None
+
+
 @attrs.frozen
 class Semantics:
     kinds: dict = attrs.field(converter=dict)
     check: object = _no_check
     cycles: object = _one_cycle
+    init: object = _zeroed
 
     def function(self, engine, kind):
         try:

@@ -133,9 +133,6 @@ def test_dma_rules(ctx):
                      ctx.gdma_load, t["a_l"], -1, CTRL_NULL)
     assert_unchanged(ctx, bmk.ArgumentError, "gdma_load_stride: stride.w must be an integer in [1, 1], not 2",
                      ctx.gdma_load_stride, t["a_l"], 0, bm1880.stride_t4(4096, 64, 8, 2), CTRL_NULL)
-    assert_unchanged(ctx, bmk.ArgumentError,
-                     "gdma_store: ctrls must be CTRL_NULL for a matrix store (bm1880 transposes matrices only on load), not 32",
-                     ctx.gdma_store, m, 0, CTRL_TP)
     assert_unchanged(ctx, bmk.ArgumentError, "gdma_lrn_shift: lrn_step must be an integer in [1, 31], not 32",
                      ctx.gdma_lrn_shift, t["r_l"], t["a_l"], True, 32)
     assert_unchanged(ctx, bmk.ArgumentError,
@@ -145,9 +142,12 @@ def test_dma_rules(ctx):
     h = bm1880.TensorGmem(addr=0x8000, shape=(1, 32, 8, 4))
     assert_unchanged(ctx, bmk.ArgumentError, "gdma_copy_gmem: dst.shape must be as many elements as src (2048), not shape_t4(1, 32, 8, 4)",
                      ctx.gdma_copy_gmem, h, g, CTRL_NULL)
+    gm = bm1880.TensorGmem(addr=0x8000, shape=bm1880.shape_t2(32, 64))
     assert_unchanged(ctx, bmk.ArgumentError,
-                     "gdma_copy_gmem: ctrls must be one of CTRL_NULL (bm1880 has no gmem-to-gmem transpose), not 32",
-                     ctx.gdma_copy_gmem, g, g, CTRL_TP)
+                     "gdma_copy_gmem: ctrls must be one of CTRL_NULL (matrices are not transposed by gdma_copy_gmem), "
+                     "not 32", ctx.gdma_copy_gmem, gm, gm, CTRL_TP)
+    assert_unchanged(ctx, bmk.ArgumentError, "gdma_copy_gmem: dst must be a tensor like src, not "
+                     "TensorGmem(addr=32768, shape=shape_t2(32, 64), stride=None)", ctx.gdma_copy_gmem, gm, g, CTRL_NULL)
     assert_unchanged(ctx, bmk.ArgumentError, "gdma_copy_lmem: src must be a tensor (shape_t4), not "
                      "TensorLmem(la=0x400, shape=shape_t2(4, 20), fmt=FMT_I8, aligned=True)",
                      ctx.gdma_copy_lmem, t["a_l"], m)

@@ -127,9 +127,6 @@ def test_winograd(ctx, conv):
 def test_depthwise(ctx):
     ifmap, ofmap = t4(ctx, 0, (1, 32, 10, 10)), t4(ctx, 2048, (1, 32, 8, 8))
     ok = dict(ofmap=ofmap, ifmap=ifmap, weight=t4(ctx, 1024, (1, 32, 3, 3)), stride_h=1, stride_w=1)
-    rejected(ctx, "tpu_depthwise", "tpu_depthwise: weight must be aligned (tl_prealloc_align / CTRL_AL), not "
-             "TensorLmem(la=0x400, shape=shape_t4(1, 32, 3, 3), fmt=FMT_I8, aligned=False)",
-             **{**ok, "weight": t4(ctx, 1024, (1, 32, 3, 3), aligned=False)})
     rejected(ctx, "tpu_depthwise", "tpu_depthwise: weight.fmt must be FMT_I8 (bm1880 depthwise weights are "
              "signed), not 'FMT_U8'", **{**ok, "weight": t4(ctx, 1024, (1, 32, 3, 3), FMT_U8)})
     rejected(ctx, "tpu_depthwise", "tpu_depthwise: weight.shape must be (1, 32, kh, kw) (one kernel per channel "

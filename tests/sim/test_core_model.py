@@ -162,6 +162,22 @@ def test_spaces_from_a_memory_map():
         sim.space_of(0x30000000)
 
 
+def test_semantics_init_fills_a_fresh_chip():
+    """Semantics.init(m) runs once, at construction, after the memories exist (bm1684: its L2 SRAM
+    lookup tables); the default leaves every memory zero."""
+    chip = chip64()
+    calls = []
+
+    def init(m):
+        calls.append(m)
+        m.lmem.write_bytes(8, b"\x01\x02")
+
+    sem = attrs.evolve(tiny(chip), init=init)
+    sim = Simulator(chip, sem)
+    assert calls == [sim] and sim.lmem_read(8, 3) == b"\x01\x02\x00"
+    assert Simulator(chip, tiny(chip)).lmem_read(8, 2) == bytes(2)
+
+
 # -- dtype and 4N / 2N views -------------------------------------------------------------------------
 def big_sim():
     chip = chip64(third=False)

@@ -14,8 +14,6 @@ def _load_store(ctx, call, p, with_stride):
     c.live("t", t)
     c.gaddr("gaddr", p.gaddr)
     c.ctrls("ctrls", p.ctrls, [("CTRL_NULL", CTRL_NULL), ("CTRL_TP", CTRL_TP)])
-    if t.is_matrix and p.ctrls & CTRL_TP and call.startswith("gdma_store"):
-        c.fail("ctrls", "CTRL_NULL for a matrix store (bm1880 transposes matrices only on load)", p.ctrls)
     if with_stride:
         s = p.stride
         if s is None:
@@ -65,19 +63,33 @@ def gdma_copy_gmem(ctx, p):
         g = getattr(p, name)
         if not isinstance(g, TensorGmem):
             c.fail(name, "a TensorGmem (not NULL)", g)
-        if g.shape.dim != 4:
-            c.fail(name, "a tensor (bm1880 has no gmem-to-gmem matrix copy)", g)
         c.gaddr(f"{name}.addr", g.addr)
+        stride = g.effective_stride
+        if stride.dim != g.shape.dim:
+            c.fail(f"{name}.stride", "a stride_t2 for a matrix" if g.shape.dim == 2 else "a stride_t4 for a tensor",
+                   stride)
+        if g.shape.dim == 2:
+            for dim, value in zip(("row", "col"), g.shape.dims()):
+                c.int_range(f"{name}.shape.{dim}", value, 1, 0xFFFF)
+            c.int_range(f"{name}.stride.row", stride.row, 0, 0xFFFFFFFF)
+            c.int_range(f"{name}.stride.col", stride.col, 1, 1)
+            c.gmem_extent(f"{name}.addr", g.addr, g.shape.dims(), (stride.row, 1))
+            continue
         for dim, value in zip("nchw", g.shape.dims()):
             c.int_range(f"{name}.shape.{dim}", value, 1, 0xFFFF)
-        for dim, value, hi in zip("nch", g.effective_stride.dims(), (0xFFFFFFFF, 0xFFFFFFFF, 0xFFFF)):
+        for dim, value, hi in zip("nch", stride.dims(), (0xFFFFFFFF, 0xFFFFFFFF, 0xFFFF)):
             c.int_range(f"{name}.stride.{dim}", value, 0, hi)
-        if g.effective_stride.w != 1:
-            c.fail(f"{name}.stride.w", "1 (TDMA has no gmem w stride)", g.effective_stride.w)
-        c.gmem_extent(f"{name}.addr", g.addr, g.shape.dims(), g.effective_stride.dims())
+        if stride.w != 1:
+            c.fail(f"{name}.stride.w", "1 (TDMA has no gmem w stride)", stride.w)
+        c.gmem_extent(f"{name}.addr", g.addr, g.shape.dims(), stride.dims())
+    if p.dst.shape.dim != p.src.shape.dim:
+        c.fail("dst", "a matrix like src" if p.src.shape.dim == 2 else "a tensor like src", p.dst)
     if p.dst.shape.count != p.src.shape.count:
         c.fail("dst.shape", f"as many elements as src ({p.src.shape.count})", p.dst.shape)
-    c.ctrls("ctrls", p.ctrls, [("CTRL_NULL (bm1880 has no gmem-to-gmem transpose)", CTRL_NULL)])
+    if p.src.shape.dim == 2:
+        c.ctrls("ctrls", p.ctrls, [("CTRL_NULL (matrices are not transposed by gdma_copy_gmem)", CTRL_NULL)])
+    else:
+        c.ctrls("ctrls", p.ctrls, [("CTRL_NULL", CTRL_NULL), ("CTRL_TP", CTRL_TP)])
 
 
 def gdma_copy_lmem(ctx, p):

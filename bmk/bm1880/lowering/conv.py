@@ -127,7 +127,10 @@ def tpu_depthwise(chip, p):
 
     tsk_typ DEPTHWISE_POOL eu 2: opd0/res0 explicit strides (res0_b_str = ofmap N * n-stride),
     opd1 weight shape, signed weights (opt_opd1_sign 1), no dilation fields; bias as conv with
-    opd2_b_str = the bias n-stride (opt_opd2_sign keeps its default 1).
+    opd2_b_str = the bias n-stride (opt_opd2_sign keeps its default 1). The weight is read in
+    the aligned layout (short_opd1_str 0); an unaligned one (seed: "default strided", which
+    tl_prealloc gives) is the same layout when C <= npu_num, and is given explicit strides
+    (short_opd1_str 3) otherwise.
     """
     ifmap, weight, ofmap = p.ifmap, p.weight, p.ofmap
     f = _tiu(DEPTHWISE_POOL, EU_DEPTHWISE, 2, opt_relu=0, opt_right_shift=p.rshift_width, opt_shift_typ=1,
@@ -141,6 +144,11 @@ def tpu_depthwise(chip, p):
     _shape(f, "opd0", ifmap.layout)
     _strides(f, "opd0", ifmap.stride, with_w=True)
     _shape(f, "opd1", weight.layout)
+    if not weight.aligned and weight.layout.c > chip.param("npu_num"):
+        # An unaligned weight (tl_prealloc) differs from the aligned layout only in its c-stride,
+        # which matters only with several channels per lane: then its strides are written out.
+        f["short_opd1_str"] = STR_EXPLICIT
+        _strides(f, "opd1", weight.stride, with_w=True)
     if p.bias is not None:
         _bias(f, p.bias, p.bias.stride.n, None)
     return ((TIU, f),)

@@ -83,13 +83,26 @@ def gdma_store_stride(chip, p):
     return _load_store(chip, p.t, p.gaddr, p.stride, p.ctrls, load=False)
 
 
+def _gmem_copy_side(g):
+    """(dims, strides) of one side of a gmem-to-gmem copy. A matrix (R, Cm) with row stride S
+    is moved as the tensor (R, 1, 1, Cm) with n-stride S (seed 2.4: a matrix is rows of Cm
+    elements, S apart), so it takes the tensor fields; TDMA needs no matrix mode for it."""
+    if g.shape.dim == 2:
+        return (g.shape.row, 1, 1, g.shape.col), Stride(g.effective_stride.row, g.shape.col, g.shape.col, 1)
+    return g.shape.dims(), g.effective_stride
+
+
 def gdma_copy_gmem(chip, p):
-    """Seed 4.12: gmem -> gmem tensor copy (g2g). cvikernel passes trans_fmt 2 into the
-    1-bit trans_fmt field, which encodes as 0, so the field is left at its default."""
+    """Seed 4.12: gmem -> gmem copy (g2g) of a tensor or a matrix; shapes may differ, counts
+    equal. CTRL_TP (tensors): spec_func transpose, the source moved in the logical order of its
+    N/C transpose (C, N, H, W). cvikernel passes trans_fmt 2 into the 1-bit trans_fmt field,
+    which encodes as 0, so the field is left at its default."""
     src, dst = p.src, p.dst
     f = _tdma(chip, G2G, gmem_addr(chip, src.addr), gmem_addr(chip, dst.addr))
-    _tdma_side(chip, f, "src", src.shape.dims(), src.effective_stride, with_n=True)
-    _tdma_side(chip, f, "dst", dst.shape.dims(), dst.effective_stride)
+    if p.ctrls & CTRL_TP:
+        f["spec_func"] = SPEC_TRANSPOSE
+    _tdma_side(chip, f, "src", *_gmem_copy_side(src), with_n=True)
+    _tdma_side(chip, f, "dst", *_gmem_copy_side(dst))
     return ((TDMA, f),)
 
 

@@ -4,8 +4,13 @@
 (kinds: the `instructions` tables of specs/bm1684/*.toml). One module per family of the
 OKKernel seed groups, each exporting `KINDS = {(engine, kind): fn(m, fields)}`:
   memory.py   arith.copy                      (okk_bdc_32bit_cpy, okk_bdc_32bit_set_C)
+  sfu.py      mdsfu.fp32_to_int, mdsfu.rsqrt, mdsfu.taylor, lut   (Converting, FP32 Unary)
   gdma.py     dma.tensor, dma.constant, ...   (okk_gdma_*)
+  arith.py    arith.* (but copy), mdscalar.*  (FP32 / 32-bit / fixed-point binary functions)
+  nn.py       conv, pord.*, mm.*, mdlinear.mac (FP32 Neural Network Functions)
 Operands and layouts: common.py. No kind is defined twice (checked at import).
+A family may export `INIT(m)`: what a fresh chip holds (sfu.py: the L2 SRAM lookup tables,
+tables.py); all of them run when a Simulator is constructed (Semantics.init).
 
 Cost model (cycles; made up but monotone in the work, documented so results are comparable;
 the profiler's clocks are 550 MHz BDC and 575 MHz GDMA):
@@ -16,12 +21,15 @@ the profiler's clocks are 550 MHz BDC and 575 MHz GDMA):
 """
 from bmk.errors import SimulationError
 from bmk.layout import ceil_div
-from bmk.sim.bm1684 import gdma, memory
+from bmk.sim.bm1684 import arith, gdma, memory, nn, sfu
 from bmk.sim.semantics import Semantics
 
 FAMILIES = (
     memory,
     gdma,
+    arith,
+    nn,
+    sfu,
 )
 
 TIU_STARTUP = 16
@@ -58,4 +66,10 @@ def cycles(engine, kind, f, m):
     return TIU_STARTUP + ceil_div(work, m.eu_num)
 
 
-SEMANTICS = Semantics(_kinds(), cycles=cycles)
+def init(m):
+    for module in FAMILIES:
+        if hasattr(module, "INIT"):
+            module.INIT(m)
+
+
+SEMANTICS = Semantics(_kinds(), cycles=cycles, init=init)

@@ -13,7 +13,7 @@ API function -> instruction kind(s) it is lowered to (bmk/bm1880/lowering) -> fu
   tpu_conv, tpu_winograd -> conv;  tpu_depthwise -> depthwise;  tpu_max_pooling -> max_pool;
   tpu_avg_pooling -> avg_pool;  tpu_matrix_mac, tpu_matrix_mac_2 -> matrix_mac  (tiu.py)
   gdma_load(_stride) -> load / load_tp (CTRL_TP);  gdma_store(_stride) -> store / store_tp;
-  gdma_copy_gmem -> copy_gmem;  gdma_copy_lmem -> copy_lmem;
+  gdma_copy_gmem -> copy_gmem / copy_gmem_tp (CTRL_TP);  gdma_copy_lmem -> copy_lmem;
   gdma_lrn_shift -> copy_lmem (lane-shifted) + fill  (tdma.py)
 
 Cost model (cycles; made up but monotone in the work, documented so results are comparable):
@@ -27,9 +27,10 @@ Cost model (cycles; made up but monotone in the work, documented so results are 
     matrix_mac                  R * ceil(C' / npu) * W * K
 - TDMA: TDMA_STARTUP + ceil(bytes / TDMA_BYTES_PER_CYCLE), bytes = elements moved (or filled).
 
-Bounds: every operand view has at most bmk.sim.memory.MAX_VIEW_ELEMENTS elements; `check`
-also refuses, before anything runs, a convolution, depthwise, pooling or matrix instruction
-whose windows (N * C * Ho * Wo * kh * kw), padded input or multiply-accumulates exceed
+Bounds: every memory view has at most bmk.sim.memory.MAX_VIEW_ELEMENTS elements; `check`
+also refuses, before anything runs, a TIU instruction with an operand of more than
+MAX_TIU_ELEMENTS elements, or a convolution, depthwise, pooling or matrix instruction whose
+windows (N * C * Ho * Wo * kh * kw), padded input or multiply-accumulates exceed
 MAX_WINDOW_ELEMENTS / MAX_MACS, so no instruction takes unbounded time or memory.
 """
 from bmk.errors import SimulationError
@@ -44,6 +45,7 @@ TIU_STARTUP = 16
 TDMA_STARTUP = 64
 TDMA_BYTES_PER_CYCLE = 16
 MAX_MACS = 1 << 32              # multiply-accumulates of one instruction
+MAX_TIU_ELEMENTS = 1 << 22      # elements of one TIU operand (4x the lmem: values are widened to 64 bits)
 MAX_WINDOW_ELEMENTS = 1 << 24   # kernel-window (im2col) and padded-input elements of one instruction
 TAP_COST = 1024                 # a kernel tap is one numpy pass: count it as this many MACs
 
@@ -74,6 +76,9 @@ def _check_work(f):
     kind = ins.name if ins is not None else None
     res = f["res0_n"] * f["res0_c"] * f["res0_h"] * f["res0_w"]
     kh, kw = f["opd1_h"], f["opd1_w"]
+    for slot in ("res0", "opd0", "opd1", "opd2"):
+        _bound(kind, f"{slot} elements", f[f"{slot}_n"] * f[f"{slot}_c"] * f[f"{slot}_h"] * f[f"{slot}_w"],
+               MAX_TIU_ELEMENTS)
     if kind in ("conv", "depthwise", "max_pool", "avg_pool"):
         n, c, h, w = f["opd0_n"], f["opd0_c"], f["opd0_h"], f["opd0_w"]
         hp = (h - 1) * (f["conv_opd0_y_ins0"] + 1) + 1 + f["conv_opd0_y_ins0_last"] + f["conv_opd0_up_pad"] \

@@ -132,10 +132,16 @@ def copy_gmem(m, f):
     _tensor_move(m, f, GMEM, GMEM)
 
 
+def copy_gmem_tp(m, f):
+    """gmem -> gmem with N/C transposition (seed 4.12, CTRL_TP): the source (N, C, H, W) is moved
+    in the logical order of its transpose (C, N, H, W) into the destination's shape."""
+    _tensor_move(m, f, GMEM, GMEM, transpose=True)
+
+
 def copy_lmem(m, f):
     """lmem -> lmem (seed 4.13; also the shifted copy of gdma_lrn_shift, 4.18)."""
     _tensor_move(m, f, LMEM, LMEM)
 
 
 KINDS = {"load": load, "load_tp": load_tp, "store": store, "store_tp": store_tp, "fill": fill,
-         "copy_gmem": copy_gmem, "copy_lmem": copy_lmem}
+         "copy_gmem": copy_gmem, "copy_gmem_tp": copy_gmem_tp, "copy_lmem": copy_lmem}

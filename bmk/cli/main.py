@@ -6,6 +6,7 @@ reading in bmk.text.loading. Only here do exceptions become one stderr line and 
 """
 import functools
 import json
+import pathlib
 import sys
 
 import click
@@ -215,15 +216,19 @@ def run(file, chip, raw, gmem, dump, as_json, trace, strict, progress):
 
 
 # ----------------------------------------------------------------------------- demo
+DEMO_CHIPS = ["bm1880"] + sorted(p.stem[len("demo_"):] for p in pathlib.Path(__file__).parent.glob("demo_*.py"))
+
 
 @click.command("demo", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--fields", type=click.Choice(["changed", "nonzero", "all"]), default="changed",
               show_default=True, help=FIELDS_HELP)
+@click.option("--chip", type=click.Choice(DEMO_CHIPS), default="bm1880", show_default=True,
+              help="whose demo: bm1880 (the BMKernel samples) or a chip with a cli/demo_<chip>.py")
 @guarded
-def demo(fields):
+def demo(fields, chip):
     """Build the seed's samples and a small conv layer, disassemble, simulate, check with numpy."""
     from bmk.cli import demo as demo_mod
-    sys.exit(demo_mod.main(fields))
+    sys.exit(demo_mod.main(fields, chip))
 
 
 for _cmd in (asm, disasm, diff, run, demo, chips_cmd):

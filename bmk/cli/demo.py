@@ -117,9 +117,9 @@ def build_conv_layer(ctx, rshift=RSHIFT):
     from bmk import bm1880
     from bmk.bm1880 import CTRL_NULL, FMT_I8
     ifmap = ctx.tl_prealloc_align(0x0000, bm1880.shape_t4(N, CIN, H, W), FMT_I8)
-    # The weight's lmem layout is that of a (1, Cout, kh*kw, Cin) tensor (seed 4.41): load it as such.
-    weight_io = ctx.tl_prealloc(0x0400, bm1880.shape_t4(1, COUT, KH * KW, CIN), FMT_I8)
     weight = ctx.tl_prealloc(0x0400, bm1880.shape_t4(CIN, COUT, KH, KW), FMT_I8)
+    # The weight's lmem layout is that of a (1, Cout, kh*kw, Cin) tensor (seed 4.41): load its image as such.
+    weight_io = ctx.tl_prealloc(weight.la, bm1880.conv_weight_image_shape(weight.shape), FMT_I8)
     bias = ctx.tl_prealloc(0x0800, bm1880.shape_t4(2, COUT, 1, 1), FMT_I8)      # 16-bit: low, high planes
     ho = (H + 2 * PAD - KH) // STRIDE + 1
     wo = (W + 2 * PAD - KW) // STRIDE + 1
@@ -148,7 +148,7 @@ def conv_layer(chip, fields, seed=1880):
 
     sim = bmk.Simulator(chip.name)
     sim.gmem_write(G_IFMAP, x)
-    sim.gmem_write(G_WEIGHT, np.ascontiguousarray(w.transpose(1, 2, 3, 0)))     # (Cout, kh, kw, Cin)
+    sim.gmem_write(G_WEIGHT, bm1880.conv_weight_image(w))                  # (1, Cout, kh*kw, Cin)
     bu = b.astype(np.uint16)
     sim.gmem_write(G_BIAS, np.concatenate([(bu & 0xFF).astype(np.uint8), (bu >> 8).astype(np.uint8)]))
     show(chip, buf, fields, sim)
@@ -179,7 +179,10 @@ def diff_demo(chip):
     click.echo(d.to_text())
 
 
-def main(fields="changed"):
+def main(fields="changed", chip="bm1880"):
+    if chip != "bm1880":                     # another chip's demo: cli/demo_<chip>.py
+        import importlib
+        return importlib.import_module(f"bmk.cli.demo_{chip}").main(fields)
     from bmk.isa import load_chip
     chip = load_chip("bm1880")
     click.echo("bmk demo: BMKernel 1880 programs -> command buffers -> text -> simulator")

@@ -1,0 +1,188 @@
+"""Lowering of the FP32 Unary functions (seed 003 "FP32 Unary Functions").
+
+Single commands (fields as the vendor's yolov5s stream fills the same commands: aligned
+operands with default strides, the shape in res0 only, constants as fp32 bits in opdX_addr):
+- rsqrt: md_sfu rsqrt;  lookup_exp: lut through the exp table of L2 SRAM (as the vendor's
+  first lut: opd0 at the default fp32 precision, read as an integer; opd1_h = 8 index bits);
+- reciprocal: md_scalar divide, constant opd0 = 1.0;  neg: md_scalar mul by the constant
+  -1.0 (the vendor's first SiLU command), both with the caller's strides.
+Short sequences (S = src, D = dst, W = work; every step element-wise over the shape):
+- sqrt: D = rsqrt(S); D = 1.0 / D (sqrt(0) = 1 / inf = 0, sqrt(inf) = 1 / 0 = inf).
+- taylor_exp: D = taylor(S, num_series) (= sum_{k=1..num_series} S^k / k!, the md_sfu taylor
+  command with the exp taylor table); D = D + 1.0.
+- exp / exp_tunable (exp = num_series 32, the seed), after the vendor's SiLU sequence:
+    1-2. W = min(S, 88.0); W = max(W, -103.0)     the remark's input range, as the vendor clamps
+    3.   D = fp32_to_int(W)                       k = round(W), ties to even
+    4.   D = lut(int2float, D)                    float(k)
+    5.   W = W - D                                f = W - k, exact, |f| <= 0.5
+    6.   D = fp32_to_int(D)                       k again (W now holds f)
+    7.   D = lut(exp, D)                          e^k
+    8.   W = taylor(W, num_series)                e^f - 1
+    9.   W = W * D                                e^k (e^f - 1)
+    10.  D = D + W                                e^k + e^k (e^f - 1) = e^(k + f)
+  (The vendor keeps e^k in a third buffer; with only W and D, k is converted back at step 6.
+  The vendor ends with W = W + 1.0; D = D * W; e^k + e^k (e^f - 1) saves the rounding of
+  1 + (e^f - 1), with the same maxima on the test's data.)
+- sigmoid / sigmoid_tunable: W = S * -1.0, then steps 1-10 on W (D = e^-S); D = D + 1.0;
+  D = 1.0 / D: 1 / (1 + e^-S). The clamp makes sigmoid(x) = 1 / (1 + e^88) ~ 6.05e-39 for
+  x < -88, where the exact result is below the normal range anyway.
+- tanh / tanh_tunable: tanh(x) = E / (E + 2) with E = e^(2x) - 1 computed as an expm1, so small
+  |x| keep their relative accuracy (1 - e^-2x would cancel): W = S * 2.0, steps 1-8 on W
+  (D = e^k, W = e^f - 1), then W = W * D (e^k (e^f - 1)); D = D - 1.0 (e^k - 1);
+  D = D + W (E); W = D + 2.0; D = D / W.
+Accuracy, in fp32 ulp from the correctly rounded result where it is a normal float, over the
+remark's range (tests/bm1684/test_fp32_unary.py pins it): rsqrt 0, sqrt 1, lookup_exp 0,
+taylor_exp 3 (32 series, |x| < 1), exp 2, sigmoid 3, tanh 3 (with 8 to 64 series as well).
+"""
+from bmk.bm1684 import layout
+from bmk.bm1684.lowering import common as lo
+from bmk.bm1684.lowering.converting import addrs, table_lookup
+
+EXP_MIN, EXP_MAX = -103.0, 88.0     # the seed's input range of exp / sigmoid / tanh (and the vendor's clamp)
+DEFAULT_SERIES = 32                 # "okk_bdc_exp() is equivalent to okk_bdc_exp_tunable() with num_series = 32"
+
+
+def _aligned(f, slot, addr, **kw):
+    return lo.tensor(f, slot, addr, None, **kw)
+
+
+def _res(dst, shape, **kw):
+    return _aligned({}, "res0", dst, shape=shape, **kw)
+
+
+def md(kind, dst, a, b, shape, *, a_const=None, b_const=None):
+    """md_scalar `kind`: dst = a op b, a / b an aligned tensor or (with *_const) an fp32 constant."""
+    f = _res(dst, shape)
+    for slot, addr, value in (("opd0", a, a_const), ("opd1", b, b_const)):
+        if value is None:
+            _aligned(f, slot, addr)
+        else:
+            lo.const(f, slot, lo.fp32_bits(value))
+    return lo.tiu(kind, **f)
+
+
+def ar_const(kind, dst, src, value, shape):
+    """ar `kind` with a constant opd1 (the vendor's clamp: opt_shift_typ 0 on its ar commands)."""
+    f = _aligned(_res(dst, shape), "opd0", src)
+    lo.const(f, "opd1", lo.fp32_bits(value))
+    return lo.tiu(kind, opt_shift_typ=0, **f)
+
+
+def sfu(kind, dst, src, shape, *, prec="fp32", **extra):
+    f = _aligned(_res(dst, shape, prec=prec), "opd0", src)
+    return lo.tiu(kind, **f, **extra)
+
+
+def lut(dst, src, table, shape):
+    return table_lookup(_aligned(_res(dst, shape), "opd0", src), table)
+
+
+def taylor(dst, src, num_series, shape):
+    return sfu("mdsfu.taylor", dst, src, shape, opd1_addr=layout.chip().param("l2_sram_exp_taylor_table"),
+               opd1_n=int(num_series))
+
+
+def exp_parts(w, d, num_series, shape):
+    """Steps 3-8 of the exp sequence: W holds the clamped input; after them D = e^k, W = e^f - 1."""
+    return (sfu("mdsfu.fp32_to_int", d, w, shape, prec="int32"),
+            lut(d, d, "l2_sram_int2float_table", shape),
+            md("mdscalar.sub", w, w, d, shape),
+            sfu("mdsfu.fp32_to_int", d, d, shape, prec="int32"),
+            lut(d, d, "l2_sram_exp_table", shape),
+            taylor(w, w, num_series, shape))
+
+
+def clamp(w, src, shape):
+    return (ar_const("arith.min", w, src, EXP_MAX, shape), ar_const("arith.max", w, w, EXP_MIN, shape))
+
+
+def exp_sequence(d, s, w, num_series, shape):
+    """D = e^S (steps 1-10 of the module docstring)."""
+    return (*clamp(w, s, shape), *exp_parts(w, d, num_series, shape),
+            md("mdscalar.mul", w, w, d, shape),
+            md("mdscalar.add", d, d, w, shape))
+
+
+def bdc_rsqrt(chip, r):
+    return (sfu("mdsfu.rsqrt", *addrs(r, "dst_addr", "src_addr"), lo.shape4(r.shape)),)
+
+
+def bdc_sqrt(chip, r):
+    (dst, src), shape = addrs(r, "dst_addr", "src_addr"), lo.shape4(r.shape)
+    return (sfu("mdsfu.rsqrt", dst, src, shape),
+            md("mdscalar.divide", dst, None, dst, shape, a_const=1.0))
+
+
+def bdc_taylor_exp(chip, r):
+    (dst, src), shape = addrs(r, "dst_addr", "src_addr"), lo.shape4(r.shape)
+    return (taylor(dst, src, r.num_series, shape),
+            md("mdscalar.add", dst, dst, None, shape, b_const=1.0))
+
+
+def bdc_lookup_exp(chip, r):
+    return (lut(*addrs(r, "dst_addr", "src_addr"), "l2_sram_exp_table", lo.shape4(r.shape)),)
+
+
+def _work(r):
+    return (*addrs(r, "dst_addr", "src_addr", "work_addr"), lo.shape4(r.shape))
+
+
+def bdc_exp_tunable(chip, r):
+    d, s, w, shape = _work(r)
+    return exp_sequence(d, s, w, r.num_series, shape)
+
+
+def bdc_exp(chip, r):
+    d, s, w, shape = _work(r)
+    return exp_sequence(d, s, w, DEFAULT_SERIES, shape)
+
+
+def _sigmoid(r, num_series):
+    d, s, w, shape = _work(r)
+    return (md("mdscalar.mul", w, s, None, shape, b_const=-1.0),
+            *exp_sequence(d, w, w, num_series, shape),
+            md("mdscalar.add", d, d, None, shape, b_const=1.0),
+            md("mdscalar.divide", d, None, d, shape, a_const=1.0))
+
+
+def bdc_sigmoid_tunable(chip, r):
+    return _sigmoid(r, r.num_series)
+
+
+def bdc_sigmoid(chip, r):
+    return _sigmoid(r, DEFAULT_SERIES)
+
+
+def _tanh(r, num_series):
+    d, s, w, shape = _work(r)
+    return (md("mdscalar.mul", w, s, None, shape, b_const=2.0),
+            *clamp(w, w, shape), *exp_parts(w, d, num_series, shape),
+            md("mdscalar.mul", w, w, d, shape),
+            md("mdscalar.sub", d, d, None, shape, b_const=1.0),
+            md("mdscalar.add", d, d, w, shape),
+            md("mdscalar.add", w, d, None, shape, b_const=2.0),
+            md("mdscalar.divide", d, d, w, shape))
+
+
+def bdc_tanh_tunable(chip, r):
+    return _tanh(r, r.num_series)
+
+
+def bdc_tanh(chip, r):
+    return _tanh(r, DEFAULT_SERIES)
+
+
+def bdc_reciprocal(chip, r):
+    dst, src = addrs(r, "dst_addr", "src_addr")
+    f = lo.tensor({}, "res0", dst, lo.stride4(r.dst_stride), shape=lo.shape4(r.shape))
+    lo.const(f, "opd0", lo.fp32_bits(1.0))
+    lo.tensor(f, "opd1", src, lo.stride4(r.src_stride))
+    return (lo.tiu("mdscalar.divide", **f),)
+
+
+def bdc_neg(chip, r):
+    dst, src = addrs(r, "dst_addr", "src_addr")
+    f = lo.tensor({}, "res0", dst, lo.stride4(r.dst_stride), shape=lo.shape4(r.shape))
+    lo.tensor(f, "opd0", src, lo.stride4(r.src_stride))
+    lo.const(f, "opd1", lo.fp32_bits(-1.0))
+    return (lo.tiu("mdscalar.mul", **f),)
