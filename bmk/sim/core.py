@@ -20,11 +20,11 @@ have ended before it starts, through transitive waits) for the race detector.
 """
 import gc
 import itertools
-import operator
 
 import numpy as np
 
 from bmk.encoders import Record, decode, decode_cmdbuf
+from bmk.encoders.codec import codec_for
 from bmk.errors import ArgumentError, BmkError, SimulationError, SpecError, must
 from bmk.isa import load_chip
 from bmk.isa.spec import ChipSpec
@@ -219,23 +219,25 @@ class Simulator:
 
     @staticmethod
     def _content_getter(eng, cls, ids):
-        """(field count, sync-id fields, getter of the other fields) of an engine's class."""
+        """(field names in decoding order, positions of the sync ids, of the own id and of each
+        wait field among them) of a class."""
         fmt = eng.format
         if fmt is None:
             try:
                 fmt = eng.cls(cls)
             except SpecError:
-                return -1, (), None
-        names = [fd.name for fd in fmt.fields]
-        others = [n for n in names if n not in ids]
-        if not others:
-            return -1, (), None
-        get = operator.itemgetter(*others)
-        return len(names), tuple(n for n in names if n in ids), (get if len(others) > 1 else lambda f: (get(f),))
+                return None
+        names = codec_for(fmt).names
+        where = {n: k for k, n in enumerate(names)}
+        if any(fname not in where for _, fname in eng.wait_for):
+            return None         # a class without the engine's wait fields: read them by name
+        return (names, tuple(where[n] for n in ids if n in where), where.get(eng.own_id),
+                tuple(where[fname] for _, fname in eng.wait_for))
 
     def _plan(self, i, rec, eng):
-        """[kind, semantics function, cycles (filled in on first run)] of a record, after the
-        checks; SimulationError naming the instruction when the record is malformed."""
+        """[kind, semantics function, cycles (filled in on first run), fields] of a record,
+        after the checks; SimulationError naming the instruction when the record is malformed.
+        Every record equal to this one but for its sync ids runs with these fields."""
         f = rec.fields
         fmt = eng.format
         if fmt is None:             # several classes: the record names its own
@@ -257,7 +259,9 @@ class Simulator:
             sem.check(rec.engine, f)
         except SimulationError as e:
             raise self._error(i, rec, str(e)) from None
-        return [ins.name, fn, None]
+        # its own copy of the fields: every instruction of the plan runs on this one dict, which
+        # stays in the CPU caches (a long buffer's decoded dicts do not)
+        return [ins.name, fn, None, dict(f)]
 
     def _prepare(self, records):
         """Kinds, own ids, resolved waits and plans of every record; SimulationError if malformed.
@@ -274,6 +278,7 @@ class Simulator:
             self._plans, self._plans_of = {}, self.semantics
         memo = self._plans
         getters = self._getters
+        wait_ids = [None] * n       # the values of the wait fields (eng.wait_for order), when any is set
         for i, rec in enumerate(records):
             engine = rec.engine
             eng = spec.get(engine)
@@ -287,15 +292,18 @@ class Simulator:
             if getter is None:
                 getter = getters[at] = self._content_getter(eng, rec.cls, ids)
             key = None
-            if len(f) == getter[0]:
-                for k in getter[1]:
-                    if k not in f:
-                        break
-                else:
-                    try:
-                        key = at + (getter[2](f),)
-                    except KeyError:
-                        pass
+            if getter is not None and tuple(f) == getter[0]:    # the class's fields in order, as decoded
+                values = list(f.values())
+                own = values[getter[2]] if getter[2] is not None else 0
+                waited = [values[p] for p in getter[3]]
+                for p in getter[1]:
+                    values[p] = 0
+                key = at + (tuple(values),)
+            else:
+                own = f.get(own_field, 0) if own_field else 0
+                waited = [f.get(fname, 0) for _, fname in eng.wait_for]
+            if any(waited):
+                wait_ids[i] = waited
             try:
                 if key is None:     # any other dict: its keys and values
                     key = at + (tuple(f), tuple({**f, **ids}.values()))
@@ -311,7 +319,7 @@ class Simulator:
             plans[i] = plan
             chunk_of[i] = chunk
             if own_field:
-                own = owns[i] = f.get(own_field, 0)     # a class without ids (bm1684x LAR) has 0
+                owns[i] = own                           # a class without ids (bm1684x LAR) has 0
                 if own:
                     key = (chunk, engine, own)
                     if key in id_map:
@@ -321,11 +329,12 @@ class Simulator:
                 if own == id_max:
                     chunk += 1
         wait_fields = {e.name: e.wait_for for e in self.engines}
-        for i, rec in enumerate(records):
+        for i, waited in enumerate(wait_ids):
+            if waited is None:
+                continue
+            rec = records[i]
             resolved = None
-            f = rec.fields
-            for other, fname in wait_fields[rec.engine]:
-                k = f.get(fname, 0)
+            for (other, fname), k in zip(wait_fields[rec.engine], waited):
                 if not k:
                     continue
                 target = id_map.get((chunk_of[i], other, k))
@@ -416,24 +425,24 @@ class Simulator:
                 raise self._deadlock(records, {names[e]: seqs[e] for e in range(ne)},
                                      {names[e]: heads[e] for e in range(ne)}, waits)
             s, i, e = best_s, best_i, best_e
-            rec = records[i]
             plan = plans[i]
             kind = plan[0]
             log = self.log = AccessLog()
             try:
-                plan[1](self, rec.fields)
+                plan[1](self, plan[3])
             except SimulationError as err:
-                raise self._error(i, rec, f"{kind}: {err}") from None
+                raise self._error(i, records[i], f"{kind}: {err}") from None
             except BmkError:
                 raise
             except Exception as err:    # odd field values the semantics missed: still this instruction's error
-                raise self._error(i, rec, f"{kind}: cannot be simulated ({type(err).__name__}: {err})") from err
+                raise self._error(i, records[i], f"{kind}: cannot be simulated ({type(err).__name__}: {err})") \
+                    from err
             finally:
                 accesses[i] = tuple(log.entries)
                 self.log = None
             cyc = plan[2]
             if cyc is None:
-                cyc = plan[2] = cycles(names[e], kind, rec.fields, self)
+                cyc = plan[2] = cycles(names[e], kind, plan[3], self)
             start[i] = s
             end[i] = free[e] = s + cyc
             kn = last_known[e]
