@@ -78,6 +78,9 @@ class Simulator:
         # (bm1684x), whose records name their class.
         self.formats = {e.name: e.format for e in self.engines}
         self.log = None
+        # While an instruction runs: a dict its semantics may keep values derived from its
+        # fields in (not from memory), shared by the instructions equal to it but for sync ids.
+        self.memo = None
         self.last_report = None
         self._sync = None                       # engine -> sync-id fields (_sync_fields)
         self._getters = {}                      # (engine, class) -> _content_getter
@@ -235,7 +238,7 @@ class Simulator:
                 tuple(where[fname] for _, fname in eng.wait_for))
 
     def _plan(self, i, rec, eng):
-        """[kind, semantics function, cycles (filled in on first run), fields] of a record,
+        """[kind, semantics function, cycles (filled in on first run), fields, memo] of a record,
         after the checks; SimulationError naming the instruction when the record is malformed.
         Every record equal to this one but for its sync ids runs with these fields."""
         f = rec.fields
@@ -261,7 +264,7 @@ class Simulator:
             raise self._error(i, rec, str(e)) from None
         # its own copy of the fields: every instruction of the plan runs on this one dict, which
         # stays in the CPU caches (a long buffer's decoded dicts do not)
-        return [ins.name, fn, None, dict(f)]
+        return [ins.name, fn, None, dict(f), {}]
 
     def _prepare(self, records):
         """Kinds, own ids, resolved waits and plans of every record; SimulationError if malformed.
@@ -428,6 +431,7 @@ class Simulator:
             plan = plans[i]
             kind = plan[0]
             log = self.log = AccessLog()
+            self.memo = plan[4]
             try:
                 plan[1](self, plan[3])
             except SimulationError as err:
@@ -439,7 +443,7 @@ class Simulator:
                     from err
             finally:
                 accesses[i] = tuple(log.entries)
-                self.log = None
+                self.log = self.memo = None
             cyc = plan[2]
             if cyc is None:
                 cyc = plan[2] = cycles(names[e], kind, plan[3], self)

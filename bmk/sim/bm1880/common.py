@@ -23,6 +23,7 @@ import numpy as np
 from bmk import dtypes
 from bmk.errors import SimulationError
 from bmk.sim import numerics
+from bmk.sim.memory import AccessLog
 from bmk.tensor import align_up, ceil_div  # noqa: F401  (re-exported to the semantics modules)
 
 OPERANDS = ("res0", "opd0", "opd1", "opd2")
@@ -70,6 +71,12 @@ _MAX_OPERANDS = 1 << 14
 def operand(m, f, name, shape=None, mode=None):
     """The Operand `name` of a TIU field dict (shape/mode overridable by the caller)."""
     if shape is None and mode is None:
+        memo = getattr(m, "memo", None)         # this instruction's plan (bmk.sim.semantics)
+        if memo is not None:
+            op = memo.get(name)
+            if op is None:
+                op = memo[name] = _operand(m, f, name, shape, mode)
+            return op
         try:
             key = (name, _GET[name](f), m.npu_num, m.eu_num)
         except KeyError:        # a hand-made field dict without some of them: read as before
@@ -104,6 +111,24 @@ def _operand(m, f, name, shape, mode):
 def planes(m, op, write=False, int8=None):
     """TensorViews of the operand's planes: [low] or [low, high]."""
     int8 = op.int8 if int8 is None else int8
+    memo = getattr(m, "memo", None)
+    if memo is not None and memo.get(op.name) is op:    # the plan's own operand: its views are the plan's
+        key = (op.name, write, int8)
+        hit = memo.get(key)
+        if hit is None:
+            log, m.log = m.log, AccessLog()
+            try:
+                views = _planes(m, op, write, int8)
+                hit = memo[key] = (views, tuple(m.log.entries))
+            finally:
+                m.log = log
+        if m.log is not None:
+            m.log.entries.extend(hit[1])
+        return list(hit[0])
+    return _planes(m, op, write, int8)
+
+
+def _planes(m, op, write, int8):
     tensor = m.lmem.tensor
     low = tensor(op.name, op.addr, op.shape, op.strides, m.log, write)
     if int8:
