@@ -109,7 +109,7 @@ def _operand(m, f, name, shape, mode):
 
 
 def planes(m, op, write=False, int8=None):
-    """TensorViews of the operand's planes: [low] or [low, high]."""
+    """TensorViews of the operand's planes: (low,) or (low, high)."""
     int8 = op.int8 if int8 is None else int8
     memo = getattr(m, "memo", None)
     if memo is not None and memo.get(op.name) is op:    # the plan's own operand: its views are the plan's
@@ -118,13 +118,13 @@ def planes(m, op, write=False, int8=None):
         if hit is None:
             log, m.log = m.log, AccessLog()
             try:
-                views = _planes(m, op, write, int8)
-                hit = memo[key] = (views, tuple(m.log.entries))
+                hit = memo[key] = (_planes(m, op, write, int8), m.log.entries)
             finally:
                 m.log = log
-        if m.log is not None:
-            m.log.entries.extend(hit[1])
-        return list(hit[0])
+        log = m.log
+        if log is not None:
+            log.entries += hit[1]
+        return hit[0]
     return _planes(m, op, write, int8)
 
 
@@ -132,8 +132,8 @@ def _planes(m, op, write, int8):
     tensor = m.lmem.tensor
     low = tensor(op.name, op.addr, op.shape, op.strides, m.log, write)
     if int8:
-        return [low]
-    return [low, tensor(f"{op.name} high plane", op.addr + op.b_str, op.shape, op.strides, m.log, write)]
+        return (low,)
+    return low, tensor(f"{op.name} high plane", op.addr + op.b_str, op.shape, op.strides, m.log, write)
 
 
 def read(m, op, int8=None, signed=None, dtype=np.int32):
