@@ -178,11 +178,12 @@ def write(m, op, values, int8=None, signed=None):
     signed = op.signed if signed is None else signed
     lo, hi = limits(int8, signed)
     v = np.asarray(values)
-    if v.flags.writeable and v.dtype.kind == "i" and v.dtype.itemsize >= 4:
-        # np.clip's result (lo, hi fit the type), without its Python-level wrapper
+    if v.size <= 4096 and v.flags.writeable and v.dtype.kind == "i" and v.dtype.itemsize >= 4:
+        # np.clip's result (lo, hi fit the type) without its Python-level wrapper, which costs
+        # more than the two passes over a small array
         v = np.minimum(np.maximum(v, lo, out=v), hi, out=v)
     else:
-        v = np.clip(v, lo, hi, out=v) if v.flags.writeable and v.dtype.kind == "u" and v.dtype.itemsize >= 4 \
+        v = np.clip(v, lo, hi, out=v) if v.flags.writeable and v.dtype.kind in "iu" and v.dtype.itemsize >= 4 \
             else np.clip(v, lo, hi)
     views = planes(m, op, write=True, int8=int8)
     if int8:
