@@ -24,7 +24,8 @@ The workers return a digest of the report (Report.to_dict(), races included), of
 trace and of the result bytes: old and new must agree, and both must equal numpy.
 
 Figures: sim ms old and new, numpy ms, sim/numpy, old/new, and per-instruction overhead
-(sim - numpy) / instructions (for golden: sim / instructions) old and new with their ratio.
+(sim - numpy) / instructions (for golden: sim / instructions) old and new with their ratio
+("(<= np)" when the simulator is not slower than numpy).
 
 Run: python bench/sim.py [ROUNDS] [--base SHA]
 """
@@ -281,8 +282,9 @@ def main(rounds=3, sha=BASE):
         ovh_old, ovh_new = (old - t_np) / n, (new - t_np) / n
         np_cols = f"{t_np * 1e3:9.1f}" if t_np else f"{'-':>9}"
         ratio_np = (f"{old / t_np:7.2f} {new / t_np:7.2f}" if t_np else f"{'-':>7} {'-':>7}")
+        ovh_ratio = f"{ovh_old / ovh_new:9.2f}" if ovh_new > 0 and ovh_old > 0 else f"{'(<= np)':>9}"
         print(f"{name:8} {n:6d} {np_cols} {old * 1e3:9.1f} {new * 1e3:9.1f} {old / new:7.2f} {ratio_np} "
-              f"{ovh_old * 1e6:10.1f} {ovh_new * 1e6:10.1f} {ovh_old / ovh_new:9.2f}")
+              f"{ovh_old * 1e6:10.1f} {ovh_new * 1e6:10.1f} {ovh_ratio}")
     print(f"reports, traces, races and results identical old vs new; bench took {time.perf_counter() - t0:.0f} s")
 
 

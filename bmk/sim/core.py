@@ -17,6 +17,12 @@ start earliest runs next (ties: program order), so functional results follow the
 Start = max(engine free, end of what it waits for); end = start + the chip's cost model.
 Each instruction carries a vector clock (the last position on every other engine known to
 have ended before it starts, through transitive waits) for the race detector.
+
+Cost per instruction: records equal but for their sync ids share one plan (kind, checks,
+semantics function, cycles, a private copy of the fields and a memo for field-derived values,
+see semantics.py), made once per distinct instruction and reused by later runs of the same
+Simulator; memories memoize their views. The loop itself touches only lists and tuples, and
+the cyclic garbage collector pauses while a buffer runs.
 """
 import gc
 import itertools
