@@ -42,7 +42,7 @@ from bmk.tensor import FMT_I8, TensorLmem
 from bmk.util import is_int
 
 MAX_RACES = 1000
-MAX_PLANS = 1 << 16      # memoized instruction plans per simulator (emptied when full)
+MAX_PLANS = 1 << 12      # memoized instruction plans per simulator (emptied when full: a few MiB)
 
 
 class Simulator:
