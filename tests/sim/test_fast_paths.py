@@ -102,3 +102,41 @@ def test_races_window_search_matches_numpy():
         for q in range(known[a] + 1, int(np.searchsorted(kb, p))):
             expected.add((min(a, seq_b[q]), max(a, seq_b[q])))
     assert {(r.first, r.second) for r in races} == expected and expected
+
+
+def test_equal_instructions_share_fields_and_memo():
+    """Semantics see the fields of their instruction (sync ids aside) and one memo per distinct
+    instruction; outside a run m.memo is None."""
+    from bmk.sim.bm1880 import SEMANTICS
+    from bmk.sim.semantics import Semantics
+    seen = []
+
+    def spy(fn):
+        def wrapped(m, f):
+            seen.append((dict(f), id(f), id(m.memo)))
+            return fn(m, f)
+        return wrapped
+
+    sem = Semantics({k: spy(fn) for k, fn in SEMANTICS.kinds.items()}, SEMANTICS.check, SEMANTICS.cycles)
+    from bmk import bm1880
+    ctx = bm1880.register(chip_version=1880, cmdbuf_size=1 << 16)
+    shape = bm1880.shape_t4(1, 32, 4, 4)
+    x, y, z = (ctx.tl_prealloc(la, shape, bm1880.FMT_I8) for la in (0, 512, 1024))
+    for _ in range(3):                      # the same two instructions, with new sync ids each time
+        ctx.gdma_load(x, 0x1000, bm1880.CTRL_NULL)
+        ctx.tpu_mul(res_high=None, res_low=z, a=x, b=y, rshift_width=1)
+    buf = ctx.acquire_cmdbuf()
+    sim = bmk.Simulator("bm1880", sem)
+    report = sim.run(buf)
+    assert sim.memo is None
+    assert report.to_dict() == bmk.Simulator("bm1880").run(buf).to_dict()
+    records = decode_cmdbuf(CHIP, buf)
+    ids = {"cmd_id_tpu", "cmd_id_gdma", "cmd_id", "wait_id_tpu"}
+    by_content = {}
+    order = sorted(range(len(records)), key=lambda i: (report.instructions[i].start, i))
+    for i, (f, fid, mid) in zip(order, seen):
+        strip = {k: v for k, v in records[i].fields.items() if k not in ids}
+        assert {k: v for k, v in f.items() if k not in ids} == strip
+        key = tuple(sorted(strip.items()))
+        assert by_content.setdefault(key, (fid, mid)) == (fid, mid)
+    assert len(by_content) == 2 and len(seen) == 6
