@@ -7,6 +7,7 @@ descending bit order and reverse the byte string: that turns the big-endian bits
 output into the little-endian descriptor. Fields that cross a 32-bit word boundary need
 no special case.
 """
+import functools
 import operator
 
 import bitstruct.c as bitstruct_c
@@ -57,7 +58,13 @@ class Codec:
         """bytes of exactly nbytes -> {field: value} for every field."""
         if len(data) != self.nbytes:
             raise DecodeError(f"{self.format.name} descriptor must be {self.nbytes} bytes, not {len(data)}")
-        return dict(zip(self.names, self._compiled.unpack(bytes(data)[::-1])))
+        return self._unpack_dict(bytes(data)[::-1])
+
+    @functools.cached_property
+    def _unpack_dict(self):
+        """bitstruct's dict unpacker (keys in `names` order): builds the dict in C."""
+        order = sorted(self.format.fields, key=lambda f: f.bit, reverse=True)
+        return bitstruct_c.compile("".join(f"u{f.width}" for f in order), list(self.names)).unpack
 
     def _explain(self, values):
         for name, value in zip(self.names, values):

@@ -12,6 +12,7 @@ tsk_eu_typ); the loader builds the selector index once.
 """
 import functools
 import itertools
+import operator
 import tomllib
 from importlib import resources
 
@@ -63,6 +64,19 @@ class Instruction:
         return all(fields.get(k, 0) == v for k, v in self.match)
 
 
+MAX_KIND_INDEX = 1 << 12
+_KIND_INDEXES = {}      # id(Format) -> (format, getter of its match fields, {their values: Instruction})
+
+
+def _kind_index(fmt):
+    """Memo of Format.instruction_of: decoding a buffer classifies the same few kinds again and again."""
+    entry = _KIND_INDEXES.get(id(fmt))
+    if entry is None or entry[0] is not fmt:
+        keys = sorted({k for ins in fmt.instructions for k, _ in ins.match})
+        entry = _KIND_INDEXES[id(fmt)] = (fmt, operator.itemgetter(*keys) if keys else None, {})
+    return entry
+
+
 @attrs.frozen
 class Format:
     """A fixed-length bit layout: one instruction class of an engine, or a frame header.
@@ -96,6 +110,20 @@ class Format:
 
     def instruction_of(self, fields):
         """Name the instruction kind of a field dict, or None when no kind matches."""
+        _, get, memo = _kind_index(self)
+        try:
+            key = get(fields)               # the kind depends on the match fields' values only
+            ins = memo.get(key, memo)
+        except (KeyError, TypeError):       # match fields left out (they read 0), unhashable values
+            return self._first_match(fields)
+        if ins is memo:
+            ins = self._first_match(fields)
+            if len(memo) >= MAX_KIND_INDEX:
+                memo.clear()
+            memo[key] = ins
+        return ins
+
+    def _first_match(self, fields):
         for ins in self.instructions:
             if ins.matches(fields):
                 return ins
@@ -110,7 +138,10 @@ class Format:
     def compose(self, name, fields):
         """Read a value split over several fields (low part first), e.g. a 40-bit address."""
         value, shift = 0, 0
-        for part in dict(self.composed)[name]:
+        parts = next((p for n, p in self.composed if n == name), None)
+        if parts is None:
+            raise KeyError(name)
+        for part in parts:
             value |= fields.get(part, 0) << shift
             shift += self.by_name[part].width
         return value

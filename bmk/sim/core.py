@@ -17,12 +17,20 @@ start earliest runs next (ties: program order), so functional results follow the
 Start = max(engine free, end of what it waits for); end = start + the chip's cost model.
 Each instruction carries a vector clock (the last position on every other engine known to
 have ended before it starts, through transitive waits) for the race detector.
+
+Cost per instruction: records equal but for their sync ids share one plan (kind, checks,
+semantics function, cycles, a private copy of the fields and a memo for field-derived values,
+see semantics.py), made once per distinct instruction and reused by later runs of the same
+Simulator; memories memoize their views. The loop itself touches only lists and tuples, and
+the cyclic garbage collector pauses while a buffer runs.
 """
+import gc
 import itertools
 
 import numpy as np
 
 from bmk.encoders import Record, decode, decode_cmdbuf
+from bmk.encoders.codec import codec_for
 from bmk.errors import ArgumentError, BmkError, SimulationError, SpecError, must
 from bmk.isa import load_chip
 from bmk.isa.spec import ChipSpec
@@ -34,6 +42,7 @@ from bmk.tensor import FMT_I8, TensorLmem
 from bmk.util import is_int
 
 MAX_RACES = 1000
+MAX_PLANS = 1 << 12      # memoized instruction plans per simulator (emptied when full: a few MiB)
 
 
 class Simulator:
@@ -75,7 +84,13 @@ class Simulator:
         # (bm1684x), whose records name their class.
         self.formats = {e.name: e.format for e in self.engines}
         self.log = None
+        # While an instruction runs: a dict its semantics may keep values derived from its
+        # fields in (not from memory), shared by the instructions equal to it but for sync ids.
+        self.memo = None
         self.last_report = None
+        self._sync = None                       # engine -> sync-id fields (_sync_fields)
+        self._getters = {}                      # (engine, class) -> _content_getter
+        self._plans, self._plans_of = {}, None  # instruction plans memo (_prepare), per semantics
         self.semantics.init(self)
 
     # -- memory spaces ----------------------------------------------------------------------------
@@ -203,64 +218,144 @@ class Simulator:
         view.write(raw.reshape(view.shape))
 
     # -- running ----------------------------------------------------------------------------------
+    def _sync_fields(self):
+        """engine -> (own id field, largest own id, {sync-id field: 0}), computed once."""
+        if self._sync is None:
+            self._sync = {e.name: (e.own_id, e.id_max, dict.fromkeys([e.own_id] * bool(e.own_id)
+                                                                    + [f for _, f in e.wait_for], 0))
+                          for e in self.engines}
+        return self._sync
+
+    @staticmethod
+    def _content_getter(eng, cls, ids):
+        """(field names in decoding order, positions of the sync ids, of the own id and of each
+        wait field among them) of a class."""
+        fmt = eng.format
+        if fmt is None:
+            try:
+                fmt = eng.cls(cls)
+            except SpecError:
+                return None
+        names = codec_for(fmt).names
+        where = {n: k for k, n in enumerate(names)}
+        if any(fname not in where for _, fname in eng.wait_for):
+            return None         # a class without the engine's wait fields: read them by name
+        return (names, tuple(where[n] for n in ids if n in where), where.get(eng.own_id),
+                tuple(where[fname] for _, fname in eng.wait_for))
+
+    def _plan(self, i, rec, eng):
+        """[kind, semantics function, cycles (filled in on first run), fields, memo] of a record,
+        after the checks; SimulationError naming the instruction when the record is malformed.
+        Every record equal to this one but for its sync ids runs with these fields."""
+        f = rec.fields
+        fmt = eng.format
+        if fmt is None:             # several classes: the record names its own
+            try:
+                fmt = eng.cls(rec.cls)
+            except SpecError as e:
+                raise self._error(i, rec, str(e)) from None
+        ins = fmt.instruction_of(f)
+        if ins is None:
+            keys = sorted({k for other in fmt.instructions for k, _ in other.match})
+            raise self._error(i, rec, "fields must name a known instruction kind, not "
+                              + ", ".join(f"{k}={f.get(k, 0)}" for k in keys))
+        sem = self.semantics
+        try:
+            fn = sem.function(rec.engine, ins.name)
+        except SimulationError as e:
+            raise self._error(i, rec, str(e)) from None
+        try:
+            sem.check(rec.engine, f)
+        except SimulationError as e:
+            raise self._error(i, rec, str(e)) from None
+        # its own copy of the fields: every instruction of the plan runs on this one dict, which
+        # stays in the CPU caches (a long buffer's decoded dicts do not)
+        return [ins.name, fn, None, dict(f), {}]
+
     def _prepare(self, records):
-        """Kinds, own ids and resolved waits of every record; SimulationError if malformed."""
+        """Kinds, own ids, resolved waits and plans of every record; SimulationError if malformed.
+
+        Decoding the kind, checking the fields and (later) the cost model depend only on the
+        fields other than the sync ids (semantics.py), so records equal but for their ids share
+        one plan: a program's repeated instructions are classified and checked once."""
         n = len(records)
-        kinds, owns, waits = [None] * n, [0] * n, [()] * n
+        owns, waits, plans = [0] * n, [()] * n, [None] * n
         chunk_of, id_map, chunk = [0] * n, {}, 0
         spec = {e.name: e for e in self.engines}
-        sem = self.semantics
+        sync = self._sync_fields()
+        if self._plans_of is not self.semantics:
+            self._plans, self._plans_of = {}, self.semantics
+        memo = self._plans
+        getters = self._getters
+        wait_ids = [None] * n       # the values of the wait fields (eng.wait_for order), when any is set
         for i, rec in enumerate(records):
-            eng = spec.get(rec.engine)
+            engine = rec.engine
+            eng = spec.get(engine)
             if eng is None:
-                raise self._error(i, rec, f"engine must be one of {sorted(spec)}, not {rec.engine!r}")
+                raise self._error(i, rec, f"engine must be one of {sorted(spec)}, not {engine!r}")
             f = rec.fields
-            fmt = eng.format
-            if fmt is None:             # several classes: the record names its own
-                try:
-                    fmt = eng.cls(rec.cls)
-                except SpecError as e:
-                    raise self._error(i, rec, str(e)) from None
-            ins = fmt.instruction_of(f)
-            if ins is None:
-                keys = sorted({k for other in fmt.instructions for k, _ in other.match})
-                raise self._error(i, rec, "fields must name a known instruction kind, not "
-                                  + ", ".join(f"{k}={f.get(k, 0)}" for k in keys))
-            kinds[i] = ins.name
-            if (rec.engine, ins.name) not in sem.kinds:
-                try:
-                    sem.function(rec.engine, ins.name)
-                except SimulationError as e:
-                    raise self._error(i, rec, str(e)) from None
+            own_field, id_max, ids = sync[engine]
+            # the memo key: every field but the sync ids (one C call for a decoded dict)
+            at = (engine, rec.cls)
+            getter = getters.get(at)
+            if getter is None:
+                getter = getters[at] = self._content_getter(eng, rec.cls, ids)
+            key = None
+            if getter is not None and tuple(f) == getter[0]:    # the class's fields in order, as decoded
+                values = list(f.values())
+                own = values[getter[2]] if getter[2] is not None else 0
+                waited = [values[p] for p in getter[3]]
+                for p in getter[1]:
+                    values[p] = 0
+                key = at + (tuple(values),)
+            else:
+                own = f.get(own_field, 0) if own_field else 0
+                waited = [f.get(fname, 0) for _, fname in eng.wait_for]
+            if any(waited):
+                wait_ids[i] = waited
             try:
-                sem.check(rec.engine, f)
-            except SimulationError as e:
-                raise self._error(i, rec, str(e)) from None
+                if key is None:     # any other dict: its keys and values
+                    key = at + (tuple(f), tuple({**f, **ids}.values()))
+                plan = memo.get(key)
+            except TypeError:       # unhashable field values (hand-made records): no memo
+                key = plan = None
+            if plan is None:
+                plan = self._plan(i, rec, eng)
+                if key is not None:
+                    if len(memo) >= MAX_PLANS:
+                        memo.clear()
+                    memo[key] = plan
+            plans[i] = plan
             chunk_of[i] = chunk
-            if eng.own_id:
-                own = owns[i] = f.get(eng.own_id, 0)     # a class without ids (bm1684x LAR) has 0
+            if own_field:
+                owns[i] = own                           # a class without ids (bm1684x LAR) has 0
                 if own:
-                    key = (chunk, rec.engine, own)
+                    key = (chunk, engine, own)
                     if key in id_map:
-                        raise self._error(i, rec, f"{eng.own_id} must be unique in its id range, not {own} "
+                        raise self._error(i, rec, f"{own_field} must be unique in its id range, not {own} "
                                           f"(already instruction {id_map[key]})")
                     id_map[key] = i
-                if own == eng.id_max:
+                if own == id_max:
                     chunk += 1
-        for i, rec in enumerate(records):
-            eng = spec[rec.engine]
-            resolved = []
-            for other, fname in eng.wait_for:
-                k = rec.fields.get(fname, 0)
+        wait_fields = {e.name: e.wait_for for e in self.engines}
+        for i, waited in enumerate(wait_ids):
+            if waited is None:
+                continue
+            rec = records[i]
+            resolved = None
+            for (other, fname), k in zip(wait_fields[rec.engine], waited):
                 if not k:
                     continue
                 target = id_map.get((chunk_of[i], other, k))
                 if target is None:
                     raise self._error(i, rec, f"deadlock: waits ({fname}) for {other} id {k}, which no {other} "
                                       f"instruction of the buffer has (in this id range)")
+                if resolved is None:
+                    resolved = []
                 resolved.append((other, k, target))
-            waits[i] = tuple(resolved)
-        return kinds, owns, waits
+            if resolved:
+                waits[i] = tuple(resolved)
+        return [p[0] for p in plans], owns, waits, plans
 
     def _error(self, i, rec, msg):
         stream = getattr(rec, "stream", None)
@@ -276,6 +371,17 @@ class Simulator:
         index and its (stream,) byte offset; memory keeps whatever the instructions before it wrote.
         progress: optional callable(done, total), called every 1024 instructions.
         """
+        # The run allocates many small objects (fields, logs, records) and frees almost none
+        # until it ends: the cyclic collector would rescan the growing heap again and again.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run(cmdbuf, races, progress)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _run(self, cmdbuf, races, progress):
         if isinstance(cmdbuf, (list, tuple)) and all(isinstance(r, Record) for r in cmdbuf):
             records = list(cmdbuf)
         elif isinstance(cmdbuf, dict):
@@ -285,67 +391,85 @@ class Simulator:
                                      "or a list of Records", cmdbuf))
         else:
             records = decode_cmdbuf(self.chip, cmdbuf)
-        kinds, owns, waits = self._prepare(records)
+        kinds, owns, waits, plans = self._prepare(records)
         n = len(records)
+        # Engines are numbered; per instruction: its engine, its position on it, the
+        # instructions it waits for. The loop below touches only lists and tuples.
         names = [e.name for e in self.engines]
-        seqs = {e: [] for e in names}
-        pos = [0] * n
+        ne = len(names)
+        number = {e: k for k, e in enumerate(names)}
+        seqs = [[] for _ in names]
+        pos, eng_of = [0] * n, [0] * n
         for i, rec in enumerate(records):
-            pos[i] = len(seqs[rec.engine])
-            seqs[rec.engine].append(i)
-        heads = dict.fromkeys(names, 0)
-        free = dict.fromkeys(names, 0)
-        last_known = {e: dict.fromkeys(names, -1) for e in names}
+            k = eng_of[i] = number[rec.engine]
+            pos[i] = len(seqs[k])
+            seqs[k].append(i)
+        targets = [tuple(t for _, _, t in w) for w in waits]
+        lens = [len(q) for q in seqs]
+        heads, free = [0] * ne, [0] * ne
+        last_known = [[-1] * ne for _ in names]
         start, end = [0] * n, [None] * n
         known, accesses = [None] * n, [()] * n
-        kind_fns = self.semantics.kinds
         cycles = self.semantics.cycles
+        others = [tuple(x for x in range(ne) if x != e) for e in range(ne)]
         done = 0
         while done < n:
-            best = None
-            for e in names:
+            best_s = best_i = best_e = None
+            for e in range(ne):
                 h = heads[e]
-                if h >= len(seqs[e]):
+                if h >= lens[e]:
                     continue
                 i = seqs[e][h]
-                ends = [end[t] for _, _, t in waits[i]]
-                if any(x is None for x in ends):
-                    continue
-                s = max([free[e]] + ends)
-                if best is None or (s, i) < (best[0], best[1]):
-                    best = (s, i, e)
-            if best is None:
-                raise self._deadlock(records, seqs, heads, waits)
-            s, i, e = best
-            rec, kind = records[i], kinds[i]
-            self.log = AccessLog()
+                s = free[e]
+                for t in targets[i]:
+                    x = end[t]
+                    if x is None:
+                        break
+                    if x > s:
+                        s = x
+                else:
+                    if best_i is None or s < best_s or (s == best_s and i < best_i):
+                        best_s, best_i, best_e = s, i, e
+            if best_i is None:
+                raise self._deadlock(records, {names[e]: seqs[e] for e in range(ne)},
+                                     {names[e]: heads[e] for e in range(ne)}, waits)
+            s, i, e = best_s, best_i, best_e
+            plan = plans[i]
+            kind = plan[0]
+            log = self.log = AccessLog()
+            self.memo = plan[4]
             try:
-                kind_fns[(e, kind)](self, rec.fields)
+                plan[1](self, plan[3])
             except SimulationError as err:
-                raise self._error(i, rec, f"{kind}: {err}") from None
+                raise self._error(i, records[i], f"{kind}: {err}") from None
             except BmkError:
                 raise
             except Exception as err:    # odd field values the semantics missed: still this instruction's error
-                raise self._error(i, rec, f"{kind}: cannot be simulated ({type(err).__name__}: {err})") from err
+                raise self._error(i, records[i], f"{kind}: cannot be simulated ({type(err).__name__}: {err})") \
+                    from err
             finally:
-                accesses[i] = tuple(self.log.entries)
-                self.log = None
-            cyc = cycles(e, kind, rec.fields, self)
-            start[i], end[i] = s, s + cyc
-            free[e] = end[i]
+                accesses[i] = tuple(log.entries)
+                self.log = self.memo = None
+            cyc = plan[2]
+            if cyc is None:
+                cyc = plan[2] = cycles(names[e], kind, plan[3], self)
+            start[i] = s
+            end[i] = free[e] = s + cyc
             kn = last_known[e]
-            for other, _, t in waits[i]:
-                if pos[t] > kn[other]:
-                    kn[other] = pos[t]
-                for x, v in known[t].items():      # transitive: what t knew is known before i
-                    if v > kn[x] and x != e:
-                        kn[x] = v
-            known[i] = dict(kn)
+            for t in targets[i]:
+                o = eng_of[t]
+                if pos[t] > kn[o]:
+                    kn[o] = pos[t]
+                kt = known[t]
+                for x in others[e]:          # transitive: what t knew is known before i
+                    if kt[x] > kn[x]:
+                        kn[x] = kt[x]
+            known[i] = tuple(kn)
             heads[e] += 1
             done += 1
             if progress is not None and (done % 1024 == 0 or done == n):
                 progress(done, n)
-        report = self._report(records, kinds, owns, waits, start, end, seqs, known, accesses, races)
+        report = self._report(records, kinds, owns, waits, start, end, names, seqs, known, accesses, races)
         self.last_report = report
         return report
 
@@ -360,11 +484,12 @@ class Simulator:
         others = ", ".join(f"{e2} at instruction {i2}" for i2, e2, _ in blocked if i2 != i)
         return self._error(i, records[i], f"deadlock: waits for {what}, which never ends ({others} blocked too)")
 
-    def _report(self, records, kinds, owns, waits, start, end, seqs, known, accesses, detect):
-        names = list(seqs)
+    def _report(self, records, kinds, owns, waits, start, end, names, seq_list, known, accesses, detect):
+        seqs = dict(zip(names, seq_list))
+        number = {e: k for k, e in enumerate(names)}
         instrs = tuple(InstructionRecord(i, r.offset, r.engine, kinds[i], owns[i],
-                                         tuple((o, k) for o, k, _ in waits[i]), start[i], end[i],
-                                         getattr(r, "stream", None))
+                                         tuple((o, k) for o, k, _ in waits[i]) if waits[i] else (), start[i],
+                                         end[i], getattr(r, "stream", None))
                        for i, r in enumerate(records))
         busy = {e: sum(end[i] - start[i] for i in seqs[e]) for e in names}
         total = max(end) if records else 0
@@ -375,10 +500,11 @@ class Simulator:
         if detect:
             for a, b in itertools.combinations(names, 2):
                 k = [None] * len(records)
+                ka, kb = number[a], number[b]
                 for i in seqs[a]:
-                    k[i] = known[i][b]
+                    k[i] = known[i][kb]
                 for i in seqs[b]:
-                    k[i] = known[i][a]
+                    k[i] = known[i][ka]
                 found, trunc = find_races(seqs[a], seqs[b], k, accesses, MAX_RACES - len(races),
                                           self.npu_num)
                 races += found
@@ -393,6 +519,12 @@ class Simulator:
 
 def _intersection(xs, ys):
     """Total length common to two lists of disjoint, sorted intervals."""
+    if not xs or not ys:
+        return 0
+    if len(xs) + len(ys) > 64:
+        a, b = np.array(xs, np.int64).reshape(-1, 2), np.array(ys, np.int64).reshape(-1, 2)
+        if (a[:, 1] >= a[:, 0]).all() and (b[:, 1] >= b[:, 0]).all() and max(a.max(), b.max()) < 1 << 60:
+            return _measure(a) + _measure(b) - _measure(np.concatenate([a, b]))
     i = j = total = 0
     while i < len(xs) and j < len(ys):
         lo, hi = max(xs[i][0], ys[j][0]), min(xs[i][1], ys[j][1])
@@ -403,6 +535,17 @@ def _intersection(xs, ys):
         else:
             j += 1
     return total
+
+
+def _measure(iv):
+    """Length of the union of intervals (rows lo, hi; hi >= lo), exactly, in int64."""
+    if not len(iv):
+        return 0
+    iv = iv[np.argsort(iv[:, 0], kind="stable")]
+    lo, reach = iv[:, 0], np.maximum.accumulate(iv[:, 1])
+    first = np.flatnonzero(np.concatenate(([True], lo[1:] > reach[:-1])))   # each run of overlapping ones
+    last = np.concatenate((first[1:] - 1, [len(iv) - 1]))
+    return int((reach[last] - lo[first]).sum())
 
 
 def _multi_busy(interval_lists):

@@ -44,6 +44,10 @@ MAX_COPIED_SPAN = 1 << 26
 MAX_GATHERED_ELEMENTS = 1 << 24
 MAX_GATHERED_PAGES = 256
 PAGE_BITS = 24           # Gmem pages are 16 MiB
+# Views are memoized per memory (a program touches the same few tensors again and again):
+# a hit costs one dict lookup instead of the layout arithmetic and numpy view construction.
+# The memo is emptied when it holds this many views.
+MAX_CACHED_VIEWS = 1 << 14
 
 
 def check_elements(what, shape):
@@ -93,6 +97,9 @@ class AccessLog:
         self.entries.append((space, mask, lo, hi, write, layout))
 
 
+_ALL = slice(None)
+
+
 def _extent(shape, strides):
     """Offset of the last element from the first (strides are >= 0)."""
     return sum((d - 1) * s for d, s in zip(shape, strides))
@@ -124,10 +131,15 @@ class TensorView:
         return v.reshape((-1,) + self.shape[1:])[:self.shape[0]]
 
     def write(self, values):
-        if np.shape(values) != self.shape:
+        shape = values.shape if isinstance(values, np.ndarray) else np.shape(values)
+        if shape != self.shape:
             values = np.broadcast_to(values, self.shape)
         pack = self._pack
-        for view, sl in self._parts:
+        parts = self._parts
+        if pack == 1 and len(parts) == 1 and parts[0][1] == _ALL:     # one part: the whole tensor at once
+            parts[0][0][...] = values
+            parts = ()
+        for view, sl in parts:
             if pack == 1:
                 view[...] = values[:, sl]
                 continue
@@ -151,6 +163,7 @@ class Lmem:
         self.size = npu_num * lmem_size
         self.name = name
         self.data = np.zeros(self.size, np.uint8)
+        self._views = {}
 
     def check_range(self, what, addr, n):
         if addr < 0 or addr + n > self.size:
@@ -179,6 +192,24 @@ class Lmem:
 
         strides count elements of `dtype` (default uint8), or 32-bit words when pack > 1.
         """
+        try:
+            key = (addr, shape, strides, write, dtype, pack)
+            hit = self._views.get(key)
+        except TypeError:           # unhashable arguments (lists): not memoized
+            key = hit = None
+        if hit is None:
+            hit = self._tensor(what, addr, shape, strides, write, dtype, pack)
+            if key is not None:
+                if len(self._views) >= MAX_CACHED_VIEWS:
+                    self._views.clear()
+                self._views[key] = hit
+        if log is not None:
+            log.entries.append(hit[1])
+        return hit[0]
+
+    def _tensor(self, what, addr, shape, strides, write, dtype, pack):
+        """(TensorView, access-log entry) of a local tensor; the views see self.data, which
+        never moves, so both can be reused for the same arguments."""
         npu, lane = self.npu_num, self.lane_size
         n, c, h, w = shape
         if min(shape) < 1:
@@ -199,11 +230,10 @@ class Lmem:
             raise SimulationError(f"{what} must fit in its lmem lane (offset < 0x{lane:x}), but it spans "
                                   f"lane offsets [0x{off:x}, 0x{last:x}] (address 0x{addr:x}, shape "
                                   f"{tuple(shape)}, strides {tuple(strides)})")
-        if log is not None:
-            dims, bst = (gn, groups, h, w), (sn * unit, sc * unit, sh * unit, sw * unit)
-            if unit > 1:
-                dims, bst = dims + (unit,), bst + (1,)
-            log.add(self.name, self.lane_mask(l0, c), off, last + 1, write, (off, dims, bst))
+        dims, bst = (gn, groups, h, w), (sn * unit, sc * unit, sh * unit, sw * unit)
+        if unit > 1:
+            dims, bst = dims + (unit,), bst + (1,)
+        entry = (self.name, self.lane_mask(l0, c), off, last + 1, write, (off, dims, bst))
         if pack == 1:
             view = np.ndarray((n, groups, npu, h, w), npd, self.data, off, (sn * e, sc * e, lane, sh * e, sw * e))
             lane_axis = 2
@@ -213,14 +243,14 @@ class Lmem:
             lane_axis = 3
         lead = (slice(None),) * (lane_axis - 1)
         if groups == 1:
-            return TensorView((n, c, h, w), [(view[lead + (0, slice(l0, l0 + c))], slice(None))], pack=pack)
+            return TensorView((n, c, h, w), [(view[lead + (0, slice(l0, l0 + c))], slice(None))], pack=pack), entry
         parts = []
         for g in range(groups):
             lo_c = max(l0, g * npu)
             hi_c = min(l0 + c, (g + 1) * npu)
             if lo_c < hi_c:
                 parts.append((view[lead + (g, slice(lo_c - g * npu, hi_c - g * npu))], slice(lo_c - l0, hi_c - l0)))
-        return TensorView((n, c, h, w), parts, pack=pack)
+        return TensorView((n, c, h, w), parts, pack=pack), entry
 
     def lanes_of(self, addr, c):
         """Lane of each channel 0..c-1 of a tensor at addr."""
@@ -242,6 +272,7 @@ class Gmem:
         self.size = size
         self.name = name
         self.pages = {}
+        self._views = {}        # views inside one page (pages never move once allocated)
 
     def _page(self, i):
         page = self.pages.get(i)
@@ -294,6 +325,15 @@ class Gmem:
 
     def tensor(self, what, addr, shape, strides, log=None, write=False, dtype=None):
         """A (N, C, H, W) view at offset addr; strides count elements of dtype (default uint8)."""
+        try:
+            key = (addr, shape, strides, write, dtype)
+            hit = self._views.get(key)
+        except TypeError:           # unhashable arguments (lists): not memoized
+            key = hit = None
+        if hit is not None:
+            if log is not None:
+                log.entries.append(hit[1])
+            return hit[0]
         if min(shape) < 1:
             raise SimulationError(f"{what} shape must be positive, not {tuple(shape)!r}")
         check_elements(what, shape)
@@ -304,15 +344,21 @@ class Gmem:
         if addr < 0 or addr + span > self.size:
             raise SimulationError(f"{what} must be inside {self.name} [0, 0x{self.size:x}), but it spans "
                                   f"[0x{addr:x}, 0x{addr + span:x})")
+        dims, lst = tuple(shape), bst
+        if e > 1:
+            dims, lst = dims + (e,), bst + (1,)
+        entry = (self.name, 1, addr, addr + span, write, (addr, dims, lst))
         if log is not None:
-            dims, lst = tuple(shape), bst
-            if e > 1:
-                dims, lst = dims + (e,), bst + (1,)
-            log.add(self.name, 1, addr, addr + span, write, (addr, dims, lst))
+            log.entries.append(entry)
         i, o = divmod(addr, self.PAGE)
         if o + span <= self.PAGE:
-            base, tmp = self._page(i), None
-        elif span <= MAX_COPIED_SPAN:
+            view = TensorView(tuple(shape), [(np.ndarray(tuple(shape), npd, self._page(i), o, bst), slice(None))])
+            if key is not None:
+                if len(self._views) >= MAX_CACHED_VIEWS:
+                    self._views.clear()
+                self._views[key] = (view, entry)
+            return view
+        if span <= MAX_COPIED_SPAN:
             base, tmp, o = self.load(addr, span), True, 0
         else:
             return self._gathered(tuple(shape), npd, addr, bst)

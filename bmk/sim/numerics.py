@@ -65,17 +65,22 @@ def _adjust(f, r, half, neg, mode):
     return (r > half) | ((r == half) & (f & 1).astype(bool))      # HALF_TO_EVEN
 
 
+_INT64 = np.dtype(np.int64)
+
+
 def rshift(x, n, mode=Round.HALF_UP):
     """x / 2**n rounded by `mode` (x integer, arithmetic: negative x shift towards -inf first).
 
     Returns an int64 array (or the input itself, as int64, when n == 0).
     """
-    mode = as_mode(mode)
+    if mode is not Round.HALF_UP:           # (the hot path skips the conversion)
+        mode = as_mode(mode)
     if not (isinstance(n, (int, np.integer)) and 0 <= n <= MAX_SHIFT):
         raise SimulationError(f"right shift must be an integer in [0, {MAX_SHIFT}], not {n!r}")
-    x = np.asarray(x)
-    if x.dtype != np.int64:
-        x = x.astype(np.int64)
+    if type(x) is not np.ndarray or x.dtype is not _INT64:
+        x = np.asarray(x)
+        if x.dtype != np.int64:
+            x = x.astype(np.int64)
     if n == 0:
         return x
     n = int(n)

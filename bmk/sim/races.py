@@ -17,6 +17,8 @@ Lane masks are npu_num-bit integers, stored as ceil(npu_num / 64) uint64 words. 
 boxes that meet are then checked byte-exactly (interleaved tensors, e.g. the batches or
 planes of two tensors sharing a lane range, do not race).
 """
+import bisect
+
 import numpy as np
 
 from bmk.sim.memory import LMEM
@@ -80,7 +82,7 @@ def find_races(seq_a, seq_b, known, accesses, limit=1000, npu_num=None):
     if not seq_a or not seq_b:
         return [], False
     nwords = -(-npu_num // 64) if npu_num else _nwords(seq_a, seq_b, accesses)
-    known_b = np.array([known[idx] for idx in seq_b], np.int64)
+    known_list = [known[idx] for idx in seq_b]
     space_ids = {}
     starts, cols, b_masks, layouts = _pack(seq_b, accesses, space_ids, nwords)
     b_idx, b_space, b_lo, b_hi, b_w = cols.T if len(cols) else [np.zeros(0, np.int64)] * 5
@@ -90,7 +92,7 @@ def find_races(seq_a, seq_b, known, accesses, limit=1000, npu_num=None):
         if not acc:
             continue
         q_lo = known[a] + 1
-        q_hi = int(np.searchsorted(known_b, p, side="left"))
+        q_hi = bisect.bisect_left(known_list, p)     # known never decreases along B: sorted
         if q_lo >= q_hi:
             continue
         s, e = starts[q_lo], starts[q_hi]

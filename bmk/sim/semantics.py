@@ -3,9 +3,15 @@
     SEMANTICS = Semantics(kinds={("tiu", "add"): add, ...}, check=check, cycles=cycles, init=init)
 
 - kinds: {(engine, kind): fn(m, fields)}; kind names are the spec's instruction kinds, m is
-  the Simulator (memories, access log, chip parameters), fields the decoded field dict.
+  the Simulator (memories, access log, chip parameters), fields the decoded field dict. The
+  simulator runs instructions equal but for their sync ids (own id, waits) with one dict,
+  whose sync ids are those of the first of them: what an instruction does must not depend on
+  its sync ids (they only order it), and fn must not change the dict. While fn runs, m.memo
+  is a dict shared by those instructions, for values fn derives from the fields alone.
 - check(engine, fields): raise SimulationError for fields the semantics do not model.
 - cycles(engine, kind, fields, m) -> int: the cost model.
+- check and cycles must be pure functions of the fields other than the sync ids (and of the
+  chip): the simulator checks, and costs, instructions equal but for their ids once.
 - init(m): fills what a fresh chip holds before any command runs (e.g. the lookup tables in
   L2 SRAM); called once at the end of `Simulator.__init__`. Default: nothing (zeroed memories).
 

@@ -15,12 +15,15 @@ logical (on the 32-bit pattern) when 0; the result saturates to the destination 
 chip-neutral parts (rounding shift, relu, type ranges) come from bmk.sim.numerics and
 bmk.dtypes; the 8-bit planes of 16-bit values stay here (bm1880 only).
 """
+import operator
+
 import attrs
 import numpy as np
 
 from bmk import dtypes
 from bmk.errors import SimulationError
 from bmk.sim import numerics
+from bmk.sim.memory import AccessLog
 from bmk.tensor import align_up, ceil_div  # noqa: F401  (re-exported to the semantics modules)
 
 OPERANDS = ("res0", "opd0", "opd1", "opd2")
@@ -51,31 +54,86 @@ def layout_strides(mode, shape, m):
     raise AssertionError(mode)
 
 
+def _field_names(name):
+    return {"shape": (f"{name}_n", f"{name}_c", f"{name}_h", f"{name}_w"), "mode": f"short_{name}_str",
+            "strides": (f"{name}_n_str", f"{name}_c_str", f"{name}_h_str", f"{name}_w_str"),
+            "rest": (f"{name}_addr", f"opt_{name}_int8", f"opt_{name}_sign", f"{name}_b_str")}
+
+
+_FIELDS = {name: _field_names(name) for name in OPERANDS}
+# What operand() reads, fetched in one call: shape, mode, strides, addr, int8, sign, b_str.
+_GET = {name: operator.itemgetter(*names["shape"], names["mode"], *names["strides"], *names["rest"])
+        for name, names in _FIELDS.items()}
+_OPERANDS = {}      # (name, fetched values, npu_num, eu_num) -> Operand: equal fields, equal operand
+_MAX_OPERANDS = 1 << 14
+
+
 def operand(m, f, name, shape=None, mode=None):
     """The Operand `name` of a TIU field dict (shape/mode overridable by the caller)."""
+    if shape is None and mode is None:
+        memo = getattr(m, "memo", None)         # this instruction's plan (bmk.sim.semantics)
+        if memo is not None:
+            op = memo.get(name)
+            if op is None:
+                op = memo[name] = _operand(m, f, name, shape, mode)
+            return op
+        try:
+            key = (name, _GET[name](f), m.npu_num, m.eu_num)
+        except KeyError:        # a hand-made field dict without some of them: read as before
+            return _operand(m, f, name, shape, mode)
+        op = _OPERANDS.get(key)
+        if op is None:
+            op = _operand(m, f, name, shape, mode)
+            if len(_OPERANDS) >= _MAX_OPERANDS:
+                _OPERANDS.clear()
+            _OPERANDS[key] = op
+        return op
+    return _operand(m, f, name, shape, mode)
+
+
+def _operand(m, f, name, shape, mode):
+    names = _FIELDS[name]
     if shape is None:
-        shape = (f[f"{name}_n"], f[f"{name}_c"], f[f"{name}_h"], f[f"{name}_w"])
+        shape = tuple(f[k] for k in names["shape"])
     if mode is None:
-        mode = f[f"short_{name}_str"]
+        mode = f[names["mode"]]
     if mode == 3:
-        strides = (f[f"{name}_n_str"], f[f"{name}_c_str"], f[f"{name}_h_str"], f[f"{name}_w_str"])
+        strides = tuple(f[k] for k in names["strides"])
     else:
         strides = layout_strides(mode, shape, m)
     for d, v in zip("nchw", shape):
         if v < 1:
             raise SimulationError(f"{name}_{d} must be >= 1, not {v!r}")
-    return Operand(name, f[f"{name}_addr"], tuple(shape), strides, bool(f[f"opt_{name}_int8"]),
-                   bool(f[f"opt_{name}_sign"]), f[f"{name}_b_str"])
+    addr, int8, sign, b_str = (f[k] for k in names["rest"])
+    return Operand(name, addr, tuple(shape), strides, bool(int8), bool(sign), b_str)
 
 
 def planes(m, op, write=False, int8=None):
-    """TensorViews of the operand's planes: [low] or [low, high]."""
+    """TensorViews of the operand's planes: (low,) or (low, high)."""
     int8 = op.int8 if int8 is None else int8
-    views = [m.lmem.tensor(op.name, op.addr, op.shape, op.strides, m.log, write)]
-    if not int8:
-        views.append(m.lmem.tensor(f"{op.name} high plane", op.addr + op.b_str, op.shape, op.strides,
-                                   m.log, write))
-    return views
+    memo = getattr(m, "memo", None)
+    if memo is not None and memo.get(op.name) is op:    # the plan's own operand: its views are the plan's
+        key = (op.name, write, int8)
+        hit = memo.get(key)
+        if hit is None:
+            log, m.log = m.log, AccessLog()
+            try:
+                hit = memo[key] = (_planes(m, op, write, int8), m.log.entries)
+            finally:
+                m.log = log
+        log = m.log
+        if log is not None:
+            log.entries += hit[1]
+        return hit[0]
+    return _planes(m, op, write, int8)
+
+
+def _planes(m, op, write, int8):
+    tensor = m.lmem.tensor
+    low = tensor(op.name, op.addr, op.shape, op.strides, m.log, write)
+    if int8:
+        return (low,)
+    return low, tensor(f"{op.name} high plane", op.addr + op.b_str, op.shape, op.strides, m.log, write)
 
 
 def read(m, op, int8=None, signed=None, dtype=np.int32):
@@ -89,7 +147,8 @@ def read(m, op, int8=None, signed=None, dtype=np.int32):
     views = planes(m, op, int8=int8)
     if int8:
         raw = views[0].read()
-        raw = raw.view(np.int8) if signed else raw
+        if signed:
+            raw = raw.view(np.int8)
         return raw.copy() if dtype is None else raw.astype(dtype)
     v = np.empty(op.shape + (2,), np.uint8)
     v[..., 0], v[..., 1] = views[0].read(), views[1].read()
@@ -106,9 +165,11 @@ def dtype_of(int8, signed):
     return _FORMATS[(bool(int8), bool(signed))]
 
 
+_LIMITS = {key: (dt.min, dt.max) for key, dt in _FORMATS.items()}
+
+
 def limits(int8, signed):
-    dt = dtype_of(int8, signed)
-    return dt.min, dt.max
+    return _LIMITS[(bool(int8), bool(signed))]
 
 
 def write(m, op, values, int8=None, signed=None):
@@ -117,8 +178,13 @@ def write(m, op, values, int8=None, signed=None):
     signed = op.signed if signed is None else signed
     lo, hi = limits(int8, signed)
     v = np.asarray(values)
-    v = np.clip(v, lo, hi, out=v) if v.flags.writeable and v.dtype.kind in "iu" and v.dtype.itemsize >= 4 \
-        else np.clip(v, lo, hi)
+    if v.size <= 4096 and v.flags.writeable and v.dtype.kind == "i" and v.dtype.itemsize >= 4:
+        # np.clip's result (lo, hi fit the type) without its Python-level wrapper, which costs
+        # more than the two passes over a small array
+        v = np.minimum(np.maximum(v, lo, out=v), hi, out=v)
+    else:
+        v = np.clip(v, lo, hi, out=v) if v.flags.writeable and v.dtype.kind in "iu" and v.dtype.itemsize >= 4 \
+            else np.clip(v, lo, hi)
     views = planes(m, op, write=True, int8=int8)
     if int8:
         views[0].write(v)       # setitem casts unsafely: the clipped value's low byte
