@@ -57,9 +57,21 @@ def local_base():
     return chip().space("local").base
 
 
+@functools.cache
+def _parts(engine, name):
+    """((part field, width), ...) of a composed value, low part first (the spec's `composed`)."""
+    fmt = _format(engine)
+    return tuple((part, fmt.by_name[part].width) for part in dict(fmt.composed)[name])
+
+
 def split(engine, name, value):
-    """{part field: value} of a value the spec composes from several fields (e.g. a 40-bit address)."""
-    return _format(engine).split(name, value)
+    """{part field: value} of a value the spec composes from several fields (e.g. a 40-bit
+    address): the spec's Format.split, its parts looked up once."""
+    out = {}
+    for part, width in _parts(engine, name):
+        out[part] = value & ((1 << width) - 1)
+        value >>= width
+    return out
 
 
 def tiu(kind_name, **fields):

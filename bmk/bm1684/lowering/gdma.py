@@ -18,6 +18,8 @@ Our choices where the facts are silent (isa-facts bm1684-memory.md "Open"):
   (rows, DIV_UP(cols, cols_per_channel), 1, cols_per_channel) in the aligned layout, its last
   channel holding the cols % cols_per_channel remaining columns.
 """
+import functools
+
 from bmk.bm1684 import layout
 from bmk.bm1684.lowering import common as lo
 from bmk.bm1684.types import dim4
@@ -28,6 +30,7 @@ FORMAT = {32: "float32", 16: "int16", 8: "int8"}
 LOCAL, SYSTEM = "local", "system"
 
 
+@functools.cache
 def _direction(dst_space, src_space):
     return lo.code(lo.GDMA, "direction", f"{'S' if src_space == SYSTEM else 'L'}2{'S' if dst_space == SYSTEM else 'L'}")
 
@@ -47,10 +50,15 @@ def _side(f, prefix, space, addr, shape, stride):
     return f
 
 
-def _dma(direction, special_func, bits, **fields):
+@functools.cache
+def _fixed_fields(direction, special_func, bits):
     fmt = lo.code(lo.GDMA, "src_data_format", FORMAT[bits])
-    return lo.GDMA, dict(direction=direction, special_func=lo.code(lo.GDMA, "special_func", special_func),
-                         src_data_format=fmt, dst_data_format=fmt, stride_enable=1, chw_copy=0, **fields)
+    return dict(direction=direction, special_func=lo.code(lo.GDMA, "special_func", special_func),
+                src_data_format=fmt, dst_data_format=fmt, stride_enable=1, chw_copy=0)
+
+
+def _dma(direction, special_func, bits, **fields):
+    return lo.GDMA, {**_fixed_fields(direction, special_func, bits), **fields}
 
 
 def _copy(r, dst_space, src_space, bits):
