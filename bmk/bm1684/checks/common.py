@@ -28,9 +28,14 @@ from bmk.util import is_int
 SHAPE_MAX = dim4(65535, 4095, 65535, 65535)
 
 
+def _is_integer(value):
+    """An integer argument: an int (at once), a numpy integer or a template's Sym; not a bool."""
+    return type(value) is int or (is_int(value) and not isinstance(value, (bool, np.bool_)))
+
+
 def integer(call, name, value, lo, hi):
     """An integer argument in [lo, hi] (numpy integer scalars included; bool is not an int here)."""
-    if not is_int(value) or isinstance(value, (bool, np.bool_)) or not lo <= value <= hi:
+    if not _is_integer(value) or not lo <= value <= hi:
         raise ArgumentError(must(call, name, f"an integer in [{lo}, {hi}]", value))
     return as_int(value)
 
@@ -45,7 +50,7 @@ def flag(call, name, value):
 def local_addr(call, name, value, *, align=4):
     """A local_addr_t inside local memory, divisible by `align` (the seeds' 'divisible by 4')."""
     end = _local_end()
-    if not is_int(value) or isinstance(value, (bool, np.bool_)) or not 0 <= value < end:
+    if not _is_integer(value) or not 0 <= value < end:
         raise ArgumentError(must(call, name, f"a local address in [0, 0x{end:x})", value))
     if value % align:
         raise ArgumentError(must(call, name, f"divisible by {align}", value))
@@ -68,7 +73,7 @@ def system_addr(call, name, value, *, align=1):
     """A system_addr_t / global_addr_t inside global memory (API.md: global memory starts at
     0x100000000; specs/bm1684 [memory.global])."""
     base, end = _global()
-    if not is_int(value) or isinstance(value, (bool, np.bool_)) or not base <= value < end:
+    if not _is_integer(value) or not base <= value < end:
         raise ArgumentError(must(call, name, f"a system address in [0x{base:x}, 0x{end:x})", value))
     if value % align:
         raise ArgumentError(must(call, name, f"divisible by {align}", value))
