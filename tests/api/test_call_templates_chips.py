@@ -2,6 +2,8 @@
 repeatedly with addresses (and some constants) that change is served by a call template
 (bmk.templates), and gives the bytes of the ordinary path (templates switched off); a value
 the checks reject still raises their error after a template exists."""
+import collections
+
 import attrs
 import pytest
 
@@ -103,9 +105,19 @@ def program_of(chip, long_form=False):
 
 @pytest.mark.parametrize("chip, long_form", [("bm1684", False), ("bm1684x", False), ("bm1684x", True)])
 def test_every_function_with_changing_addresses_uses_a_template(chip, long_form, monkeypatch):
+    served = collections.Counter()
+    from_template = program.Program._from_template
+
+    def counting(self, row, style, arguments):
+        lowered = from_template(self, row, style, arguments)
+        served[row.name] += lowered is not None
+        return lowered
+    monkeypatch.setattr(program.Program, "_from_template", counting)
     ctx, buf = program_of(chip, long_form)
     rows = api84.OPS if chip == "bm1684" else api84x.OPS
     assert set(templates(ctx)) == {row.name for row in rows}
+    # the first call is seen, the second traced, every later one encoded by the template
+    assert served == {row.name: CALLS - 2 for row in rows}
     monkeypatch.setattr(program, "TEMPLATES_PER_CALL", 0)
     ordinary, again = program_of(chip, long_form)
     assert not templates(ordinary)
