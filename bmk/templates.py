@@ -13,6 +13,11 @@ range-checks them and ORs them into the command bytes pre-packed with every othe
 (positions from the spec's Field bit/width, through the packer's codec Template). Any guard
 or range miss returns None and the call takes the ordinary path, which raises the ordinary
 errors. Checks and lowerings are pure functions of their arguments (the memo relies on it too).
+
+A chip's checks and lowering stay traceable by computing with their int arguments, never
+reading them another way: `as_int` (not int()) normalizes a checked integer, and `fixed`
+turns an argument used as a key (an enum code, a dict or cache key) into its plain value,
+guarding that it keeps that value (such a template serves only calls that repeat it).
 """
 import numbers
 import operator
@@ -145,6 +150,24 @@ for _name, _symbol in _BINARY.items():
 for _name, _symbol in _COMPARE.items():
     setattr(Sym, f"__{_name}__", _compare(_name, _symbol))
 numbers.Integral.register(Sym)      # is_int(sym) holds, as it does for the int it stands for
+
+
+def as_int(value):
+    """A checked integer argument as the value to compute with: a numpy integer scalar or a
+    bool as the Python int, a Python int or a Sym (which computes like its int) unchanged."""
+    if type(value) is int or isinstance(value, Sym):
+        return value
+    return int(value)
+
+
+def fixed(value):
+    """The plain value of a Sym, recording the guard that it keeps it (a template made from the
+    trace then serves only calls with that value); anything else unchanged. For arguments
+    that select rather than compute: enum codes, dict and cache keys."""
+    if isinstance(value, Sym):
+        value.trace.guard(f"({value.source} == {value.value!r})", True)
+        return value.value
+    return value
 
 
 def value_of(x):

@@ -15,7 +15,7 @@ shared by their checks, lowering, tests and the demo.
 """
 from bmk.bm1684 import layout
 from bmk.bm1684.types import Padding, dim2, dim4
-from bmk.layout import ceil_div
+from bmk.layout import ceil_div, compact_stride
 
 PAIR_BYTES = 8          # one 2IC weight element: two fp32 words
 NO_PADDING = Padding(0, 0, 0, 0)
@@ -40,8 +40,9 @@ def conv_weight_shape(ic, oc, kernel_h, kernel_w):
 
 def conv_weight_stride(weight_addr, ic, oc, kernel_h, kernel_w):
     """The NULL kernel_stride: compact stride of the 2IC weight shape, counted in pairs."""
-    return layout.compact_stride(weight_addr // layout.local_mem_size_per_npu(),
-                                 conv_weight_shape(ic, oc, kernel_h, kernel_w))
+    # the unchecked helper (arguments checked by the caller): arithmetic only, for call templates
+    shape = conv_weight_shape(ic, oc, kernel_h, kernel_w)
+    return dim4(*compact_stride(shape, layout.npu_num(), weight_addr // layout.local_mem_size_per_npu()))
 
 
 def per_channel_shape(c):

@@ -30,11 +30,13 @@ def _param(name):
 
 
 # -- Common Functions ---------------------------------------------------------------------------
+@functools.cache
 def npu_num():
     """okk_npu_num (seed 003 Common): number of NPUs."""
     return _param("npu_num")
 
 
+@functools.cache
 def local_mem_size_per_npu():
     """okk_local_mem_size_per_npu (seed 003 Common): bytes of local memory per NPU."""
     return _param("lmem_size")
@@ -88,6 +90,19 @@ def _aligned(call, start_idx, shape):
     start_idx = _int_arg(call, "start_idx", start_idx, 0, npu_num() - 1)
     shape = _shape_arg(call, shape)
     return dim4(*layout.aligned_stride(shape, WORD_BYTES, _param("channel_align_bytes"), npu_num(), start_idx))
+
+
+@functools.cache
+def _align_words():
+    return _param("channel_align_bytes") // WORD_BYTES
+
+
+def aligned_words(start_idx, shape):
+    """The 32-bit aligned strides of a checked shape from a checked start NPU (the checks' and
+    lowering's path: no argument checks, arithmetic only, so call templates can trace it);
+    the same values as aligned_stride_for_32bit."""
+    cs = layout.align_up(shape[2] * shape[3], _align_words())
+    return dim4(cs * layout.slots(shape[1], npu_num(), start_idx), cs, shape[3], 1)
 
 
 def aligned_stride_for_32bit(start_idx, shape):

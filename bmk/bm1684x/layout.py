@@ -13,6 +13,7 @@ from bmk import layout
 from bmk.bm1684x.constants import WHOLE_BYTE_DTYPES, dtype_name, dtype_of
 from bmk.errors import ArgumentError, must
 from bmk.isa import load_chip
+from bmk.templates import as_int, fixed
 from bmk.util import is_int as _is_int
 
 
@@ -76,6 +77,8 @@ def continuous_stride(shape):
 
 
 # -- argument helpers shared by the module functions and the checks --------------------------------
+# They compute with integer arguments and never read them another way (as_int, not int(); an
+# enum code through `fixed`), so call templates (bmk.templates) can trace the checks.
 def as_dim4(call, name, value):
     """A dim4 of integers in [1, 65535] (seed 001: shape ranges)."""
     try:
@@ -101,6 +104,7 @@ def as_stride(call, name, value, maximum):
 
 
 def dtype_code(call, name, value, allowed):
+    value = fixed(value)        # a code selects: a call template serves one dtype
     if not is_int(value) or int(value) not in allowed:
         names = ", ".join(dtype_name(d) for d in allowed)
         raise ArgumentError(must(call, name, f"one of {names}", value))
@@ -110,20 +114,20 @@ def dtype_code(call, name, value, allowed):
 def npu_index(call, name, value):
     if not is_int(value) or not 0 <= value < NPU_NUM:
         raise ArgumentError(must(call, name, f"an NPU index in [0, {NPU_NUM - 1}]", value))
-    return int(value)
+    return as_int(value)
 
 
 def local_address(call, name, value):
     if not is_int(value) or not 0 <= value < LOCAL_SIZE:
         raise ArgumentError(must(call, name, f"a local address in [0, 0x{LOCAL_SIZE:x})", value))
-    return int(value)
+    return as_int(value)
 
 
 def global_address(call, name, value):
     end = GLOBAL.base + GLOBAL.size
     if not is_int(value) or not GLOBAL.base <= value < end:
         raise ArgumentError(must(call, name, f"a global address in [0x{GLOBAL.base:x}, 0x{end:x})", value))
-    return int(value)
+    return as_int(value)
 
 
 def extent(shape, stride, itemsize):

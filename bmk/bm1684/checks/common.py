@@ -10,24 +10,34 @@ and the rule, and records nothing. The remarks (seed 003, per function):
 - "dst_addr = work_addr is not allowed": `distinct`;
 - and, implied by every remark on addresses: a local tensor must fit its NPU's memory
   (`fits_local`), a system tensor the global memory (`fits_system`).
-Values: Python ints, bools where C has bool, and numpy integer scalars (API.md).
+Values: Python ints, bools where C has bool, and numpy integer scalars (API.md). The checks
+compute with integer arguments and never read them another way (int(), keys, divmod), so a
+call template (bmk.templates) can trace them: `as_int` normalizes a checked integer.
 """
+import functools
+
 import numpy as np
 
 from bmk import layout as chip_layout
 from bmk.bm1684 import layout
 from bmk.bm1684.types import dim4
 from bmk.errors import ArgumentError, must
+from bmk.templates import as_int
 from bmk.util import is_int
 
 SHAPE_MAX = dim4(65535, 4095, 65535, 65535)
 
 
+def _is_integer(value):
+    """An integer argument: an int (at once), a numpy integer or a template's Sym; not a bool."""
+    return type(value) is int or (is_int(value) and not isinstance(value, (bool, np.bool_)))
+
+
 def integer(call, name, value, lo, hi):
     """An integer argument in [lo, hi] (numpy integer scalars included; bool is not an int here)."""
-    if not is_int(value) or isinstance(value, (bool, np.bool_)) or not lo <= value <= hi:
+    if not _is_integer(value) or not lo <= value <= hi:
         raise ArgumentError(must(call, name, f"an integer in [{lo}, {hi}]", value))
-    return int(value)
+    return as_int(value)
 
 
 def flag(call, name, value):
@@ -39,23 +49,35 @@ def flag(call, name, value):
 
 def local_addr(call, name, value, *, align=4):
     """A local_addr_t inside local memory, divisible by `align` (the seeds' 'divisible by 4')."""
-    end = layout.npu_num() * layout.local_mem_size_per_npu()
-    if not is_int(value) or isinstance(value, (bool, np.bool_)) or not 0 <= value < end:
+    end = _local_end()
+    if not _is_integer(value) or not 0 <= value < end:
         raise ArgumentError(must(call, name, f"a local address in [0, 0x{end:x})", value))
     if value % align:
         raise ArgumentError(must(call, name, f"divisible by {align}", value))
-    return int(value)
+    return as_int(value)
+
+
+@functools.cache
+def _local_end():
+    return layout.npu_num() * layout.local_mem_size_per_npu()
+
+
+@functools.cache
+def _global():
+    """(base, end) of global memory."""
+    g = layout.chip().space("global")
+    return g.base, g.base + g.size
 
 
 def system_addr(call, name, value, *, align=1):
     """A system_addr_t / global_addr_t inside global memory (API.md: global memory starts at
     0x100000000; specs/bm1684 [memory.global])."""
-    g = layout.chip().space("global")
-    if not is_int(value) or isinstance(value, (bool, np.bool_)) or not g.base <= value < g.base + g.size:
-        raise ArgumentError(must(call, name, f"a system address in [0x{g.base:x}, 0x{g.base + g.size:x})", value))
+    base, end = _global()
+    if not _is_integer(value) or not base <= value < end:
+        raise ArgumentError(must(call, name, f"a system address in [0x{base:x}, 0x{end:x})", value))
     if value % align:
         raise ArgumentError(must(call, name, f"divisible by {align}", value))
-    return int(value)
+    return as_int(value)
 
 
 def _four(call, name, value):
@@ -71,6 +93,8 @@ def _four(call, name, value):
 def shape(call, value, name="shape", limits=SHAPE_MAX):
     """A dim4 shape: n, h, w in [1, 65535] and c in [1, 4095] unless the remark says otherwise."""
     values = _four(call, name, value)
+    if all(type(v) is int and 1 <= v <= hi for v, hi in zip(values, limits)):      # the common case, at once
+        return dim4(*values)
     return dim4(*(integer(call, f"{name}.{d}", v, 1, hi) for d, v, hi in zip(dim4._fields, values, limits)))
 
 
@@ -79,7 +103,10 @@ def stride(call, name, value, *, w_one=False):
     if value is None:
         return None
     values = _four(call, name, value)
-    s = dim4(*(integer(call, f"{name}.{d}", v, 0, 2**32 - 1) for d, v in zip(dim4._fields, values)))
+    if all(type(v) is int and 0 <= v <= 2**32 - 1 for v in values):
+        s = dim4(*values)
+    else:
+        s = dim4(*(integer(call, f"{name}.{d}", v, 0, 2**32 - 1) for d, v in zip(dim4._fields, values)))
     if w_one and s.w != 1:
         raise ArgumentError(must(call, f"{name}.w", "1 (only allowed to be one)", s.w))
     return s
@@ -116,7 +143,7 @@ def distinct(call, name, value, other_name, other):
 
 def aligned_stride(addr, shp):
     """The 128-byte aligned strides (in 32-bit words) of a local tensor at addr."""
-    return layout.aligned_stride_for_32bit(npu(addr), shp)
+    return layout.aligned_words(npu(addr), shp)
 
 
 def fits_local(call, name, addr, shp, strd, *, itemsize=4, pack=1):
@@ -126,7 +153,7 @@ def fits_local(call, name, addr, shp, strd, *, itemsize=4, pack=1):
     whose strides count 32-bit words (itemsize 4) and whose n counts groups of `pack` batches."""
     size = layout.local_mem_size_per_npu()
     s = aligned_stride(addr, shp) if strd is None else strd
-    q, off = divmod(addr, size)
+    q, off = addr // size, addr % size       # not divmod: a template's Sym computes only with operators
     slots = chip_layout.slots(shp.c, layout.npu_num(), q)
     groups = -(-shp.n // pack)
     last = off + itemsize * ((groups - 1) * s.n + (slots - 1) * s.c + (shp.h - 1) * s.h + (shp.w - 1) * s.w)
@@ -138,12 +165,12 @@ def fits_local(call, name, addr, shp, strd, *, itemsize=4, pack=1):
 
 def fits_system(call, name, addr, shp, strd, *, itemsize=4):
     """The tensor's bytes stay inside global memory (strides None: the continuous layout)."""
-    g = layout.chip().space("global")
+    end = _global()[1]
     s = dim4(*chip_layout.continuous_stride(shp)) if strd is None else strd
     last = addr + itemsize * ((shp.n - 1) * s.n + (shp.c - 1) * s.c + (shp.h - 1) * s.h + (shp.w - 1) * s.w)
-    if last + itemsize > g.base + g.size:
+    if last + itemsize > end:
         raise ArgumentError(must(call, name, f"the address of a tensor that ends inside global memory "
-                                 f"(before 0x{g.base + g.size:x}; shape {tuple(shp)}, strides {tuple(s)})",
+                                 f"(before 0x{end:x}; shape {tuple(shp)}, strides {tuple(s)})",
                                  addr))
 
 

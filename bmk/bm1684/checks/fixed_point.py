@@ -24,6 +24,7 @@ from bmk.dtypes import INT8, UINT8
 from bmk.dtypes import INT16 as I16
 from bmk.dtypes import UINT16 as U16
 from bmk.errors import ArgumentError, must
+from bmk.templates import fixed
 from bmk.util import is_int
 
 _ALL16 = ("S8_OP_S8_TO_S8", "S8_OP_S8_TO_S16", "S8_OP_U8_TO_S8", "S8_OP_U8_TO_S16", "U8_OP_S8_TO_S8",
@@ -48,6 +49,7 @@ def lshift_max():
 
 def enum_value(call, name, value, valid, table, extra=""):
     """An op_type_t / mul_type_t value among the `valid` enumerator names."""
+    value = fixed(value)        # a code selects: a call template serves one op type
     values = {table[n]: n for n in valid}
     if is_int(value) and not isinstance(value, (bool, np.bool_)) and int(value) in values:
         return int(value)

@@ -11,6 +11,7 @@ from bmk.bm1684 import geometry as g
 from bmk.bm1684.checks import common as c
 from bmk.bm1684.types import Padding, dim2, dim4
 from bmk.errors import ArgumentError, must
+from bmk.templates import as_int
 
 WINDOW_MAX = 2047                                 # input h/w, padded input and output h/w
 WINDOW_SHAPE_MAX = dim4(65535, 4095, WINDOW_MAX, WINDOW_MAX)
@@ -128,7 +129,7 @@ def bdc_conv2d(ctx, r, call="bdc_conv2d"):
     stride = pair(call, "stride", r.stride, STRIDE_MAX)
     dilation = pair(call, "dilation", r.dilation, DILATION_MAX)
     oh, ow = window(call, shape, r.kernel_h, r.kernel_w, pad, stride, dilation)
-    kh, kw = int(r.kernel_h), int(r.kernel_w)
+    kh, kw = as_int(r.kernel_h), as_int(r.kernel_w)
     c.same_npu(call, output_addr=out, weight_addr=weight, **({"bias_addr": bias} if using_bias else {}))
     c.fits_local(call, "output_addr", out, dim4(shape.n, oc, oh, ow), None)
     c.fits_local(call, "input_addr", inp, shape, input_stride)
@@ -158,7 +159,7 @@ def bdc_depthwise2d(ctx, r, call="bdc_depthwise2d"):
                **({"bias_addr": bias} if using_bias else {}))
     c.fits_local(call, "output_addr", out, dim4(shape.n, shape.c, oh, ow), None)
     c.fits_local(call, "input_addr", inp, shape, None)
-    _fits_compact(call, "weight_addr", weight, dim4(1, shape.c, int(r.kernel_h), int(r.kernel_w)))
+    _fits_compact(call, "weight_addr", weight, dim4(1, shape.c, as_int(r.kernel_h), as_int(r.kernel_w)))
     if using_bias:
         _fits_compact(call, "bias_addr", bias, g.per_channel_shape(shape.c))
 

@@ -5,6 +5,8 @@ out keep the spec's reset defaults (specs/bm1684/*.toml), which are the vendor's
 fields are written by the scheduler at acquisition. Everything chip-specific is looked up in
 the spec by name: instruction kinds (`kind("arith.add")` gives tsk_typ and tsk_eu_typ), enum
 codes (`code("tiu", "opt_res0_prec", "fp32")`), the local window base. No hand-written codes.
+Integer arguments are computed with, never read another way (`as_int`, not int(); no caches
+keyed by them), so call templates (bmk.templates) can trace a lowering.
 
 How the vendor fills a TIU command (the yolov5s stream, tests/golden/bm1684/): addresses are
 the local window base + local_addr_t; element-wise (ar / md_scalar / md_sfu) commands carry
@@ -20,6 +22,7 @@ import numpy as np
 from bmk.bm1684.layout import chip
 from bmk.bm1684.types import dim4
 from bmk.errors import SpecError
+from bmk.templates import as_int
 
 TIU, GDMA = "tiu", "gdma"
 SLOTS = ("res0", "opd0", "opd1", "opd2")
@@ -54,9 +57,21 @@ def local_base():
     return chip().space("local").base
 
 
+@functools.cache
+def _parts(engine, name):
+    """((part field, width), ...) of a composed value, low part first (the spec's `composed`)."""
+    fmt = _format(engine)
+    return tuple((part, fmt.by_name[part].width) for part in dict(fmt.composed)[name])
+
+
 def split(engine, name, value):
-    """{part field: value} of a value the spec composes from several fields (e.g. a 40-bit address)."""
-    return _format(engine).split(name, value)
+    """{part field: value} of a value the spec composes from several fields (e.g. a 40-bit
+    address): the spec's Format.split, its parts looked up once."""
+    out = {}
+    for part, width in _parts(engine, name):
+        out[part] = value & ((1 << width) - 1)
+        value >>= width
+    return out
 
 
 def tiu(kind_name, **fields):
@@ -73,17 +88,17 @@ def bits(value, k=32):
     """An x8/x16/x32 argument (checked) as its k-bit pattern: ints modulo 2^k, floats as fp32."""
     if isinstance(value, (float, np.floating)):
         return fp32_bits(value)
-    return int(value) & ((1 << k) - 1)
+    return as_int(value) & ((1 << k) - 1)
 
 
 def shape4(value):
     """A checked shape argument as a dim4 of ints."""
-    return dim4(*map(int, value))
+    return dim4(*map(as_int, value))
 
 
 def stride4(value):
     """A checked stride argument: None, or a dim4 of ints."""
-    return None if value is None else dim4(*map(int, value))
+    return None if value is None else dim4(*map(as_int, value))
 
 
 def tensor(f, slot, addr, stride, *, prec="fp32", signed=None, shape=None):

@@ -26,6 +26,7 @@ from bmk import layout as chip_layout
 from bmk.bm1684 import layout
 from bmk.bm1684.lowering import common as lo
 from bmk.bm1684.types import dim4
+from bmk.templates import as_int
 
 WORD = 4
 
@@ -68,7 +69,7 @@ def int8_1n_strides(addr, shape, aligned):
 
 def addrs(r, *names):
     """Address arguments as Python ints (numpy integer scalars are accepted by the checks)."""
-    return tuple(int(getattr(r, name)) for name in names)
+    return tuple(as_int(getattr(r, name)) for name in names)
 
 
 def bdc_fp32_to_int32(chip, r):

@@ -28,6 +28,7 @@ Sequences (no single command does them):
 from bmk.bm1684 import constants as k
 from bmk.bm1684.lowering import common as lo
 from bmk.bm1684.lowering.fp32_binary import binary, with_const
+from bmk.templates import as_int, fixed
 
 
 def _prec(dtype):
@@ -35,14 +36,14 @@ def _prec(dtype):
 
 
 def _types(op_type):
-    s0, s1, d = k.op_type_dtypes(int(op_type))
+    s0, s1, d = k.op_type_dtypes(int(fixed(op_type)))
     return (_prec(d), _prec(s0), _prec(s1)), (s0.signed, s1.signed, d.signed), (s0, s1)
 
 
 def _binary(kind, shifts=True):
     def lower(chip, r):
         precs, signs, _ = _types(r.op_type)
-        f = {"opt_right_shift": int(r.rshift)} if shifts else {}
+        f = {"opt_right_shift": as_int(r.rshift)} if shifts else {}
         return binary(kind, r, prec=precs, signed=signs, f=f)
     return lower
 
@@ -51,7 +52,7 @@ def _binary_C(kind, const_slot="opd1", shifts=True):
     def lower(chip, r):
         precs, signs, (s0, s1) = _types(r.op_type)
         width = (s0 if const_slot == "opd0" else s1).bits
-        f = {"opt_right_shift": int(r.rshift)} if shifts else {}
+        f = {"opt_right_shift": as_int(r.rshift)} if shifts else {}
         return with_const(kind, r, const_slot, lo.bits(r.C, width), prec=precs, signed=signs, f=f)
     return lower
 
@@ -59,7 +60,7 @@ def _binary_C(kind, const_slot="opd1", shifts=True):
 def _mac(const):
     def lower(chip, r):
         precs, signs, (_, s1) = _types(r.op_type)
-        f = {"opt_left_shift": int(r.lshift), "opt_right_shift": int(r.rshift),
+        f = {"opt_left_shift": as_int(r.lshift), "opt_right_shift": as_int(r.rshift),
              "opt_res_add_sign": int(bool(r.is_origin_dst_signed))}
         if const:
             return with_const("arith.mac", r, "opd1", lo.bits(r.C, s1.bits), prec=precs, signed=signs, f=f)
@@ -97,7 +98,7 @@ def bdc_fixed_point_packed_16bit_split_low_8bit(chip, r):
 
 
 def bdc_fixed_point_packed_16bit_mul_8bit(chip, r):
-    s0, s1, d = k.mul_type_dtypes(int(r.mul_type))
+    s0, s1, d = k.mul_type_dtypes(int(fixed(r.mul_type)))
     shape, dst = lo.shape4(r.shape), lo.stride4(r.dst_stride)
     mid_signed = s0.signed or s1.signed
     mul = {"opt_opd2_sign": int(mid_signed), "opt_shift_typ": 0}
@@ -105,7 +106,7 @@ def bdc_fixed_point_packed_16bit_mul_8bit(chip, r):
     lo.tensor(mul, "opd0", r.src0_high_addr, lo.stride4(r.src0_high_stride), prec="int8", signed=s0.signed)
     lo.tensor(mul, "opd1", r.src1_addr, lo.stride4(r.src1_stride), prec="int8", signed=s1.signed)
     mac = {"opt_opd2_sign": int(d.signed), "opt_shift_typ": 0, "opt_left_shift": 8,
-           "opt_right_shift": int(r.rshift), "opt_res_add_sign": int(mid_signed)}
+           "opt_right_shift": as_int(r.rshift), "opt_res_add_sign": int(mid_signed)}
     lo.tensor(mac, "res0", r.dst_addr, dst, prec="int16", shape=shape)
     lo.tensor(mac, "opd0", r.src0_low_addr, lo.stride4(r.src0_low_stride), prec="int8", signed=0)
     lo.tensor(mac, "opd1", r.src1_addr, lo.stride4(r.src1_stride), prec="int8", signed=s1.signed)

@@ -37,6 +37,7 @@ taylor_exp 3 (32 series, |x| < 1), exp 2, sigmoid 3, tanh 3 (with 8 to 64 series
 from bmk.bm1684 import layout
 from bmk.bm1684.lowering import common as lo
 from bmk.bm1684.lowering.converting import addrs, table_lookup
+from bmk.templates import as_int
 
 EXP_MIN, EXP_MAX = -103.0, 88.0     # the seed's input range of exp / sigmoid / tanh (and the vendor's clamp)
 DEFAULT_SERIES = 32                 # "okk_bdc_exp() is equivalent to okk_bdc_exp_tunable() with num_series = 32"
@@ -79,7 +80,7 @@ def lut(dst, src, table, shape):
 
 def taylor(dst, src, num_series, shape):
     return sfu("mdsfu.taylor", dst, src, shape, opd1_addr=layout.chip().param("l2_sram_exp_taylor_table"),
-               opd1_n=int(num_series))
+               opd1_n=as_int(num_series))
 
 
 def exp_parts(w, d, num_series, shape):

@@ -18,37 +18,47 @@ Our choices where the facts are silent (isa-facts bm1684-memory.md "Open"):
   (rows, DIV_UP(cols, cols_per_channel), 1, cols_per_channel) in the aligned layout, its last
   channel holding the cols % cols_per_channel remaining columns.
 """
+import functools
+
 from bmk.bm1684 import layout
 from bmk.bm1684.lowering import common as lo
 from bmk.bm1684.types import dim4
+from bmk.layout import continuous_stride
+from bmk.templates import as_int
 
 FORMAT = {32: "float32", 16: "int16", 8: "int8"}
 LOCAL, SYSTEM = "local", "system"
 
 
+@functools.cache
 def _direction(dst_space, src_space):
     return lo.code(lo.GDMA, "direction", f"{'S' if src_space == SYSTEM else 'L'}2{'S' if dst_space == SYSTEM else 'L'}")
 
 
 def _side(f, prefix, space, addr, shape, stride):
     """Address, sizes and strides of one side; NULL strides resolved to the remark's layout."""
-    addr = int(addr)
+    addr = as_int(addr)
     if space == LOCAL:
         if stride is None:
-            stride = layout.aligned_stride_for_32bit(addr // layout.local_mem_size_per_npu(), shape)
+            stride = layout.aligned_words(addr // layout.local_mem_size_per_npu(), shape)
         addr += lo.local_base()
     elif stride is None:
-        stride = layout.continuous_stride(shape)
+        stride = continuous_stride(shape)      # shape checked: the unchecked helper
     f.update(lo.split(lo.GDMA, f"{prefix}_addr", addr))
     f[f"{prefix}_nsize"], f[f"{prefix}_csize"], f[f"{prefix}_hsize"], f[f"{prefix}_wsize"] = shape
     f[f"{prefix}_nstride"], f[f"{prefix}_cstride"], f[f"{prefix}_hstride"], f[f"{prefix}_wstride"] = stride
     return f
 
 
-def _dma(direction, special_func, bits, **fields):
+@functools.cache
+def _fixed_fields(direction, special_func, bits):
     fmt = lo.code(lo.GDMA, "src_data_format", FORMAT[bits])
-    return lo.GDMA, dict(direction=direction, special_func=lo.code(lo.GDMA, "special_func", special_func),
-                         src_data_format=fmt, dst_data_format=fmt, stride_enable=1, chw_copy=0, **fields)
+    return dict(direction=direction, special_func=lo.code(lo.GDMA, "special_func", special_func),
+                src_data_format=fmt, dst_data_format=fmt, stride_enable=1, chw_copy=0)
+
+
+def _dma(direction, special_func, bits, **fields):
+    return lo.GDMA, {**_fixed_fields(direction, special_func, bits), **fields}
 
 
 def _copy(r, dst_space, src_space, bits):
@@ -68,7 +78,7 @@ def _set_C(r, dst_space, bits):
 
 
 def _matrix(r, dst_space, src_space):
-    rows, cols, cpc, row_stride = int(r.rows), int(r.cols), int(r.cols_per_channel), int(r.row_stride)
+    rows, cols, cpc, row_stride = as_int(r.rows), as_int(r.cols), as_int(r.cols_per_channel), as_int(r.row_stride)
     f = {"sys_mem_type": lo.code(lo.GDMA, "sys_mem_type", "matrix")}
     sides = {LOCAL: (dim4(rows, -(-cols // cpc), 1, cpc), None),
              SYSTEM: (dim4(rows, 1, 1, cols), dim4(row_stride, cols, cols, 1))}

@@ -33,6 +33,8 @@ from bmk.bm1684 import geometry as g
 from bmk.bm1684 import layout
 from bmk.bm1684.lowering import common as lo
 from bmk.bm1684.types import Padding, dim2, dim4
+from bmk.layout import compact_stride
+from bmk.templates import as_int, fixed
 
 
 def _elementwise(r, kind, opd1, opd2):
@@ -50,7 +52,7 @@ def _elementwise(r, kind, opd1, opd2):
 
 
 def _per_channel(f, slot, addr):
-    f[f"{slot}_addr"] = lo.local_base() + int(addr)
+    f[f"{slot}_addr"] = lo.local_base() + as_int(addr)
     f[f"opt_{slot}_prec"] = lo.code(lo.TIU, f"opt_{slot}_prec", "fp32")
     f[f"short_{slot}_str"] = lo.code(lo.TIU, f"short_{slot}_str", "offset")
 
@@ -98,7 +100,7 @@ def _output_shape(n, c, h, w, kernel_h, kernel_w, pad, stride, dilation=g.ONE):
 
 def bdc_conv2d(chip, r):
     shape = lo.shape4(r.input_shape)
-    oc, kh, kw = int(r.output_c), int(r.kernel_h), int(r.kernel_w)
+    oc, kh, kw = as_int(r.output_c), as_int(r.kernel_h), as_int(r.kernel_w)
     pad, stride, dilation = _padding(r.padding), _pair(r.stride), _pair(r.dilation)
     out = _output_shape(shape.n, oc, shape.h, shape.w, kh, kw, pad, stride, dilation)
     f = {"tsk_opd_num": 3 if r.using_bias else 2, "opt_res_add": int(bool(r.result_add))}
@@ -106,7 +108,7 @@ def bdc_conv2d(chip, r):
     lo.tensor(f, "opd0", r.input_addr, lo.stride4(r.input_stride), shape=shape)
     kernel_stride = lo.stride4(r.kernel_stride)
     if kernel_stride is None:
-        kernel_stride = g.conv_weight_stride(int(r.weight_addr), shape.c, oc, kh, kw)
+        kernel_stride = g.conv_weight_stride(as_int(r.weight_addr), shape.c, oc, kh, kw)
     lo.tensor(f, "opd1", r.weight_addr, kernel_stride)
     if r.using_bias:
         _per_channel(f, "opd2", r.bias_addr)
@@ -115,14 +117,15 @@ def bdc_conv2d(chip, r):
 
 def bdc_depthwise2d(chip, r):
     shape = lo.shape4(r.input_shape)
-    kh, kw = int(r.kernel_h), int(r.kernel_w)
+    kh, kw = as_int(r.kernel_h), as_int(r.kernel_w)
     pad, stride, dilation = _padding(r.padding), _pair(r.stride), _pair(r.dilation)
     f = {"tsk_opd_num": 3 if r.using_bias else 2}
     lo.tensor(f, "res0", r.output_addr, None,
               shape=_output_shape(shape.n, shape.c, shape.h, shape.w, kh, kw, pad, stride, dilation))
     lo.tensor(f, "opd0", r.input_addr, None)
     f["opd0_h"], f["opd0_w"] = shape.h, shape.w
-    weight_stride = layout.compact_stride(layout.start_npu_index(int(r.weight_addr)), dim4(1, shape.c, kh, kw))
+    start = as_int(r.weight_addr) // layout.local_mem_size_per_npu()
+    weight_stride = dim4(*compact_stride(dim4(1, shape.c, kh, kw), layout.npu_num(), start))
     lo.tensor(f, "opd1", r.weight_addr, weight_stride)
     if r.using_bias:
         _per_channel(f, "opd2", r.bias_addr)
@@ -131,7 +134,7 @@ def bdc_depthwise2d(chip, r):
 
 def _pool(r, kind, scale=None):
     shape = lo.shape4(r.input_shape)
-    kh, kw = int(r.kernel_h), int(r.kernel_w)
+    kh, kw = as_int(r.kernel_h), as_int(r.kernel_w)
     pad, stride = _padding(r.padding), _pair(r.stride)
     f = {"tsk_opd_num": 1 if scale is None else 2}
     lo.tensor(f, "res0", r.output_addr, None,
@@ -144,7 +147,7 @@ def _pool(r, kind, scale=None):
 
 
 def bdc_avg_pool2d(chip, r):
-    return _pool(r, "pord.avgpooling", 1.0 / (int(r.kernel_h) * int(r.kernel_w)))
+    return _pool(r, "pord.avgpooling", 1.0 / (fixed(r.kernel_h) * fixed(r.kernel_w)))
 
 
 def bdc_avg_pool2d_v2(chip, r):
@@ -157,8 +160,8 @@ def bdc_max_pool2d(chip, r):
 
 # -- matrix multiplication ---------------------------------------------------------------------
 def bdc_matmul(chip, r):
-    m, k, n = int(r.left_rows), int(r.left_cols), int(r.right_cols)
-    lw, rw = int(r.left_cols_per_channel), int(r.right_cols_per_channel)
+    m, k, n = as_int(r.left_rows), as_int(r.left_cols), as_int(r.right_cols)
+    lw, rw = as_int(r.left_cols_per_channel), as_int(r.right_cols_per_channel)
     f = {"tsk_opd_num": 3 if r.using_bias else 2}
     lo.tensor(f, "res0", r.output_addr, None, shape=g.matrix_shape(m, n, rw))
     left = g.matrix_shape(m, k, lw)

@@ -14,7 +14,6 @@
   dtype a finite int or float in its range.
 Every failure raises ArgumentError "<call>: <argument> must be <rule>, not <value>".
 """
-import functools
 import math
 import numbers
 
@@ -25,16 +24,19 @@ from bmk.bm1684x import layout as mem
 from bmk.bm1684x.layout import is_int
 from bmk.bm1684x.constants import DTYPES, ROUNDING_MODES, dtype_name, dtype_of
 from bmk.errors import ArgumentError, must
+from bmk.templates import as_int, fixed
 
 STRIDE_NC_MAX = 0xFFFF
 LANE, NPU = mem.LANE_BYTES, mem.NPU_NUM
 ITEMSIZE = {code: dt.itemsize for code, (_, dt) in DTYPES.items() if dt.bits % 8 == 0}
 
 
-@functools.lru_cache(maxsize=4096)
 def _aligned(shape, itemsize, npu):
-    """The aligned layout's strides (cached: kernels reuse a few shapes)."""
-    return tuple(layout.aligned_stride(shape, itemsize, mem.ALIGN_BYTES, NPU, npu))
+    """The aligned layout's strides from start NPU `npu`: layout.aligned_stride's values (the
+    element sizes divide the alignment), by arithmetic only, so a call template can trace
+    an address or a length through it."""
+    cs = layout.align_up(shape[2] * shape[3], mem.ALIGN_BYTES // itemsize)
+    return (cs * layout.slots(shape[1], NPU, npu), cs, shape[3], 1)
 STRIDE_HW_MAX = 0xFFFFFFFF
 
 
@@ -67,9 +69,10 @@ class Check:
     def int_range(self, name, value, lo, hi):
         if not is_int(value) or not lo <= value <= hi:
             self.fail(name, f"an integer in [{lo}, {hi}]", value)
-        return int(value)
+        return as_int(value)
 
     def rounding_mode(self, name, value):
+        value = fixed(value)
         if not is_int(value) or int(value) not in ROUNDING_MODES:
             self.fail(name, "a rounding_mode_t, one of " + ", ".join(f"{n} ({v})" for v, n in ROUNDING_MODES.items()),
                       value)
@@ -78,7 +81,7 @@ class Check:
     def local(self, name, addr, shape, stride, dtype, stride_name=None, nc_max=STRIDE_NC_MAX):
         """A local tensor at `addr` of `shape` and dtype code `dtype`; stride None = aligned."""
         addr = mem.local_address(self.call, name, addr)
-        npu, offset = divmod(addr, LANE)
+        npu, offset = addr // LANE, addr % LANE     # not divmod: a template's Sym computes with operators only
         itemsize = ITEMSIZE[dtype]
         stride_name = stride_name or name.replace("_addr", "_stride")
         if stride is None:
@@ -125,6 +128,7 @@ class Check:
         """A scalar_t of dtype code `dtype` (seed: C and true_val take their dtype's range)."""
         dt = dtype_of(dtype)
         if dt.is_float:
+            value = fixed(value)
             ok = (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
                   and dt.min <= value <= dt.max)
             if not ok:
@@ -132,7 +136,7 @@ class Check:
             return value
         if not is_int(value) or not dt.min <= value <= dt.max:
             self.fail(name, f"an integer in the range of {dtype_name(dtype)} [{dt.min}, {dt.max}]", value)
-        return int(value)
+        return as_int(value)
 
     def wider_or_equal(self, name, code, ref_name, ref):
         """Seed: `name`'s bit width is at least `ref_name`'s."""

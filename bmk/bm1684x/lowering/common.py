@@ -16,6 +16,8 @@ pad, insertion, shift and res_add fields stay 0. A free layout's strides are wri
 given (n and c into the 16-bit `*_n_str`/`*_c_str`; the BM1688 firmware's 18-bit split is
 unverified for BM1684X and not used). No class has a res0_sign: the result's signedness
 follows the operands (the checks make the seed's sign rules hold), for selects opd2_sign.
+Integer arguments are computed with (`as_int`), dtype codes read through `fixed`, so call
+templates (bmk.templates) can trace a lowering.
 """
 import struct
 
@@ -24,6 +26,7 @@ import numpy as np
 from bmk.bm1684x.constants import DT_BFP16, DT_FP16, DT_FP32, dtype_of, prec_sign
 from bmk.isa import load_chip
 from bmk.sim.numerics import fp32_to_bf16
+from bmk.templates import as_int, fixed
 
 TIU, GDMA = "tiu", "gdma"
 CHIP = load_chip("bm1684x")
@@ -52,20 +55,23 @@ def const_bits(value, dtype):
     zero-extended (a scalar_t union written through its member; the vendor's stream carries
     the int8 shift -8 of its sAR muls as 0xF8), so a reader takes the low bits of the
     operand's precision with the operand's sign."""
+    dtype = int(fixed(dtype))
+    if dtype in (DT_FP32, DT_FP16, DT_BFP16):
+        value = fixed(value)        # converted to float bits: a template serves this value only
     if dtype == DT_FP32:
         return struct.unpack("<I", struct.pack("<f", value))[0]
     if dtype == DT_FP16:
         return int(np.float16(value).view(np.uint16))
     if dtype == DT_BFP16:
         return int(fp32_to_bf16(np.float32(value)))
-    return int(value) & ((1 << dtype_of(int(dtype)).bits) - 1)
+    return as_int(value) & ((1 << dtype_of(dtype).bits) - 1)
 
 
 def tensor(prefix, addr, stride, dtype):
     """Fields of a tensor operand (prefix res0, opd0, opd1) at local address addr: its
     precision, sign (operands only: no class has res0_sign) and layout with its strides."""
-    prec, sign = prec_sign(int(dtype))
-    f = {f"{prefix}_addr": int(addr), f"{prefix}_prec": prec}
+    prec, sign = prec_sign(int(fixed(dtype)))
+    f = {f"{prefix}_addr": as_int(addr), f"{prefix}_prec": prec}
     if prefix != "res0":
         f[f"{prefix}_sign"] = sign
     if stride is None:
@@ -79,22 +85,23 @@ def tensor(prefix, addr, stride, dtype):
 
 def const(prefix, value, dtype):
     """Fields of a constant operand: the const flag, its bits in `*_addr`, prec and sign."""
-    prec, sign = prec_sign(int(dtype))
-    return {f"{prefix}_const": 1, f"{prefix}_addr": const_bits(value, int(dtype)), f"{prefix}_prec": prec,
+    dtype = int(fixed(dtype))
+    prec, sign = prec_sign(dtype)
+    return {f"{prefix}_const": 1, f"{prefix}_addr": const_bits(value, dtype), f"{prefix}_prec": prec,
             f"{prefix}_sign": sign}
 
 
 def ar(kind, shape, res, *operands, opd2_n_str=None):
     """A short AR command: tsk_opd_num = the number of operands, res0 shape = `shape` (the
     operands share it; the short class has no operand shapes)."""
-    n, c, h, w = (int(v) for v in shape)
+    n, c, h, w = (as_int(v) for v in shape)
     f = {"cmd_short": 1, "tsk_typ": TSK["AR"], "tsk_eu_typ": eu(SAR, kind), "tsk_opd_num": len(operands),
          "res0_n": n, "res0_c": c, "res0_h": h, "res0_w": w}
     f.update(res)
     for o in operands:
         f.update(o)
     if opd2_n_str is not None:
-        f["opd2_n_str"] = int(opd2_n_str)
+        f["opd2_n_str"] = as_int(opd2_n_str)
     return fit(f)
 
 

@@ -16,6 +16,7 @@ from bmk import layout
 from bmk.bm1684x import layout as mem
 from bmk.bm1684x.constants import dtype_of, prec_sign
 from bmk.bm1684x.lowering.common import CHIP, GDMA
+from bmk.templates import as_int, fixed
 
 _TENSOR = CHIP.engine(GDMA).cls("DMA_tensor")
 CMD_TYPE = dict(_TENSOR.field("cmd_type").enum)["DMA_tensor"]
@@ -25,23 +26,24 @@ MASK = _TENSOR.field("localmem_mask_l32").max
 
 
 def _operand(prefix, addr, stride, shape, itemsize, local):
-    addr = int(addr)
+    addr = as_int(addr)
     if stride is None:
         if local:
             stride = layout.aligned_stride(shape, itemsize, mem.ALIGN_BYTES, mem.NPU_NUM, addr // mem.LANE_BYTES)
         else:
             stride = layout.continuous_stride(shape)
     dma_addr = LOCAL_BASE + addr if local else addr
-    n, c, h, w = (int(v) for v in stride)
+    n, c, h, w = (as_int(v) for v in stride)
     return {f"{prefix}_start_addr_h8": dma_addr >> L32, f"{prefix}_start_addr_l32": dma_addr & ((1 << L32) - 1),
             f"{prefix}_nstride": n, f"{prefix}_cstride": c, f"{prefix}_hstride": h, f"{prefix}_wstride": w}
 
 
 def copy(p, dst_local, src_local):
     shape = tuple(int(v) for v in p.shape)
-    itemsize = dtype_of(int(p.dtype)).itemsize
+    dtype = int(fixed(p.dtype))
+    itemsize = dtype_of(dtype).itemsize
     f = {"cmd_short": 0, "cmd_type": CMD_TYPE, "cmd_special_function": 0, "nchw_copy": 1, "stride_enable": 1,
-         "src_data_format": prec_sign(int(p.dtype))[0], "localmem_mask_l32": MASK, "localmem_mask_h32": MASK,
+         "src_data_format": prec_sign(dtype)[0], "localmem_mask_l32": MASK, "localmem_mask_h32": MASK,
          "src_nsize": shape[0], "src_csize": shape[1], "src_hsize": shape[2], "src_wsize": shape[3]}
     f.update(_operand("src", p.src_addr, p.src_stride, shape, itemsize, src_local))
     f.update(_operand("dst", p.dst_addr, p.dst_stride, shape, itemsize, dst_local))

@@ -24,23 +24,25 @@ from bmk.bm1684x.constants import prec_sign
 from bmk.bm1684x.lowering.common import SVC, TIU, TSK, const_bits, eu
 from bmk.bm1684x.lowering.compare import invert
 from bmk.layout import ceil_div
+from bmk.templates import as_int, fixed
 
 VC_DIV_ITER = 2
 
 
 def vc(kind, p, dst_dtype, src_dtype, select_val=None):
     """One short VC command of instruction kind `kind`."""
-    len0, len1, w0, w1 = int(p.src0_len), int(p.src1_len), int(p.src0_len_per_channel), int(p.src1_len_per_channel)
+    len0, len1, w0, w1 = (as_int(p.src0_len), as_int(p.src1_len), as_int(p.src0_len_per_channel),
+                          as_int(p.src1_len_per_channel))
     a_c, b_c = ceil_div(len0, w0), ceil_div(len1, w1)
-    src_prec, src_sign = prec_sign(int(src_dtype))
-    dst_prec, _ = prec_sign(int(dst_dtype))
+    src_prec, src_sign = prec_sign(int(fixed(src_dtype)))
+    dst_prec, _ = prec_sign(int(fixed(dst_dtype)))
     f = {"cmd_short": 1, "tsk_typ": TSK["VC"], "tsk_eu_typ": eu(SVC, kind),
          "opd0_sign": src_sign, "opd1_sign": src_sign, "opd2_n_str": VC_DIV_ITER,
          "res0_prec": dst_prec, "opd0_prec": src_prec, "opd1_prec": src_prec,
-         "res0_addr": int(p.dst_addr), "opd0_addr": int(p.src0_addr), "opd1_addr": int(p.src1_addr),
+         "res0_addr": as_int(p.dst_addr), "opd0_addr": as_int(p.src0_addr), "opd1_addr": as_int(p.src1_addr),
          "res0_c": b_c, "res0_w": w1, "opd0_c": a_c, "opd0_w": w0, "opd1_w": len0 - (a_c - 1) * w0}
     if select_val is not None:
-        f["opd2_addr"] = const_bits(select_val, int(dst_dtype))
+        f["opd2_addr"] = const_bits(select_val, dst_dtype)
     return (TIU, f)
 
 
@@ -53,8 +55,8 @@ def _select(kind, p):
 
 
 def _select_then_invert(kind, p):
-    shape = (int(p.src0_len), ceil_div(int(p.src1_len), int(p.src1_len_per_channel)), 1,
-             int(p.src1_len_per_channel))
+    shape = (as_int(p.src0_len), ceil_div(as_int(p.src1_len), as_int(p.src1_len_per_channel)), 1,
+             as_int(p.src1_len_per_channel))
     return (_select(kind, p), invert(shape, p.dst_addr, None, p.dst_dtype, p.true_val))
 
 
