@@ -24,7 +24,6 @@ our choice). Element (n, c, h, w) is at off + 4 * ((n // pack)*Sn + slot*Sc + h*
 e * (n % pack). A partial last group (N not a multiple of pack) is read and written only in
 its first N % pack batches.
 """
-import attrs
 import numpy as np
 
 from bmk.errors import SimulationError

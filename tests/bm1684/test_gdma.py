@@ -5,7 +5,7 @@ import pytest
 import bmk
 from bmk import bm1684
 from bmk.errors import ArgumentError
-from tests.bm1684.helpers import GMEM, LANE, get, npu_addr, put, run, unchanged_after
+from tests.bm1684.helpers import GMEM, LANE, get, npu_addr, run, unchanged_after
 from tests.vectors import vendor
 
 rng = np.random.default_rng(1)

@@ -5,7 +5,7 @@ with CTRL_TP (row/column transposition, seed 4.15). Results against numpy."""
 import numpy as np
 import pytest
 
-from bmk.bm1880 import CTRL_NULL, CTRL_TP, TensorGmem, shape_t2, shape_t4, stride_t2, stride_t4
+from bmk.bm1880 import CTRL_NULL, CTRL_TP, TensorGmem, shape_t2, stride_t2
 from bmk.encoders import decode_cmdbuf
 from bmk.isa import load_chip
 

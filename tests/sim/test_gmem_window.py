@@ -10,7 +10,7 @@ from bmk.bm1880 import CTRL_NULL, CTRL_TP, TensorGmem, shape_t2, shape_t4, strid
 from bmk.encoders import decode_cmdbuf
 from bmk.isa import load_chip
 
-from .helpers import I8, new, rand, run
+from .helpers import I8, new, rand
 
 CHIP = load_chip("bm1880")
 TDMA = CHIP.engine("tdma").format

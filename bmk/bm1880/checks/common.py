@@ -5,10 +5,9 @@ Each raises ArgumentError before anything is recorded, with the message
 "<call>: <argument> must be <rule>, not <value!r>". Field-width limits are checked once
 more, generically, when the lowered descriptor is packed (see bmk.program.Program._pack).
 """
-from bmk.bm1880.constants import CTRL_NULL, CTRL_RA, CTRL_RELU, CTRL_TP
 from bmk.bm1880.lowering.common import gmem_limit
 from bmk.errors import ArgumentError, must
-from bmk.tensor import TensorGmem, TensorLmem
+from bmk.tensor import TensorLmem
 from bmk.util import is_int
 
 
