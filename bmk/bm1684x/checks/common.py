@@ -26,7 +26,10 @@ from bmk.bm1684x.constants import DTYPES, ROUNDING_MODES, dtype_name, dtype_of
 from bmk.errors import ArgumentError, must
 from bmk.templates import as_int, fixed
 
-STRIDE_NC_MAX = 0xFFFF
+# Free-layout stride limits: the widths of the long AR class's stride fields (the short
+# class's narrower h/w strides only decide between short and long: lowering/common.py).
+_AR = mem.CHIP.engine("tiu").cls("AR")
+STRIDE_NC_MAX = _AR.field("res0_n_str").max
 LANE, NPU = mem.LANE_BYTES, mem.NPU_NUM
 ITEMSIZE = {code: dt.itemsize for code, (_, dt) in DTYPES.items() if dt.bits % 8 == 0}
 
@@ -37,7 +40,9 @@ def _aligned(shape, itemsize, npu):
     an address or a length through it."""
     cs = layout.align_up(shape[2] * shape[3], mem.ALIGN_BYTES // itemsize)
     return (cs * layout.slots(shape[1], NPU, npu), cs, shape[3], 1)
-STRIDE_HW_MAX = 0xFFFFFFFF
+
+
+STRIDE_HW_MAX = _AR.field("res0_h_str").max
 
 
 @attrs.frozen

@@ -12,7 +12,7 @@ from bmk.bm1684x.checks.common import Check
 from bmk.bm1684x.constants import WHOLE_BYTE_DTYPES, dtype_of
 from bmk.layout import continuous_stride
 
-GLOBAL_STRIDE_MAX = 0xFFFFFFFF
+GLOBAL_STRIDE_MAX = mem.CHIP.engine("gdma").cls("DMA_tensor").field("src_nstride").max   # 32-bit stride fields
 
 
 def system(ck, name, addr, shape, stride, dtype, stride_name):
