@@ -7,19 +7,12 @@ as in the seed's `shape_t` union. In lmem a matrix is laid out as the tensor
 import attrs
 
 from bmk.errors import ArgumentError
+from bmk.layout import align_up, ceil_div  # noqa: F401  (re-exported: bm1880 code imports them from here)
 from bmk.util import plain
 
 FMT_I8 = 4  # seed 4.1
 FMT_U8 = 9
 FMT_NAMES = {FMT_I8: "FMT_I8", FMT_U8: "FMT_U8"}
-
-
-def ceil_div(a, b):
-    return -(-a // b)
-
-
-def align_up(x, n):
-    return ceil_div(x, n) * n
 
 
 @attrs.frozen

@@ -9,12 +9,12 @@ from bmk.errors import BmkError
 
 
 def _simulate(spec):
-    from bmk.sim.semantics import semantics_for
+    from bmk.sim.semantics import semantics_for, spec_kinds
     try:
         sem = semantics_for(spec.name)
     except BmkError:
         return f"no (no bmk.sim.{spec.name} semantics)"
-    total = len({(e.name, i.name) for e in spec.encoded_engines for c in e.classes for i in c.instructions})
+    total = len(spec_kinds(spec))
     done = total - len(sem.missing(spec))
     if not done:
         return f"no (bmk.sim.{spec.name} models no instruction kind yet)"

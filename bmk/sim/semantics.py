@@ -63,9 +63,13 @@ class Semantics:
 
     def missing(self, chip):
         """(engine, kind) pairs of the chip's specs that have no function here."""
-        kinds = dict.fromkeys((e.name, ins.name) for e in chip.encoded_engines
-                              for c in e.classes for ins in c.instructions)
-        return [k for k in kinds if k not in self.kinds]
+        return [k for k in spec_kinds(chip) if k not in self.kinds]
+
+
+def spec_kinds(chip):
+    """Every (engine, kind) of a ChipSpec's instruction classes, once each, in spec order."""
+    return list(dict.fromkeys((e.name, ins.name) for e in chip.encoded_engines
+                              for c in e.classes for ins in c.instructions))
 
 
 def semantics_for(chip_name):

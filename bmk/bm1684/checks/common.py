@@ -175,11 +175,11 @@ def fits_system(call, name, addr, shp, strd, *, itemsize=4):
 
 
 def bits(call, name, value, k):
-    """An x8/x16/x32 constant (API.md): an int in [-2^(k-1), 2^k - 1] is its bit pattern mod
-    2^k; for k = 32 a Python float is that fp32 value's bits."""
+    """An x8/x16/x32 constant (API.md): an int in [-2^(k-1), 2^k - 1], or for k = 32 a Python
+    float (an fp32 value). The lowering takes its bit pattern (lowering.common.bits)."""
     if k == 32 and isinstance(value, (float, np.floating)):
-        return int(np.array(value, np.float32).view(np.uint32))
-    return integer(call, name, value, -(1 << (k - 1)), (1 << k) - 1) & ((1 << k) - 1)
+        return
+    integer(call, name, value, -(1 << (k - 1)), (1 << k) - 1)
 
 
 def fp32(call, name, value):

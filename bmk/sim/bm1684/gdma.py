@@ -47,9 +47,13 @@ def _strides(f, prefix):
     return tuple(f[f"{prefix}_{d}stride"] for d in "nchw")
 
 
+def _space(m, f, prefix):
+    """(memory space, offset in it) of side `prefix`'s device address (split over l32 / h8)."""
+    return m.space_of(chip().engine("gdma").format.compose(f"{prefix}_addr", f))
+
+
 def _view(m, f, prefix, dtype, shape, strides, write):
-    addr = chip().engine("gdma").format.compose(f"{prefix}_addr", f)
-    space, offset = m.space_of(addr)
+    space, offset = _space(m, f, prefix)
     if space.name == "local":
         pack = WORD_BYTES // dtype.itemsize
         return m.lmem.tensor(prefix, offset, shape, strides, m.log, write, dtype.numpy, pack)
@@ -111,8 +115,7 @@ def _matrix(m, f, dt, src_shape, dst_shape):
 
 def _local(m, f, prefix, dt, shape, strides, first_channel, write):
     """A view of channels [first_channel, first_channel + shape[1]) of the local side."""
-    addr = chip().engine("gdma").format.compose(f"{prefix}_addr", f)
-    space, offset = m.space_of(addr)
+    space, offset = _space(m, f, prefix)
     if space.name != "local":
         raise SimulationError(f"{prefix} of a matrix copy must be local memory, not {space.name}")
     lane = m.lmem.lane_size
