@@ -3,7 +3,7 @@
 Each chip maps its own codes onto these (bm1880 FMT_I8/FMT_U8, bm1684 store modes,
 bm1684x `data_type_t = (precision << 1) | sign`) in its own package; no chip code table lives
 here. numpy has no bfloat16: BF16 is *stored* as uint16 (`DType.numpy`) and converted
-explicitly (`bmk.sim.numerics.bf16_to_fp32` / `fp32_to_bf16`). INT4/UINT4 are packed two per
+explicitly (`bmk.numerics.bf16_to_fp32` / `fp32_to_bf16`). INT4/UINT4 are packed two per
 byte and have no whole-byte itemsize; memory views refuse them.
 """
 import attrs

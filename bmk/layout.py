@@ -8,7 +8,17 @@ ceil((s + C) / npu_num) slots (bm1684 `okk_channle_num_per_npu`, bm1684x TPU-Ker
 bm1880 keeps its own TensorLmem helpers in bmk/tensor.py (there s = 0 and the alignment is
 eu_num elements of one byte, which is `aligned_stride(shape, 1, eu_num, npu_num)`).
 """
+from typing import NamedTuple
+
 from bmk.errors import ArgumentError
+
+
+class dim4(NamedTuple):   # noqa: N801 -- the C type's name (OKKernel and TPU-Kernel alike)
+    """dim4 {n, c, h, w}: a shape or a stride (strides count elements)."""
+    n: int
+    c: int
+    h: int
+    w: int
 
 
 def ceil_div(a, b):

@@ -6,13 +6,7 @@ the same order is accepted wherever one is expected, and helpers return the name
 """
 from typing import NamedTuple
 
-
-class dim4(NamedTuple):   # noqa: N801 -- the seed's C type name
-    """dim4 {n, c, h, w}: a shape or a stride (strides count elements)."""
-    n: int
-    c: int
-    h: int
-    w: int
+from bmk.layout import dim4  # noqa: F401  (re-exported: the seed names it here)
 
 
 class dim2(NamedTuple):   # noqa: N801

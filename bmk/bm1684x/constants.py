@@ -3,11 +3,11 @@ bm1684x; isa-facts/bm1684x-memory.md sections 3 and 4).
 
 `data_type_t` is (precision << 1) | sign, the precision codes being the spec's `prec` enum
 (specs/bm1684x/tiu.toml), so the values are derived from the spec rather than written here.
-`rounding_mode_t` takes the values of `bmk.sim.numerics.Round`.
+`rounding_mode_t` takes the values of `bmk.numerics.Round`.
 """
 from bmk import dtypes
 from bmk.isa import load_chip
-from bmk.sim.numerics import Round
+from bmk.numerics import Round
 
 _PREC = dict(load_chip("bm1684x").engine("tiu").classes[0].field("res0_prec").enum)
 

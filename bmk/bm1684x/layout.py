@@ -7,9 +7,9 @@ elements. The aligned layout (a NULL local stride) is cs = ALIGN(H*W, eu_num(dty
 ns = ceil((s + C) / 64) * cs: the start NPU counts, for TIU and GDMA alike (the memory
 notes' caveat: the vendor's gdma helpers assume s = 0; bmk uses one rule everywhere).
 """
-import typing
 
 from bmk import layout
+from bmk.layout import dim4
 from bmk.bm1684x.constants import WHOLE_BYTE_DTYPES, dtype_name, dtype_of
 from bmk.errors import ArgumentError, must
 from bmk.isa import load_chip
@@ -28,14 +28,6 @@ LOCAL_SIZE = NPU_NUM * LANE_BYTES
 ALIGN_BYTES = CHIP.param("channel_align_bytes")
 GLOBAL = CHIP.space("global")
 SHAPE_MAX = 65535          # seed 001: every shape field is in [1, 65535]
-
-
-class dim4(typing.NamedTuple):  # noqa: N801  (the C type's name)
-    """TPU-Kernel `dim4`: a shape or a stride (n, c, h, w)."""
-    n: int
-    c: int
-    h: int
-    w: int
 
 
 def npu_num():

@@ -273,6 +273,112 @@ class ChipSpec:
     header: Format
     magic: int
     engines: "tuple[Engine, ...]"
+    memo: dict = attrs.field(factory=dict, init=False, eq=False, repr=False)   # the lookups below
+
+    # -- the lookup vocabulary: every chip's checks, lowering and simulator read facts through
+    # these, from the ChipSpec they are given (never a module-level one). Each answer is
+    # computed once per (chip, question) and kept in `memo`.
+    def _remember(self, key, compute):
+        try:
+            return self.memo[key]
+        except KeyError:
+            value = self.memo[key] = compute()
+            return value
+
+    def fmt(self, engine, cls=None):
+        """The instruction class `cls` of an engine (None: its only class)."""
+        def compute():
+            e = self.engine(engine)
+            if cls is not None:
+                return e.cls(cls)
+            if e.format is None:
+                raise SpecError(f"{self.name} engine {engine!r} has {len(e.classes)} instruction classes: "
+                                f"name one")
+            return e.format
+        return self._remember(("fmt", engine, cls), compute)
+
+    def kind(self, engine, name, cls=None):
+        """{field: value} that identify instruction kind `name` of an engine's class: the class's
+        selector key and the kind's match (e.g. bm1684 kind("tiu", "arith.add") -> tsk_typ,
+        tsk_eu_typ). A fresh dict: callers add their fields to it."""
+        def compute():
+            fmt = self.fmt(engine, cls)
+            ins = fmt.instruction(name)
+            if ins is None:
+                raise SpecError(f"{self.name} {engine} class {fmt.name!r} has no instruction kind {name!r}")
+            return tuple(((fmt.keys[0] if fmt.keys else ()) + ins.match))
+        return dict(self._remember(("kind", engine, name, cls), compute))
+
+    def field(self, engine, name, cls=None):
+        """The Field `name` of an engine's class; with cls None, of every class that has it
+        (SpecError when those classes disagree on its width or enum: name the class then)."""
+        def compute():
+            e = self.engine(engine)
+            if cls is not None or e.format is not None:
+                return self.fmt(engine, cls).field(name)
+            found = {(c.by_name[name].width, c.by_name[name].enum): c.by_name[name]
+                     for c in e.classes if name in c.by_name}
+            if not found:
+                raise SpecError(f"{self.name} engine {engine!r} has no field {name!r}")
+            if len(found) > 1:
+                raise SpecError(f"{self.name} {engine} field {name!r} differs between classes: name the class")
+            return next(iter(found.values()))
+        return self._remember(("field", engine, name, cls), compute)
+
+    def limit(self, engine, name, cls=None):
+        """The largest value field `name` holds."""
+        return self.field(engine, name, cls).max
+
+    def code(self, engine, field, member, cls=None):
+        """The value of enum member `member` of a field, e.g. code("tiu", "opt_res0_prec", "fp32")."""
+        def compute():
+            value = self.field(engine, field, cls).enum_value(member)
+            if value is None:
+                raise SpecError(f"{self.name} {engine} field {field!r} has no enum member {member!r}")
+            return value
+        return self._remember(("code", engine, field, member, cls), compute)
+
+    def member(self, engine, field, value, cls=None):
+        """The enum member name of a field's value, or None when the value names none."""
+        return self.members(engine, field, cls).get(value)
+
+    def members(self, engine, field, cls=None):
+        """{value: member name} of a field's enum."""
+        return self._remember(("members", engine, field, cls),
+                              lambda: {v: n for n, v in self.field(engine, field, cls).enum})
+
+    def _parts(self, engine, name, cls):
+        def compute():
+            fmt = self.fmt(engine, cls) if cls is not None or self.engine(engine).format else None
+            classes = (fmt,) if fmt else self.engine(engine).classes
+            parts = {tuple((p, c.by_name[p].width) for p in dict(c.composed)[name])
+                     for c in classes if name in dict(c.composed)}
+            if len(parts) != 1:
+                raise SpecError(f"{self.name} {engine} must compose {name!r} one way, not {len(parts)}")
+            return parts.pop()
+        return self._remember(("parts", engine, name, cls), compute)
+
+    def split(self, engine, name, value, cls=None):
+        """{part field: value} of a value the spec composes from several fields (low part
+        first), e.g. a 40-bit address."""
+        out = {}
+        for part, width in self._parts(engine, name, cls):
+            out[part] = value & ((1 << width) - 1)
+            value >>= width
+        return out
+
+    def compose(self, engine, name, fields, cls=None):
+        """The value of composed `name` read from a field dict (missing parts read 0)."""
+        value, shift = 0, 0
+        for part, width in self._parts(engine, name, cls):
+            value |= fields.get(part, 0) << shift
+            shift += width
+        return value
+
+    @property
+    def all_lanes(self):
+        """The lane mask that selects every NPU: npu_num ones."""
+        return (1 << self.param("npu_num")) - 1
 
     def param(self, name):
         try:

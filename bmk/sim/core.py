@@ -265,7 +265,7 @@ class Simulator:
         except SimulationError as e:
             raise self._error(i, rec, str(e)) from None
         try:
-            sem.check(rec.engine, f)
+            sem.check(self.chip, rec.engine, f)
         except SimulationError as e:
             raise self._error(i, rec, str(e)) from None
         # its own copy of the fields: every instruction of the plan runs on this one dict, which

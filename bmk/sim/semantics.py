@@ -8,7 +8,8 @@
   whose sync ids are those of the first of them: what an instruction does must not depend on
   its sync ids (they only order it), and fn must not change the dict. While fn runs, m.memo
   is a dict shared by those instructions, for values fn derives from the fields alone.
-- check(engine, fields): raise SimulationError for fields the semantics do not model.
+- check(chip, engine, fields): raise SimulationError for fields the semantics do not model
+  (chip: the simulator's ChipSpec, where every fact is read).
 - cycles(engine, kind, fields, m) -> int: the cost model.
 - check and cycles must be pure functions of the fields other than the sync ids (and of the
   chip): the simulator checks, and costs, instructions equal but for their ids once.
@@ -32,7 +33,7 @@ REGISTRY = {
 }
 
 
-def _no_check(engine, fields):
+def _no_check(chip, engine, fields):
     return None
 
 

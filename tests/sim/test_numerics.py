@@ -1,4 +1,4 @@
-"""bmk.sim.numerics against references written from isa-facts/bm1684x-memory.md section 4."""
+"""bmk.numerics against references written from isa-facts/bm1684x-memory.md section 4."""
 from fractions import Fraction
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 
 from bmk import dtypes
 from bmk.errors import SimulationError
-from bmk.sim import numerics
-from bmk.sim.numerics import Round
+from bmk import numerics
+from bmk.numerics import Round
 
 I32_MIN, I32_MAX, U32_MAX = -(1 << 31), (1 << 31) - 1, (1 << 32) - 1
 

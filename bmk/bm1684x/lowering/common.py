@@ -25,7 +25,7 @@ import numpy as np
 
 from bmk.bm1684x.constants import DT_BFP16, DT_FP16, DT_FP32, dtype_of, prec_sign
 from bmk.isa import load_chip
-from bmk.sim.numerics import fp32_to_bf16
+from bmk.numerics import fp32_to_bf16
 from bmk.templates import as_int, fixed
 
 TIU, GDMA = "tiu", "gdma"

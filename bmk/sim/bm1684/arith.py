@@ -34,15 +34,13 @@ Bounded work: a res0 with more elements per NPU than that NPU's memory holds at 
 precision (possible only with overlapping strides) is a SimulationError, so a small malformed
 command cannot make the simulator build huge arrays.
 """
-import functools
 
 import numpy as np
 
 from bmk import dtypes
 from bmk import layout as chip_layout
-from bmk.bm1684.layout import chip
 from bmk.errors import SimulationError
-from bmk.sim import numerics
+from bmk import numerics
 from bmk.sim.bm1684 import common as c
 
 _BITS = {8: dtypes.UINT8, 16: dtypes.UINT16, 32: dtypes.UINT32}
@@ -50,9 +48,6 @@ _INT = {(8, True): dtypes.INT8, (8, False): dtypes.UINT8, (16, True): dtypes.INT
         (16, False): dtypes.UINT16, (32, True): dtypes.INT32, (32, False): dtypes.UINT32}
 
 
-@functools.cache
-def _per_channel_code(slot):
-    return chip().engine("tiu").format.field(f"short_{slot}_str").enum_value("offset")
 
 
 def _operand(m, f, slot, dtype):
@@ -61,7 +56,7 @@ def _operand(m, f, slot, dtype):
     shape = c.res0_shape(f)
     if f.get(f"opt_{slot}_const"):
         return c.const(f, slot, dtype)
-    if f[f"short_{slot}_str"] == _per_channel_code(slot):
+    if c.member(m, f"short_{slot}_str", f[f"short_{slot}_str"]) == "offset":
         per_channel = (1, shape[1], 1, 1)
         start = c.local_offset(m, f, slot) // m.lmem.lane_size
         stride = chip_layout.compact_stride(per_channel, m.npu_num, start)
@@ -74,40 +69,40 @@ def _bounded(m, f, kind):
     n, ch, h, w = c.res0_shape(f)
     start = max(0, f["res0_addr"] - m.space("local").base) // m.lmem.lane_size % m.npu_num
     per_lane = n * -(-(start + ch) // m.npu_num) * h * w
-    if per_lane * _width(f, "res0") // 8 > m.lmem.lane_size:
+    if per_lane * _width(m, f, "res0") // 8 > m.lmem.lane_size:
         raise SimulationError(f"{kind}: res0 must hold at most {m.lmem.lane_size} bytes per NPU, not "
-                              f"{per_lane} elements of {_width(f, 'res0')} bits (shape {(n, ch, h, w)})")
+                              f"{per_lane} elements of {_width(m, f, 'res0')} bits (shape {(n, ch, h, w)})")
 
 
-def _mode(f, kind, slots):
+def _mode(m, f, kind, slots):
     """'fp32' or 'int' for the operands `slots` and res0 (see the module docstring)."""
-    precs = {c.prec_name(f, s) for s in ("res0", *slots)}
+    precs = {c.prec_name(m, f, s) for s in ("res0", *slots)}
     if precs == {"fp32"}:
         return "fp32"
     if precs <= {"int8", "int16", "int32"}:
         return "int"
     raise SimulationError(f"{kind}: precisions must be all fp32 or all int8/int16/int32, not "
-                          f"{', '.join(f'{s} {c.prec_name(f, s)}' for s in ('res0', *slots))}")
+                          f"{', '.join(f'{s} {c.prec_name(m, f, s)}' for s in ('res0', *slots))}")
 
 
-def _width(f, slot):
-    return {"int8": 8, "int16": 16, "int32": 32, "fp32": 32, "fp16": 16}[c.prec_name(f, slot)]
+def _width(m, f, slot):
+    return {"int8": 8, "int16": 16, "int32": 32, "fp32": 32, "fp16": 16}[c.prec_name(m, f, slot)]
 
 
-def res_dtype(f):
+def res_dtype(m, f):
     """The integer DType of res0: its precision, signed iff opt_opd2_sign (module docstring)."""
-    return _INT[_width(f, "res0"), bool(f["opt_opd2_sign"])]
+    return _INT[_width(m, f, "res0"), bool(f["opt_opd2_sign"])]
 
 
 def _ints(m, f, slot, exact=False):
     """Operand values widened: int64, or Python ints (object arrays) when `exact` (32-bit
     operands, whose products and shifted sums can exceed int64)."""
-    x = np.asarray(_operand(m, f, slot, c.dtype_of(f, slot)), np.int64)
+    x = np.asarray(_operand(m, f, slot, c.dtype_of(m, f, slot)), np.int64)
     return x.astype(object) if exact else x
 
 
-def _wide(f):
-    return any(_width(f, s) == 32 for s in ("res0", "opd0", "opd1"))
+def _wide(m, f):
+    return any(_width(m, f, s) == 32 for s in ("res0", "opd0", "opd1"))
 
 
 def _round_shift(x, n):
@@ -127,21 +122,21 @@ def _store(m, f, dtype, values):
 def _int_result(m, f, exact, rounded=True):
     if rounded:
         exact = _round_shift(exact, f["opt_right_shift"])
-    dt = res_dtype(f)
+    dt = res_dtype(m, f)
     _store(m, f, dt, np.clip(exact, dt.min, dt.max).astype(dt.numpy))
 
 
 def _binary(kind, fp, integer):
     """A two-operand kind: fp(a, b) on float32 values, integer(a, b) on widened ints."""
     def run(m, f):
-        if _mode(f, kind, ("opd0", "opd1")) == "fp32":
+        if _mode(m, f, kind, ("opd0", "opd1")) == "fp32":
             a, b = _floats(m, f, "opd0"), _floats(m, f, "opd1")
             with np.errstate(all="ignore"):
                 _store(m, f, dtypes.FP32, np.asarray(fp(a, b), np.float32))
         elif integer is None:
             raise SimulationError(f"{kind}: integer precisions are not supported (fp32 only)")
         else:
-            wide = _wide(f)
+            wide = _wide(m, f)
             integer(m, f, _ints(m, f, "opd0", wide), _ints(m, f, "opd1", wide))
     return run
 
@@ -157,14 +152,14 @@ def _extreme(op):
 def _mac(kind):
     def run(m, f):
         shape = c.res0_shape(f)
-        if _mode(f, kind, ("opd0", "opd1")) == "fp32":
+        if _mode(m, f, kind, ("opd0", "opd1")) == "fp32":
             old = c.view(m, f, "res0", dtypes.FP32, shape).read()
             with np.errstate(all="ignore"):
                 prod = np.asarray(_floats(m, f, "opd0") * _floats(m, f, "opd1"), np.float32)
                 _store(m, f, dtypes.FP32, np.asarray(old + prod, np.float32))
             return
-        old_dt = _INT[_width(f, "res0"), bool(f["opt_res_add_sign"])]
-        wide = _wide(f)
+        old_dt = _INT[_width(m, f, "res0"), bool(f["opt_res_add_sign"])]
+        wide = _wide(m, f)
         old = np.asarray(c.view(m, f, "res0", old_dt, shape).read(), np.int64)
         old = old.astype(object) if wide else old          # 32-bit old << 31 exceeds int64
         _int_result(m, f, (old << f["opt_left_shift"]) + _ints(m, f, "opd0", wide) * _ints(m, f, "opd1", wide))
@@ -173,37 +168,37 @@ def _mac(kind):
 
 def _shift(kind):
     def run(m, f):
-        if _mode(f, kind, ("opd0", "opd1")) != "int":
+        if _mode(m, f, kind, ("opd0", "opd1")) != "int":
             raise SimulationError(f"{kind}: precisions must be int8/int16/int32")
         x, amount = _ints(m, f, "opd0"), _ints(m, f, "opd1")
         x, amount = np.broadcast_arrays(x, amount)
-        width = _width(f, "opd0")
+        width = _width(m, f, "opd0")
         left = (x.astype(np.uint64) & np.uint64((1 << width) - 1)) << np.clip(amount, 0, 32).astype(np.uint64)
         right = x >> np.clip(-amount, 0, 63)
         out = np.where(amount > 0, (left & np.uint64(0xFFFFFFFF)).astype(np.int64), right)
-        _store(m, f, res_dtype(f), numerics.wrap(out, res_dtype(f)))
+        _store(m, f, res_dtype(m, f), numerics.wrap(out, res_dtype(m, f)))
     return run
 
 
 def _bits(m, f, slot):
-    return np.asarray(_operand(m, f, slot, _BITS[_width(f, slot)]), np.int64)
+    return np.asarray(_operand(m, f, slot, _BITS[_width(m, f, slot)]), np.int64)
 
 
 def _logic(op):
     def run(m, f):
         out = op(_bits(m, f, "opd0"), _bits(m, f, "opd1"))
-        dt = _BITS[_width(f, "res0")]
+        dt = _BITS[_width(m, f, "res0")]
         _store(m, f, dt, numerics.wrap(out, dt))
     return run
 
 
 def _select(kind, cond):
     def run(m, f):
-        if _mode(f, kind, ("opd0", "opd1")) == "fp32":
+        if _mode(m, f, kind, ("opd0", "opd1")) == "fp32":
             a, b = _floats(m, f, "opd0"), _floats(m, f, "opd1")
         else:
             a, b = _ints(m, f, "opd0"), _ints(m, f, "opd1")
-        dt = _BITS[_width(f, "res0")]
+        dt = _BITS[_width(m, f, "res0")]
         value = np.asarray(_operand(m, f, "opd2", dt))
         _store(m, f, dt, np.where(cond(a, b), value, np.zeros((), dt.numpy)).astype(dt.numpy))
     return run

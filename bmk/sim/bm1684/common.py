@@ -14,26 +14,19 @@ A TIU operand X (res0, opd0, opd1, opd2) is read from its fields:
 The vendor sets opt_relu = 1 on every command of its streams, also where no ReLU is meant
 (yolov5s has none), so the semantics do not read it as "apply ReLU".
 """
-import functools
 
 import numpy as np
 
 from bmk import dtypes
 from bmk import layout as chip_layout
-from bmk.bm1684.layout import chip
 from bmk.errors import SimulationError
 
 WORD_BYTES = 4
 
 
-@functools.cache
-def _tiu():
-    return chip().engine("tiu").format
-
-
-@functools.cache
-def _enum(field):
-    return dict((v, n) for n, v in _tiu().field(field).enum)
+def member(m, field, value):
+    """The enum member name of a TIU field's value (None: not a member), from the simulator's spec."""
+    return m.chip.members("tiu", field).get(value)
 
 
 _DTYPES = {("int8", 0): dtypes.UINT8, ("int8", 1): dtypes.INT8, ("int16", 0): dtypes.UINT16,
@@ -41,18 +34,19 @@ _DTYPES = {("int8", 0): dtypes.UINT8, ("int8", 1): dtypes.INT8, ("int16", 0): dt
            ("fp32", 0): dtypes.FP32, ("fp32", 1): dtypes.FP32, ("fp16", 0): dtypes.FP16, ("fp16", 1): dtypes.FP16}
 
 
-def prec_name(f, slot):
+def prec_name(m, f, slot):
     value = f[f"opt_{slot}_prec"]
-    name = _enum(f"opt_{slot}_prec").get(value)
+    name = member(m, f"opt_{slot}_prec", value)
     if name is None:
-        raise SimulationError(f"opt_{slot}_prec must be one of {sorted(_enum(f'opt_{slot}_prec'))}, not {value}")
+        raise SimulationError(f"opt_{slot}_prec must be one of {sorted(m.chip.members('tiu', f'opt_{slot}_prec'))}, "
+                              f"not {value}")
     return name
 
 
-def dtype_of(f, slot, signed=None):
+def dtype_of(m, f, slot, signed=None):
     """The DType of operand `slot`: its precision, and its sign field (or `signed` if given)."""
     sign = f[f"opt_{slot}_sign"] if signed is None else int(signed)
-    return _DTYPES[prec_name(f, slot), sign]
+    return _DTYPES[prec_name(m, f, slot), sign]
 
 
 def pack_of(dtype):
@@ -80,11 +74,11 @@ def local_offset(m, f, slot):
 
 def strides(m, f, slot, shape, dtype, addr):
     """(n, c, h, w) strides of operand `slot`, in elements (32-bit words when packed)."""
-    mode = _enum(f"short_{slot}_str").get(f[f"short_{slot}_str"])
+    mode = member(m, f"short_{slot}_str", f[f"short_{slot}_str"])
     unit = max(dtype.itemsize, WORD_BYTES) if pack_of(dtype) > 1 else dtype.itemsize
     start = addr // m.lmem.lane_size
     if mode == "aligned":
-        return chip_layout.aligned_stride(shape, unit, chip().param("channel_align_bytes"), m.npu_num, start)
+        return chip_layout.aligned_stride(shape, unit, m.chip.param("channel_align_bytes"), m.npu_num, start)
     if mode == "compact":
         return chip_layout.compact_stride(shape, m.npu_num, start)
     if mode == "free":

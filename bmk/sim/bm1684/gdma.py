@@ -14,7 +14,6 @@ modelled: SimulationError names them.
 import numpy as np
 
 from bmk import dtypes
-from bmk.bm1684.layout import chip
 from bmk.errors import SimulationError
 from bmk.sim.bm1684.common import WORD_BYTES
 
@@ -22,15 +21,15 @@ from bmk.sim.bm1684.common import WORD_BYTES
 _MOVER = {"float32": dtypes.UINT32, "int16": dtypes.UINT16, "uint8": dtypes.UINT8, "int8": dtypes.UINT8}
 
 
-def _enum(field, value):
-    name = chip().engine("gdma").format.field(field).enum_name(value)
+def _enum(m, field, value):
+    name = m.chip.member("gdma", field, value)
     if name is None:
         raise SimulationError(f"{field} must be a member of its enum, not {value}")
     return name
 
 
-def _mover(f):
-    src, dst = _enum("src_data_format", f["src_data_format"]), _enum("dst_data_format", f["dst_data_format"])
+def _mover(m, f):
+    src, dst = _enum(m, "src_data_format", f["src_data_format"]), _enum(m, "dst_data_format", f["dst_data_format"])
     if src != dst:
         raise SimulationError(f"dst_data_format must equal src_data_format ({src}): format conversion is "
                               f"not modelled, not {dst}")
@@ -49,7 +48,7 @@ def _strides(f, prefix):
 
 def _space(m, f, prefix):
     """(memory space, offset in it) of side `prefix`'s device address (split over l32 / h8)."""
-    return m.space_of(chip().engine("gdma").format.compose(f"{prefix}_addr", f))
+    return m.space_of(m.chip.compose("gdma", f"{prefix}_addr", f))
 
 
 def _view(m, f, prefix, dtype, shape, strides, write):
@@ -67,9 +66,9 @@ def _check_common(f):
 
 def tensor(m, f):
     _check_common(f)
-    dt = _mover(f)
+    dt = _mover(m, f)
     src_shape, dst_shape = _shape(f, "src"), _shape(f, "dst")
-    if _enum("sys_mem_type", f["sys_mem_type"]) == "matrix":
+    if _enum(m, "sys_mem_type", f["sys_mem_type"]) == "matrix":
         return _matrix(m, f, dt, src_shape, dst_shape)
     if src_shape != dst_shape:
         raise SimulationError(f"dst sizes must equal src sizes {src_shape} (reshaping copies are not "
@@ -79,7 +78,7 @@ def tensor(m, f):
 
 
 def _matrix(m, f, dt, src_shape, dst_shape):
-    direction = _enum("direction", f["direction"])
+    direction = _enum(m, "direction", f["direction"])
     if direction not in ("S2L", "L2S"):
         raise SimulationError(f"direction of a matrix copy must be S2L or L2S, not {direction}")
     local, system = (dst_shape, src_shape) if direction == "S2L" else (src_shape, dst_shape)
@@ -127,7 +126,7 @@ def _local(m, f, prefix, dt, shape, strides, first_channel, write):
 
 def constant(m, f):
     _check_common(f)
-    dt = _mover(f)
+    dt = _mover(m, f)
     shape = _shape(f, "dst")
     value = np.array(f["constant_value"] & ((1 << dt.bits) - 1), dt.numpy)
     _view(m, f, "dst", dt, shape, _strides(f, "dst"), True).write(np.broadcast_to(value, shape))

@@ -6,7 +6,7 @@ from bmk.sim.bm1684 import common as c
 
 
 def copy(m, f):
-    dt = c.dtype_of(f, "opd0")
+    dt = c.dtype_of(m, f, "opd0")
     c.write(m, f, "res0", dt, c.read(m, f, "opd0", dt, c.res0_shape(f)))
 
 

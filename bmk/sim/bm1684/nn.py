@@ -33,8 +33,6 @@ import numpy as np
 
 from bmk import dtypes
 from bmk import layout as chip_layout
-from bmk.bm1684 import layout
-from bmk.bm1684.geometry import PAIR_BYTES
 from bmk.errors import SimulationError
 from bmk.sim.bm1684 import common as c
 
@@ -44,12 +42,11 @@ MAX_POOL_PAD = np.uint32(0xFF7FFFFF).view(np.float32)
 # strides and huge shapes) makes the simulator use unbounded memory or time: an array holds at
 # most what the whole local memory holds in fp32, and a command does at most 2^31 multiply-adds
 # in at most 2^20 passes (conv: IC * kh * kw; pooling: kh * kw; mm: K).
-MAX_ELEMENTS = layout.npu_num() * layout.local_mem_size_per_npu() // 4
 MAX_STEPS = 1 << 31
 MAX_LOOPS = 1 << 20
 
 
-def _bounded(steps=0, loops=0, **arrays):
+def _bounded(m, steps=0, loops=0, **arrays):
     """SimulationError unless every named array shape, the multiply-adds and the loop passes
     (numpy operations over a whole output, one per kernel tap or k) are within the bounds."""
     if loops > MAX_LOOPS:
@@ -57,28 +54,28 @@ def _bounded(steps=0, loops=0, **arrays):
                               f"simulated, not {loops}")
     for name, shape in arrays.items():
         count = int(np.prod(shape, dtype=np.int64))
-        if count > MAX_ELEMENTS:
-            raise SimulationError(f"{name} must have at most {MAX_ELEMENTS} elements to be simulated, not "
+        if count > m.lmem.size // c.WORD_BYTES:
+            raise SimulationError(f"{name} must have at most {m.lmem.size // c.WORD_BYTES} elements to be simulated, not "
                                   f"{count} (shape {tuple(shape)})")
     if steps > MAX_STEPS:
         raise SimulationError(f"the command must take at most {MAX_STEPS} multiply-adds to be simulated, not {steps}")
 
 
-def _fp32(f, *slots):
+def _fp32(m, f, *slots):
     for slot in slots:
-        name = c.prec_name(f, slot)
+        name = c.prec_name(m, f, slot)
         if name != "fp32":
             raise SimulationError(f"opt_{slot}_prec must be fp32 (only fp32 is modelled here), not {name}")
 
 
-def _tensors(f, *slots):
+def _tensors(m, f, *slots):
     for slot in slots:
         if f[f"opt_{slot}_const"]:
             raise SimulationError(f"opt_{slot}_const must be 0 here ({slot} is a tensor), not 1")
 
 
-def _layout(f, slot):
-    return c._enum(f"short_{slot}_str").get(f[f"short_{slot}_str"])
+def _layout(m, f, slot):
+    return c.member(m, f"short_{slot}_str", f[f"short_{slot}_str"])
 
 
 def _channel_operand(m, f, slot, channels):
@@ -86,14 +83,14 @@ def _channel_operand(m, f, slot, channels):
     if f[f"opt_{slot}_const"]:
         return c.const(f, slot, FP32)
     shape = (1, channels, 1, 1)
-    if _layout(f, slot) == "offset":
+    if _layout(m, f, slot) == "offset":
         return c.view(m, f, slot, FP32, shape, stride=(1, 1, 1, 1)).read()
     return c.view(m, f, slot, FP32, shape).read()
 
 
 def _operand(m, f, slot, shape):
     """Constant, per-channel (offset layout) or full tensor of `shape`."""
-    if f[f"opt_{slot}_const"] or _layout(f, slot) == "offset":
+    if f[f"opt_{slot}_const"] or _layout(m, f, slot) == "offset":
         return _channel_operand(m, f, slot, shape[1])
     return c.read(m, f, slot, FP32, shape)
 
@@ -106,13 +103,13 @@ def _finish(m, f, result):
 
 
 # -- windows -----------------------------------------------------------------------------------
-def _padded(x, f, value):
+def _padded(m, x, f, value):
     """opd0 with opd0_{y,x}_ins0 inserted elements between rows / columns and the paddings."""
     dy, dx = f["opd0_y_ins0"] + 1, f["opd0_x_ins0"] + 1
     up, dn, lf, rt = f["opd0_up_pad"], f["opd0_dn_pad"], f["opd0_lf_pad"], f["opd0_rt_pad"]
     n, ch, h, w = x.shape
     hh, ww = (h - 1) * dy + 1, (w - 1) * dx + 1
-    _bounded(padded_input=(n, ch, up + hh + dn, lf + ww + rt))
+    _bounded(m, padded_input=(n, ch, up + hh + dn, lf + ww + rt))
     out = np.full((n, ch, up + hh + dn, lf + ww + rt), value, np.float32)
     out[:, :, up:up + hh:dy, lf:lf + ww:dx] = x
     return out
@@ -144,29 +141,29 @@ def _conv_weight(m, f, ic, oc, kh, kw):
     """The 2IC weight as an (IC, OC, kh, kw) float32 array."""
     shape = (-(-ic // 2), oc, kh, kw)
     addr = c.local_offset(m, f, "opd1")
-    mode = _layout(f, "opd1")
+    mode = _layout(m, f, "opd1")
     if mode == "free":
         stride = (f["opd1_n_str"], f["opd1_c_str"], f["opd1_h_str"], f["opd1_w_str"])
     elif mode == "compact":
         stride = chip_layout.compact_stride(shape, m.npu_num, addr // m.lmem.lane_size)
     else:
         raise SimulationError(f"short_opd1_str must be free or compact for the 2IC weight, not {mode!r}")
-    pairs = m.lmem.tensor("opd1", addr, shape, stride, m.log, False, np.dtype(f"<u{PAIR_BYTES}")).read()
+    pairs = m.lmem.tensor("opd1", addr, shape, stride, m.log, False, np.dtype(f"<u{2 * c.WORD_BYTES}")).read()
     words = np.ascontiguousarray(pairs).view("<f4").reshape(shape + (2,))
     return words.transpose(0, 4, 1, 2, 3).reshape((2 * shape[0],) + shape[1:])[:ic]
 
 
 def conv(m, f):
     with_bias = f["tsk_opd_num"] == 3
-    _fp32(f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
-    _tensors(f, "opd0", "opd1")
+    _fp32(m, f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
+    _tensors(m, f, "opd0", "opd1")
     n, oc, oh, ow = c.res0_shape(f)
     ic, kh, kw = f["opd0_c"], f["opd1_h"], f["opd1_w"]
-    _bounded(ic * kh * kw * n * oc * oh * ow, ic * kh * kw, res0=(n, oc, oh, ow),
+    _bounded(m, ic * kh * kw * n * oc * oh * ow, ic * kh * kw, res0=(n, oc, oh, ow),
              opd0=(n, ic, f["opd0_h"], f["opd0_w"]), opd1=(ic, oc, kh, kw))
     x = _input(m, f, n, ic)
     weight = _conv_weight(m, f, ic, oc, kh, kw)
-    taps = _taps(f, _padded(x, f, 0.0), oh, ow)
+    taps = _taps(f, _padded(m, x, f, 0.0), oh, ow)
     with np.errstate(all="ignore"):
         acc = np.zeros((n, oc, oh, ow), np.float32)
         for ci in range(ic):
@@ -179,13 +176,13 @@ def conv(m, f):
 
 def depthwise(m, f):
     with_bias = f["tsk_opd_num"] == 3
-    _fp32(f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
-    _tensors(f, "opd0")
+    _fp32(m, f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
+    _tensors(m, f, "opd0")
     n, ch, oh, ow = c.res0_shape(f)
     kh, kw = f["opd1_h"], f["opd1_w"]
-    _pord_bounds(f, n, ch, oh, ow)
+    _pord_bounds(m, f, n, ch, oh, ow)
     weight = c.view(m, f, "opd1", FP32, (1, ch, kh, kw)).read()
-    taps = _taps(f, _padded(_input(m, f, n, ch), f, 0.0), oh, ow)
+    taps = _taps(f, _padded(m, _input(m, f, n, ch), f, 0.0), oh, ow)
     with np.errstate(all="ignore"):
         acc = np.zeros((n, ch, oh, ow), np.float32)
         for i, j, win in taps:
@@ -195,19 +192,19 @@ def depthwise(m, f):
         _finish(m, f, acc)
 
 
-def _pord_bounds(f, n, ch, oh, ow):
+def _pord_bounds(m, f, n, ch, oh, ow):
     taps = f["opd1_h"] * f["opd1_w"]
-    _bounded(taps * n * ch * oh * ow, taps, res0=(n, ch, oh, ow),
+    _bounded(m, taps * n * ch * oh * ow, taps, res0=(n, ch, oh, ow),
              opd0=(n, ch, f["opd0_h"], f["opd0_w"]), opd1=(1, ch, f["opd1_h"], f["opd1_w"]))
 
 
 def avgpooling(m, f):
-    _fp32(f, "res0", "opd0", "opd1")
-    _tensors(f, "opd0")
+    _fp32(m, f, "res0", "opd0", "opd1")
+    _tensors(m, f, "opd0")
     n, ch, oh, ow = c.res0_shape(f)
-    _pord_bounds(f, n, ch, oh, ow)
+    _pord_bounds(m, f, n, ch, oh, ow)
     scale = c.const(f, "opd1", FP32)
-    taps = _taps(f, _padded(_input(m, f, n, ch), f, 0.0), oh, ow)
+    taps = _taps(f, _padded(m, _input(m, f, n, ch), f, 0.0), oh, ow)
     with np.errstate(all="ignore"):
         acc = np.zeros((n, ch, oh, ow), np.float32)
         for _, _, win in taps:
@@ -216,11 +213,11 @@ def avgpooling(m, f):
 
 
 def maxpooling(m, f):
-    _fp32(f, "res0", "opd0")
-    _tensors(f, "opd0")
+    _fp32(m, f, "res0", "opd0")
+    _tensors(m, f, "opd0")
     n, ch, oh, ow = c.res0_shape(f)
-    _pord_bounds(f, n, ch, oh, ow)
-    taps = _taps(f, _padded(_input(m, f, n, ch), f, MAX_POOL_PAD), oh, ow)
+    _pord_bounds(m, f, n, ch, oh, ow)
+    taps = _taps(f, _padded(m, _input(m, f, n, ch), f, MAX_POOL_PAD), oh, ow)
     with np.errstate(all="ignore"):
         acc = taps[0][2].copy()
         for _, _, win in taps[1:]:
@@ -231,8 +228,8 @@ def maxpooling(m, f):
 # -- matrices ----------------------------------------------------------------------------------
 def mm(m, f, accumulate):
     with_bias = f["tsk_opd_num"] == 3
-    _fp32(f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
-    _tensors(f, "opd0", "opd1", *(("opd2",) if with_bias else ()))
+    _fp32(m, f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
+    _tensors(m, f, "opd0", "opd1", *(("opd2",) if with_bias else ()))
     rows, cr, _, rw = c.res0_shape(f)
     cl, lw, last = f["opd0_c"], f["opd0_w"], f["opd0_h"]
     if not 1 <= last <= lw:
@@ -241,7 +238,7 @@ def mm(m, f, accumulate):
         raise SimulationError(f"opd1_c, opd1_w must equal res0_c, res0_w ({cr}, {rw}), not "
                               f"({f['opd1_c']}, {f['opd1_w']})")
     k = (cl - 1) * lw + last
-    _bounded(k * rows * cr * rw, k, res0=(rows, cr, 1, rw), opd0=(rows, cl, 1, lw), opd1=(k, cr, 1, rw))
+    _bounded(m, k * rows * cr * rw, k, res0=(rows, cr, 1, rw), opd0=(rows, cl, 1, lw), opd1=(k, cr, 1, rw))
     left = c.read(m, f, "opd0", FP32, (rows, cl, 1, lw)).reshape(rows, cl * lw)[:, :k]
     right = c.read(m, f, "opd1", FP32, (k, cr, 1, rw)).reshape(k, cr * rw)
     with np.errstate(all="ignore"):
@@ -258,9 +255,9 @@ def mm(m, f, accumulate):
 
 
 def mdlinear_mac(m, f):
-    _fp32(f, "res0", "opd0", "opd1", "opd2")
+    _fp32(m, f, "res0", "opd0", "opd1", "opd2")
     shape = c.res0_shape(f)
-    _bounded(res0=shape)
+    _bounded(m, res0=shape)
     x = c.read(m, f, "opd0", FP32, shape)
     with np.errstate(all="ignore"):
         result = x * _operand(m, f, "opd1", shape) + _operand(m, f, "opd2", shape)

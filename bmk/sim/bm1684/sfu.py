@@ -6,7 +6,7 @@ use follows the yolov5s stream (isa-facts bm1684-lowering.md: md_sfu 14 and 13, 
 
 - mdsfu.fp32_to_int: res0 = the fp32 opd0 rounded to the nearest integer, ties to even (the
   IEEE default rounding; the seed's INT32() names no mode: our choice), saturated to res0's
-  integer precision (signed; NaN -> 0: bmk.sim.numerics.to_int).
+  integer precision (signed; NaN -> 0: bmk.numerics.to_int).
 - mdsfu.rsqrt: res0 = 1 / sqrt(opd0) in fp32, correctly rounded (computed in float64).
 - mdsfu.taylor: res0 = sum_{k<n} c_k * x^(k+1), n = opd1_n, x = opd0, c_k the fp32 words at
   offset opd1_addr of L2 SRAM; fp32 Horner steps, each product and sum rounded:
@@ -22,37 +22,36 @@ The tables themselves: tables.py (placed by the simulator on construction).
 import numpy as np
 
 from bmk import dtypes
-from bmk.bm1684.layout import chip
 from bmk.errors import SimulationError
-from bmk.sim import numerics
+from bmk import numerics
 from bmk.sim.bm1684 import common as c
 from bmk.sim.bm1684 import tables
 
 MAX_INDEX_BITS = 16
 
 
-def _res0_int(f):
-    dt = c.dtype_of(f, "res0", signed=True)
+def _res0_int(m, f):
+    dt = c.dtype_of(m, f, "res0", signed=True)
     if dt.is_float:
         raise SimulationError(f"md_sfu fp32_to_int: opt_res0_prec must be an integer precision, not "
-                              f"{c.prec_name(f, 'res0')}")
+                              f"{c.prec_name(m, f, 'res0')}")
     return dt
 
 
-def _fp32_opd0(f, what):
-    if c.prec_name(f, "opd0") != "fp32":
-        raise SimulationError(f"{what}: opt_opd0_prec must be fp32, not {c.prec_name(f, 'opd0')}")
+def _fp32_opd0(m, f, what):
+    if c.prec_name(m, f, "opd0") != "fp32":
+        raise SimulationError(f"{what}: opt_opd0_prec must be fp32, not {c.prec_name(m, f, 'opd0')}")
     return dtypes.FP32
 
 
 def fp32_to_int(m, f):
-    x = c.read(m, f, "opd0", _fp32_opd0(f, "md_sfu fp32_to_int"), c.res0_shape(f))
-    dt = _res0_int(f)
+    x = c.read(m, f, "opd0", _fp32_opd0(m, f, "md_sfu fp32_to_int"), c.res0_shape(f))
+    dt = _res0_int(m, f)
     c.write(m, f, "res0", dt, numerics.to_int(x, dt))
 
 
 def rsqrt(m, f):
-    x = c.read(m, f, "opd0", _fp32_opd0(f, "md_sfu rsqrt"), c.res0_shape(f))
+    x = c.read(m, f, "opd0", _fp32_opd0(m, f, "md_sfu rsqrt"), c.res0_shape(f))
     with np.errstate(divide="ignore", invalid="ignore"):
         y = (1.0 / np.sqrt(np.asarray(x, np.float64))).astype(np.float32)
     c.write(m, f, "res0", dtypes.FP32, y)
@@ -70,7 +69,7 @@ def taylor(m, f):
     if n < 1:
         raise SimulationError(f"md_sfu taylor: opd1_n (number of series) must be at least 1, not {n}")
     coeff = _l2_words(m, f, n, "md_sfu taylor table (opd1)").view(np.float32)
-    x = np.asarray(c.read(m, f, "opd0", _fp32_opd0(f, "md_sfu taylor"), c.res0_shape(f)), np.float32)
+    x = np.asarray(c.read(m, f, "opd0", _fp32_opd0(m, f, "md_sfu taylor"), c.res0_shape(f)), np.float32)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         acc = np.full(x.shape, coeff[n - 1], np.float32)
         for k in range(n - 2, -1, -1):
@@ -79,32 +78,32 @@ def taylor(m, f):
 
 
 def _index(m, f, bits):
-    prec = c.prec_name(f, "opd0")
+    prec = c.prec_name(m, f, "opd0")
     if prec == "fp16":
         raise SimulationError("lut: opt_opd0_prec must be an integer precision or fp32 (the word as an "
                               "integer), not fp16")
-    dt = dtypes.INT32 if prec == "fp32" else c.dtype_of(f, "opd0")
+    dt = dtypes.INT32 if prec == "fp32" else c.dtype_of(m, f, "opd0")
     i = np.asarray(c.read(m, f, "opd0", dt, c.res0_shape(f))).astype(np.int64)
     return i & ((1 << bits) - 1)
 
 
-def _lookup_eu():
+def _lookup_eu(m):
     """lut_op's table-lookup eu: the field's reset default (isa-facts: lut_op eu 0 'lut', 19 'lut (copy)')."""
-    return chip().engine("tiu").format.field("tsk_eu_typ").default
+    return m.chip.field("tiu", "tsk_eu_typ").default
 
 
 def lut(m, f):
-    if f["tsk_eu_typ"] != _lookup_eu():
-        raise SimulationError(f"lut: tsk_eu_typ must be {_lookup_eu()} (the table lookup; only it is "
+    if f["tsk_eu_typ"] != _lookup_eu(m):
+        raise SimulationError(f"lut: tsk_eu_typ must be {_lookup_eu(m)} (the table lookup; only it is "
                               f"modelled), not {f['tsk_eu_typ']}")
     bits = f["opd1_h"]
     if not 1 <= bits <= MAX_INDEX_BITS:
         raise SimulationError(f"lut: opd1_h (index bits) must be in [1, {MAX_INDEX_BITS}], not {bits}")
-    if c.prec_name(f, "res0") not in ("fp32", "int32"):
-        raise SimulationError(f"lut: opt_res0_prec must be 32-bit (fp32 or int32), not {c.prec_name(f, 'res0')}")
+    if c.prec_name(m, f, "res0") not in ("fp32", "int32"):
+        raise SimulationError(f"lut: opt_res0_prec must be 32-bit (fp32 or int32), not {c.prec_name(m, f, 'res0')}")
     table = _l2_words(m, f, 1 << bits, "lut table (opd1)")
     words = table[_index(m, f, bits)]
-    dt = c.dtype_of(f, "res0", signed=True)
+    dt = c.dtype_of(m, f, "res0", signed=True)
     c.write(m, f, "res0", dt, words.view(dt.numpy))
 
 

@@ -17,37 +17,31 @@ import math
 
 import numpy as np
 
-from bmk.bm1684.layout import chip
 
-
-def _param(name):
-    return chip().param(name)
-
-
-def _index_range():
-    n = 1 << _param("lookup_table_index_bits")
+def _index_range(chip):
+    n = 1 << chip.param("lookup_table_index_bits")
     return np.arange(n, dtype=np.int64), n
 
 
-def exp_table():
-    i, n = _index_range()
+def exp_table(chip):
+    i, n = _index_range(chip)
     k = np.where(i < n // 2, i, i - n).astype(np.float64)
     with np.errstate(over="ignore"):
         return np.exp(k).astype(np.float32)
 
 
-def int2float_table():
-    i, n = _index_range()
+def int2float_table(chip):
+    i, n = _index_range(chip)
     return np.where(i < n // 2, i, i - n).astype(np.float32)
 
 
-def uint2float_table():
-    i, _ = _index_range()
+def uint2float_table(chip):
+    i, _ = _index_range(chip)
     return i.astype(np.float32)
 
 
-def exp_taylor_table():
-    return np.array([1.0 / math.factorial(k + 1) for k in range(_param("taylor_table_len"))], np.float32)
+def exp_taylor_table(chip):
+    return np.array([1.0 / math.factorial(k + 1) for k in range(chip.param("taylor_table_len"))], np.float32)
 
 
 TABLES = {
@@ -62,4 +56,4 @@ def load(m):
     """Write every table into the simulator's L2 SRAM (Semantics.init: on construction)."""
     l2 = m.memories["l2sram"]
     for name, make in TABLES.items():
-        l2.store(_param(name), make().astype("<f4").view(np.uint8))
+        l2.store(m.chip.param(name), make(m.chip).astype("<f4").view(np.uint8))

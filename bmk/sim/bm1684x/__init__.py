@@ -38,7 +38,6 @@ GDMA_STARTUP = 96
 GDMA_BYTES_PER_CYCLE = 32
 SYS_CYCLES = 1
 
-ALL_LANES = (1 << 64) - 1
 _PREC_BITS = {"int8": 8, "fp16": 16, "fp32": 32, "int16": 16, "int32": 32, "bf16": 16}
 # Long-class fields (convolution-style ins, pads, shifts, accumulation) element-wise kinds
 # do not model: they must be 0.
@@ -48,7 +47,7 @@ _TIU_UNMODELLED = ("res_add", "relu", "left_tran", "kernel_rotate", "opd0_x_ins0
                    "opd1_w_shift")
 
 
-def check(engine, f):
+def check(chip, engine, f):
     if engine == "gdma":
         gdma.check(f)
         return
@@ -56,8 +55,8 @@ def check(engine, f):
         if f.get(name, 0):
             raise SimulationError(f"{name} must be 0 (not modelled for element-wise kinds), not {f[name]!r}")
     lanes = f.get("tsk_lane_num")          # long classes only; a short command runs on every NPU
-    if lanes is not None and lanes != ALL_LANES:
-        raise SimulationError(f"tsk_lane_num must be 0x{ALL_LANES:x} (every NPU; lane masks are not modelled), "
+    if lanes is not None and lanes != chip.all_lanes:
+        raise SimulationError(f"tsk_lane_num must be 0x{chip.all_lanes:x} (every NPU; lane masks are not modelled), "
                               f"not 0x{lanes:x}")
 
 

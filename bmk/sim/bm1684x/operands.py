@@ -29,7 +29,7 @@ import numpy as np
 
 from bmk import dtypes
 from bmk.errors import SimulationError
-from bmk.sim import numerics
+from bmk import numerics
 
 # Integer precisions by enum name: (unsigned, signed); floats are signed by definition.
 _INT = {"int8": (dtypes.UINT8, dtypes.INT8), "int16": (dtypes.UINT16, dtypes.INT16),

@@ -43,7 +43,7 @@ SYSID: end, nop, intr_barrier and data_barrier change no memory.
 import numpy as np
 
 from bmk.errors import SimulationError
-from bmk.sim import numerics
+from bmk import numerics
 from bmk.sim.bm1684x.operands import check_shape, const, dtype_of, operand, read, tensor, write
 
 SHIFT_MIN, SHIFT_MAX = -32, 31

@@ -34,7 +34,6 @@ windows (N * C * Ho * Wo * kh * kw), padded input or multiply-accumulates exceed
 MAX_WINDOW_ELEMENTS / MAX_MACS, so no instruction takes unbounded time or memory.
 """
 from bmk.errors import SimulationError
-from bmk.isa import load_chip
 from bmk.sim.bm1880 import tdma, tiu
 from bmk.sim.bm1880.common import ceil_div
 from bmk.sim.semantics import Semantics
@@ -58,21 +57,18 @@ _LEGAL = {
 }
 
 
-def check(engine, f):
+def check(chip, engine, f):
     for name, legal in _LEGAL.get(engine, ()):
         if f[name] not in legal:
             rule = f"{legal[0]}" if len(legal) == 1 else f"one of {list(legal)}"
             raise SimulationError(f"{name} must be {rule}, not {f[name]!r}")
     if engine == "tiu":
-        _check_work(f)
+        _check_work(chip, f)
 
 
-_TIU = load_chip("bm1880").engine("tiu").format
-
-
-def _check_work(f):
+def _check_work(chip, f):
     """Refuse a TIU instruction whose work would exceed the simulator's bounds (module docstring)."""
-    ins = _TIU.instruction_of(f)
+    ins = chip.fmt("tiu").instruction_of(f)
     kind = ins.name if ins is not None else None
     res = f["res0_n"] * f["res0_c"] * f["res0_h"] * f["res0_w"]
     kh, kw = f["opd1_h"], f["opd1_w"]

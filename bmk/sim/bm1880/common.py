@@ -12,7 +12,7 @@ TIU operands (res0, opd0, opd1, opd2) are read from their fields:
 Numerics (seed ch. 4, API.md): values widened (int64 here), a right shift by r > 0 adds
 2^(r-1) first (round half up, `numerics.Round.HALF_UP`), arithmetic when opt_shift_typ is 1,
 logical (on the 32-bit pattern) when 0; the result saturates to the destination format. The
-chip-neutral parts (rounding shift, relu, type ranges) come from bmk.sim.numerics and
+chip-neutral parts (rounding shift, relu, type ranges) come from bmk.numerics and
 bmk.dtypes; the 8-bit planes of 16-bit values stay here (bm1880 only).
 """
 import operator
@@ -22,7 +22,7 @@ import numpy as np
 
 from bmk import dtypes
 from bmk.errors import SimulationError
-from bmk.sim import numerics
+from bmk import numerics
 from bmk.sim.memory import AccessLog
 from bmk.tensor import align_up, ceil_div  # noqa: F401  (re-exported to the semantics modules)
 
