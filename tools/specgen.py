@@ -203,11 +203,16 @@ def write(path: Path, lines):
 CMD_HDR = """\
 # The cmd_hdr_t frame before every command in a bmk command buffer (8 bytes, same bit
 # convention, rows copied from bm1880). The vendor toolchains have no cmd_hdr_t for this
-# chip: the frame and its magic are bmk's own choice (bm1880 0xA5, bm1684 0xA6, bm1684x 0xA7).
+# chip: the frame and its magic are bmk's own choice, a byte the vendor never writes (its
+# cmd_hdr_t magics are 0xA5 BM1880v2/CV183X, 0xA6 CV182X, 0xA7 CV181X, 0xA8 CV180X:
+# cvikernel bm_kernel.h) and never the first byte of UTF-8 text (0x80..0xBF): the low byte
+# of the vendor's chip id. legacy_magics: bmk's magic for this chip before issue 18 (a vendor
+# magic), still read when the chip is named (--chip), never picked by content.
 [cmd_hdr]
 name = "cmd_hdr"
 bytes = 8
 magic = {magic}
+legacy_magics = [{legacy}]
 fields = [
   {{ name = "magic",      bit = 0,  width = 8 }},
   {{ name = "len",        bit = 8,  width = 8 }},
@@ -434,7 +439,7 @@ def gen_bm1684(facts: dict, out: Path):
         f"base = {hexs(gl[0])}",
         f"size = {hexs(gl[1] - gl[0])}",
         "",
-        CMD_HDR.format(magic="0xA6"),
+        CMD_HDR.format(magic="0x84", legacy="0xA6"),
         "",
         "# Engines: id in cmd_hdr_t (the vendor's engine numbers: eng0 = BD/TIU, eng1 = GDMA),",
         "# descriptor format, and the fields that carry ordering.",
@@ -723,7 +728,7 @@ def gen_bm1684x(facts: dict, out: Path):
         f"base = {hexs(gl[0])}",
         f"size = {hexs(gl[1] - gl[0])}",
         "",
-        CMD_HDR.format(magic="0xA7"),
+        CMD_HDR.format(magic="0x86", legacy="0xA7"),
         "",
         "# Engines: id in cmd_hdr_t (bmk's choice: tiu 0, gdma 1, as for BM1684), descriptor format,",
         "# and the fields that carry ordering. Each engine's cmd_id is its own counter; cmd_id_dep",

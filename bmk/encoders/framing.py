@@ -29,7 +29,7 @@ class Record:
     name) or None when no kind matches; fields: {field: value}, every field of the class;
     stream: the raw stream it came from (None for a cmd_hdr_t buffer); offset: byte offset in
     that buffer or stream; header: cmd_hdr_t fields other than magic/len/engine_id that are
-    non-zero (or `len` = 0), or for a raw stream's last command {"pad": zero bytes after it}
+    non-zero (or `len` = 0; `magic` when it is one of the chip's legacy magics), or for a raw stream's last command {"pad": zero bytes after it}
     when that differs from the stream rule.
     """
 
@@ -138,8 +138,10 @@ def frame_at(chip, data, offset, hdr_codec=None):
     if len(data) - offset < hsize:
         raise DecodeError(f"truncated cmd_hdr_t: {len(data) - offset} bytes left, a header is {hsize}", offset)
     header = hdr_codec.unpack(data[offset:offset + hsize])
-    if header["magic"] != chip.magic:
-        raise DecodeError(f"bad magic 0x{header['magic']:02x}, expected 0x{chip.magic:02x} for {chip.name}", offset)
+    if header["magic"] != chip.magic and not chip.reads_magic(header["magic"]):
+        legacy = "".join(f" (or 0x{m:02x}, its magic in older bmk buffers)" for m in chip.legacy_magics)
+        raise DecodeError(f"bad magic 0x{header['magic']:02x}, expected 0x{chip.magic:02x}{legacy} for {chip.name}",
+                          offset)
     eng = chip.engine_by_id(header["engine_id"])
     if eng is None:
         raise DecodeError(f"unknown engine id {header['engine_id']}", offset)
@@ -155,6 +157,8 @@ def frame_at(chip, data, offset, hdr_codec=None):
     if start + length > len(data):
         raise DecodeError(f"truncated {eng.name} command: {len(data) - start} of {length} bytes", offset)
     extra = {k: v for k, v in header.items() if k not in HEADER_IMPLIED and v}
+    if header["magic"] != chip.magic:       # a legacy magic (specs/README.md) is kept, so encode gives it back
+        extra["magic"] = header["magic"]
     if header["len"] == 0:
         extra["len"] = 0
     return eng, cls, extra, start, length

@@ -273,7 +273,13 @@ class ChipSpec:
     header: Format
     magic: int
     engines: "tuple[Engine, ...]"
+    legacy_magics: "tuple[int, ...]" = ()   # read only when the chip is named (see specs/README.md)
+    detect: bool = True                     # whether a buffer's magic picks this chip when unnamed
     memo: dict = attrs.field(factory=dict, init=False, eq=False, repr=False)   # the lookups below
+
+    def reads_magic(self, magic):
+        """Whether a cmd_hdr_t record with this magic is one of this chip's (its own or a legacy magic)."""
+        return magic == self.magic or magic in self.legacy_magics
 
     # -- the lookup vocabulary: every chip's checks, lowering and simulator read facts through
     # these, from the ChipSpec they are given (never a module-level one). Each answer is
@@ -599,7 +605,8 @@ _CHIP_REQUIRED = ("name", "version", "params", "memory", "cmd_hdr", "engines")
 _ENGINE_KEYS = ("id", "format", "aliases", "own_id", "wait_for", "enable", "inherit_wait", "stream")
 _SPACE_KEYS = ("base", "size", "lane_bytes", "address_mask")
 _STREAM_KEYS = ("slot", "end", "pad_to", "zero_tail", "end_enable")
-_HEADER_KEYS = ("name", "bytes", "magic", "fields")
+_HEADER_KEYS = ("name", "bytes", "magic", "fields", "legacy_magics", "detect")
+_HEADER_REQUIRED = ("name", "bytes", "magic", "fields")
 
 
 def _read_toml(chip, filename):
@@ -696,11 +703,22 @@ def build_chip(name, chip, read):
     params = chip["params"]
     for k, v in params.items():
         _check_int(f"{where} [params]", k, v)
-    _check_keys(f"{where} [cmd_hdr]", chip["cmd_hdr"], _HEADER_KEYS, _HEADER_KEYS)
-    header = build_format(f"{where} [cmd_hdr]", chip["cmd_hdr"])
+    hdr = chip["cmd_hdr"]
+    _check_keys(f"{where} [cmd_hdr]", hdr, _HEADER_KEYS, _HEADER_REQUIRED)
+    header = build_format(f"{where} [cmd_hdr]", hdr)
     for needed in ("magic", "len", "engine_id", "mask"):
         header.field(needed)
-    magic = _check_int(f"{where} [cmd_hdr]", "magic", chip["cmd_hdr"]["magic"], 0, header.by_name["magic"].max)
+    magic = _check_int(f"{where} [cmd_hdr]", "magic", hdr["magic"], 0, header.by_name["magic"].max)
+    legacy = hdr.get("legacy_magics", [])
+    if not isinstance(legacy, list):
+        raise SpecError(f"{where} [cmd_hdr]: legacy_magics must be a list of magic bytes, not {legacy!r}")
+    for i, m in enumerate(legacy):
+        _check_int(f"{where} [cmd_hdr]", f"legacy_magics[{i}]", m, 0, header.by_name["magic"].max)
+        if m == magic or legacy.index(m) != i:
+            raise SpecError(f"{where} [cmd_hdr]: legacy_magics[{i}] 0x{m:02X} repeats a magic of the chip")
+    detect = hdr.get("detect", True)
+    if not isinstance(detect, bool):
+        raise SpecError(f"{where} [cmd_hdr]: detect must be true or false, not {detect!r}")
     engines = tuple(_engine(name, where, en, e, chip["engines"], header, read) for en, e in chip["engines"].items())
     if len({e.id for e in engines}) != len(engines):
         raise SpecError(f"{where}: engine ids must be distinct")
@@ -708,7 +726,28 @@ def build_chip(name, chip, read):
     if len(set(names)) != len(names):
         raise SpecError(f"{where}: engine names and aliases must be distinct, not {names}")
     return ChipSpec(name, version, _check_int(where, "seed_chip_version", chip.get("seed_chip_version", version)),
-                    tuple(params.items()), _memory(where, chip["memory"]), header, magic, engines)
+                    tuple(params.items()), _memory(where, chip["memory"]), header, magic, engines,
+                    tuple(legacy), detect)
+
+
+@functools.cache
+def magic_owners():
+    """{magic byte: chip name} of the chips whose magic picks them when a buffer is read without
+    a chip name (`detect`, specs/README.md), in chips() order."""
+    return owners_of_magics(load_chip(name) for name in chips())
+
+
+def owners_of_magics(specs):
+    """{magic: chip name} of the ChipSpecs that `detect` by magic; two with one magic are refused."""
+    owners = {}
+    for spec in specs:
+        if not spec.detect:
+            continue
+        if spec.magic in owners:
+            raise SpecError(f"specs/{spec.name}/chip.toml [cmd_hdr]: magic 0x{spec.magic:02X} already picks chip "
+                            f"{owners[spec.magic]!r} (set detect = false on one of them)")
+        owners[spec.magic] = spec.name
+    return owners
 
 
 @functools.cache

@@ -27,8 +27,9 @@ from bmk.isa import load_chip
 
 FIELD_MODES = ("changed", "nonzero", "all")
 RAW = "raw"
-# Header fields the text may set: the rest (magic, engine_id, a non-zero len) follow from the line.
-_HDR_FIXED = ("magic", "engine_id")
+# Header fields the text may set: the rest (engine_id, a non-zero len) follow from the line; `magic`
+# only on a chip with legacy magics, as one of them (a buffer written by an older bmk, read with --chip).
+_HDR_FIXED = ("engine_id",)
 PAD_FIELD = "stream." + PAD      # the text name of a raw stream's non-standard end padding
 _LOCATION = re.compile(r"^\d+$")
 
@@ -75,7 +76,7 @@ def format_value(field, value):
         name = field.enum_name(value)
         if name is not None:
             return name
-    if _is_address(field.name) or field.name in ("mask", "flags"):
+    if _is_address(field.name) or field.name in ("mask", "flags", "magic"):
         return hex(value)
     return str(value)
 
@@ -474,11 +475,16 @@ class _Parser:
                     self.error(lineno, tcol, f"field {name!r} given twice (first at column {given[name][1]})")
                 given[name] = (name, tcol)
                 hname = name[4:]
-                if hname not in hdr.by_name or hname in _HDR_FIXED:
-                    allowed = [f.name for f in hdr.fields if f.name not in _HDR_FIXED]
+                fixed = _HDR_FIXED if self.chip.legacy_magics else _HDR_FIXED + ("magic",)
+                if hname not in hdr.by_name or hname in fixed:
+                    allowed = [f.name for f in hdr.fields if f.name not in fixed]
                     self.error(lineno, tcol, f"unknown header field {hname!r} "
                                f"(expected one of {', '.join('hdr.' + a for a in allowed)})")
                 header[hname] = self._value(lineno, vcol, hdr.by_name[hname], text, "hdr.")
+                if hname == "magic" and not self.chip.reads_magic(header[hname]):
+                    magics = ", ".join(f"0x{m:02x}" for m in (self.chip.magic, *self.chip.legacy_magics))
+                    self.error(lineno, vcol, f"hdr.magic must be one of {magics} for {self.chip.name}, "
+                               f"not {text}")
                 continue
             fname = aliases.get(name, name)
             if fname not in fmt.by_name:
@@ -519,6 +525,8 @@ class _Parser:
             elif header.get("mask", 0) != nbytes:
                 self.error(lineno, given["hdr.len"][1], f"hdr.len=0 means the length is in hdr.mask, "
                            f"so expected hdr.mask={hex(nbytes)}")
+        if header.get("magic") == self.chip.magic:
+            del header["magic"]            # the chip's own magic is implied
         header = {k: v for k, v in header.items() if v or k in ("len", PAD)}
         return Record(eng.name, fmt.name, got.name if got else None, fields, None, offset, header)
 

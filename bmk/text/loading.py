@@ -1,8 +1,9 @@
 """Reading the tools' inputs: a binary command buffer, raw engine streams, or assembly text.
 
 Text or binary is decided by content: a buffer starts with a chip's cmd_hdr_t magic byte
-(never valid as the first byte of UTF-8 text; the magics are unique per chip, so the byte
-also names the chip); anything else that decodes as UTF-8 is text. Raw streams carry no
+(never valid as the first byte of UTF-8 text), and the byte also names the chip (the chip
+whose magic picks it: `bmk.isa.magic_owners`; a legacy magic is read only when the chip is
+named); anything else that decodes as UTF-8 is text. Raw streams carry no
 magic: they need the chip named, and are merged into program order by their sync ids.
 """
 import codecs
@@ -16,7 +17,7 @@ from bmk.encoders import decode_stream, merge_streams
 from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import PAD, encode_header, record_at, scan_cmdbuf
 from bmk.errors import BmkError, DecodeError, SpecError
-from bmk.isa import chips, load_chip
+from bmk.isa import chips, load_chip, magic_owners
 from bmk.text import asm
 
 
@@ -90,17 +91,31 @@ def resolve_chip(chip):
     return load_chip(chip)
 
 
+def _legacy_owners(magic):
+    """The chips that wrote `magic` in older bmk buffers (their `legacy_magics`)."""
+    return [c for c in chips() if magic in load_chip(c).legacy_magics]
+
+
+def _legacy_hint(magic):
+    old = _legacy_owners(magic)
+    if not old:
+        return ""
+    return (f"; 0x{magic:02x} began {' and '.join(old)} buffers written by older bmk versions: "
+            f"for one of those, name the chip (--chip {old[0]})")
+
+
 def _detect_chip(data, name):
     if not data:
         names = chips()
         if len(names) == 1:
             return load_chip(names[0])
         raise BmkError(f"{name}: empty buffer; say which chip with --chip")
-    for c in chips():
-        if load_chip(c).magic == data[0]:
-            return load_chip(c)
+    owner = magic_owners().get(data[0])
+    if owner is not None:
+        return load_chip(owner)
+    owners = magic_owners()
     raise DecodeError(f"bad magic 0x{data[0]:02x}, expected one of "
-                      f"{', '.join(f'0x{load_chip(c).magic:02x} ({c})' for c in chips())}", 0)
+                      f"{', '.join(f'0x{m:02x} ({c})' for m, c in owners.items())}{_legacy_hint(data[0])}", 0)
 
 
 def is_text(data, chip=None):
@@ -122,12 +137,14 @@ def load(data, chip=None, name="<input>"):
     data = bytes(data)
     if is_text(data, chip):
         return load_text([data.decode("utf-8")], chip, name)
+    detected = chip is None
     try:
         if chip is None:
             chip = _detect_chip(data, name)
         records = CmdbufRecords(chip, data, scan_cmdbuf(chip, data))
     except DecodeError as e:
-        err = DecodeError(f"{name}: {e}")
+        hint = _legacy_hint(data[0]) if detected and chip is not None else ""
+        err = DecodeError(f"{name}: {e}" + (f" (read as {chip.name} by its magic{hint})" if hint else ""))
         err.offset = e.offset
         raise err from None
     return Listing(chip, records, "binary", name)
@@ -161,7 +178,9 @@ def _chunks(path, size=1 << 18):
 
 
 def _magics(chip):
-    return {load_chip(c).magic for c in chips()} if chip is None else {chip.magic}
+    """The first bytes that make a file binary: every chip's magics, or the named chip's."""
+    specs = [load_chip(c) for c in chips()] if chip is None else [chip]
+    return {m for s in specs for m in (s.magic, *s.legacy_magics)}
 
 
 def _file_is_text(path, chip):

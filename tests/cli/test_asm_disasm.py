@@ -96,7 +96,7 @@ def _buf():
 
 CORRUPT = [
     ("bad magic", lambda b: b[:72] + b"\x5a" + b[73:], "byte 72: bad magic 0x5a, expected 0xa5 for bm1880"),
-    ("first byte", lambda b: b"\x00" + b[1:], "byte 0: bad magic 0x00, expected one of 0xa6 (bm1684), 0xa7 (bm1684x), 0xa5 (bm1880)"),
+    ("first byte", lambda b: b"\x00" + b[1:], "byte 0: bad magic 0x00, expected one of 0x84 (bm1684), 0x86 (bm1684x), 0xa5 (bm1880)"),
     ("truncated header", lambda b: b[:77], "byte 72: truncated cmd_hdr_t: 5 bytes left, a header is 8"),
     ("truncated descriptor", lambda b: b[:102], "byte 72: truncated tdma command: 22 of 64 bytes"),
     ("unknown engine", lambda b: b[:74] + b"\x07" + b[75:], "byte 72: unknown engine id 7"),

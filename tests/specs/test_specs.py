@@ -1,4 +1,5 @@
 """Table invariants of every shipped spec, and the loader's refusals of bad tables."""
+import attrs
 import pytest
 
 import bmk
@@ -78,9 +79,13 @@ def test_unknown_chip():
         load_chip("bm9999")
 
 
-def test_magic_bytes_are_unique_across_chips():
-    magics = {c: load_chip(c).magic for c in spec_chips()}
-    assert len(set(magics.values())) == len(magics), magics
+def test_every_chip_reads_its_magic_and_detecting_ones_are_picked_by_it():
+    from bmk.isa import magic_owners
+    owners = magic_owners()
+    for c in spec_chips():
+        spec = load_chip(c)
+        assert spec.reads_magic(spec.magic)
+        assert (owners[spec.magic] == c) == spec.detect
 
 
 def test_sync_id_width_per_engine():
@@ -187,3 +192,48 @@ def test_wide_reserved_rows_are_split():
         ("a", 0, 8), ("rsvd", 8, 64), ("rsvd_1", 72, 64), ("rsvd_2", 136, 22), ("b", 158, 2)]
     with pytest.raises(SpecError, match="width must be an integer in"):
         build_format("t.toml", table({"name": "a", "bit": 0, "width": 72}, nbytes=9))
+
+
+def _header(**changes):
+    return {**BM1880_CHIP["cmd_hdr"], **changes}
+
+
+@pytest.mark.parametrize("hdr, message", [
+    (_header(legacy_magics=0xA7), "legacy_magics must be a list of magic bytes, not 167"),
+    (_header(legacy_magics=[0x100]), r"legacy_magics\[0\] must be an integer in \[0, 255\], not 256"),
+    (_header(legacy_magics=[0xA5]), r"legacy_magics\[0\] 0xA5 repeats a magic of the chip"),
+    (_header(legacy_magics=[0xA7, 0xA7]), r"legacy_magics\[1\] 0xA7 repeats a magic of the chip"),
+    (_header(detect=1), "detect must be true or false, not 1"),
+    (_header(magik=1), r"unknown keys \['magik'\]"),
+])
+def test_cmd_hdr_magic_keys_are_checked(hdr, message):
+    from bmk.isa.spec import build_chip
+    with pytest.raises(SpecError, match=r"specs/bm1880/chip.toml \[cmd_hdr\]: " + message):
+        build_chip("bm1880", chip_with(cmd_hdr=hdr), lambda filename: ENGINE_FILE)
+
+
+def test_a_magic_picks_one_chip():
+    """Issue 18 item 6: a magic byte names at most one chip when the chip is not given; a chip
+    that shares another's magic (cv183x, bm1880's encoder) sets detect = false."""
+    from bmk.isa.spec import build_chip, owners_of_magics
+    a = build_chip("bm1880", BM1880_CHIP, lambda filename: ENGINE_FILE)
+    b = attrs.evolve(a, name="other")
+    with pytest.raises(SpecError, match=r"specs/other/chip.toml \[cmd_hdr\]: magic 0xA5 already picks chip 'bm1880' "
+                                        r"\(set detect = false on one of them\)"):
+        owners_of_magics([a, b])
+    assert owners_of_magics([a, attrs.evolve(b, detect=False)]) == {0xA5: "bm1880"}
+    assert owners_of_magics([a, attrs.evolve(b, magic=0x84)]) == {0xA5: "bm1880", 0x84: "other"}
+
+
+def test_bmk_magics_are_not_the_vendors():
+    """bm1684/bm1684x cmd_hdr_t buffers are bmk's own format: their magics must not be a vendor
+    cmd_hdr_t magic (cvikernel bm_kernel.h: 0xA5 1880v2/CV183X, 0xA6 1822, 0xA7 181X, 0xA8 180X),
+    nor a byte that can start UTF-8 text; the old ones stay readable with the chip named."""
+    from bmk.isa import magic_owners
+    vendor = {0xA5, 0xA6, 0xA7, 0xA8}
+    for chip, old in (("bm1684", 0xA6), ("bm1684x", 0xA7)):
+        spec = load_chip(chip)
+        assert spec.magic not in vendor and 0x80 <= spec.magic <= 0xBF
+        assert spec.legacy_magics == (old,) and spec.reads_magic(old) and spec.detect
+        assert magic_owners()[spec.magic] == chip
+    assert magic_owners()[0xA5] == "bm1880"
