@@ -5,7 +5,9 @@ A chip's Context is a `Program` subclass whose class attribute `OPS` is its op t
 function and the call style. The subclass gets one generated method per row (and per alias),
 whose docstring cites the seed. Every call runs one path:
 
-    row.check(ctx, record) -> row.lower(chip, record) -> pack (encoders) -> schedule (scheduler)
+    row.check(c, record) -> row.lower(chip, record) -> pack (encoders) -> schedule (scheduler)
+
+(c: a `bmk.checks.Check` of the chip's kind, `Program.CHECK`, naming the call).
 
 and nothing is recorded until every step has succeeded, so a failed call changes nothing.
 Sync ids are assigned at acquisition, after the chip's end commands (`END_COMMANDS`) have
@@ -40,7 +42,7 @@ class OpRow:
 
     name: str                   # the method name: the C name without the chip prefix
     record: type                # the op record class the arguments become
-    check: Callable             # check(ctx, record): raises ArgumentError, records nothing
+    check: Callable             # check(c, record): c a bmk.checks.Check; raises ArgumentError, records nothing
     lower: Callable             # lower(chip, record) -> ((engine, {field: value}), ...)
     c_name: str                 # the C name, e.g. "bmk1880_tpu_mul"
     seed: str                   # the seed section that specifies it, e.g. "4.19"
@@ -318,6 +320,7 @@ class Program:
     (the call name that errors of the constructor name)."""
 
     OPS = ()
+    CHECK = None            # the chip's bmk.checks.Check subclass, handed to every row's check
     END_COMMANDS = ()
     REGISTER = "register"
     dependency_links = staticmethod(last_to_first)
@@ -393,7 +396,7 @@ class Program:
                 self._lowered[key] = lowered
         if lowered is None:
             record = make(arguments)
-            row.check(self, record)
+            self._check(row, record)
             descriptors = tuple(row.lower(self.chip, record))
             lowered = self._pack(row.name, descriptors)
             if key is not None:
@@ -413,6 +416,12 @@ class Program:
         bodies += records
         self._codes += codes
         return Op(self, self._generation, row.name, start, start + len(codes))
+
+    def _check(self, row, record):
+        if self.CHECK is None:          # chips whose checks take the context (being converted)
+            row.check(self, record)
+        else:
+            row.check(self.CHECK(self.chip, row.name, self), record)
 
     # -- call templates (bmk.templates) ----------------------------------------------------------
     def _from_template(self, row, style, arguments):
@@ -470,7 +479,7 @@ class Program:
         syms = iter([trace.sym(v, f"a{i}") for i, v in enumerate(values)])
         try:
             record = make(_substitute(style, arguments, syms))
-            row.check(self, record)
+            self._check(row, record)
             traced = tuple(row.lower(self.chip, record))
         except (Exception, Abandoned):
             return None

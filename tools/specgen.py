@@ -195,6 +195,21 @@ def code_enum(codes: dict, *, skip=()) -> dict:
     return out
 
 
+def composed_line(byname) -> list[str]:
+    """The `composed` row of a class: every value the hardware splits into a low and a high
+    field (`X_l32` + `X_h8` / `X_h32`: 40-bit DMA addresses, 64-bit lane masks), low part first."""
+    parts = {}
+    for name in byname:
+        if name.endswith("_l32"):
+            stem = name[:-len("_l32")]
+            high = next((stem + h for h in ("_h8", "_h32") if stem + h in byname), None)
+            if high is not None:
+                parts[stem[:-len("_start_addr")] + "_addr" if stem.endswith("_start_addr") else stem] = [name, high]
+    if not parts:
+        return []
+    return ["composed = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in parts.items()) + " }"]
+
+
 def write(path: Path, lines):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines).rstrip("\n") + "\n")
@@ -677,6 +692,7 @@ def gen_bm1684x(facts: dict, out: Path):
                       keys_line(keys)]
         dma_lines += fields_block("fields", fields)
         dma_lines += instr_block(instrs)
+        dma_lines += composed_line(byname)
     write(out / "bm1684x" / "gdma.toml", dma_lines)
 
     # ---------------- chip.toml

@@ -2,18 +2,17 @@
 bm1684x; isa-facts/bm1684x-memory.md sections 3 and 4).
 
 `data_type_t` is (precision << 1) | sign, the precision codes being the spec's `prec` enum
-(specs/bm1684x/tiu.toml), so the values are derived from the spec rather than written here.
+(specs/bm1684x/tiu.toml), so the values are derived from the spec rather than written here:
+the public constants of the chip's API are the one thing of the package built from the
+shipped spec when it is imported (checks and lowering use the chip they are given).
 `rounding_mode_t` takes the values of `bmk.numerics.Round`.
 """
 from bmk import dtypes
 from bmk.isa import load_chip
 from bmk.numerics import Round
 
-_PREC = dict(load_chip("bm1684x").engine("tiu").classes[0].field("res0_prec").enum)
-
-
 def _dt(prec, sign):
-    return (_PREC[prec] << 1) | sign
+    return (load_chip("bm1684x").code("tiu", "res0_prec", prec, "sAR") << 1) | sign
 
 
 DT_UINT8 = _dt("int8", 0)

@@ -4,6 +4,7 @@ The API functions are the rows of the op table (api.py). Here: construction (the
 long command forms), and the TPU-Kernel system calls parallel_start / parallel_end / poll.
 """
 from bmk.bm1684x import api
+from bmk.bm1684x.checks.common import Check
 from bmk.isa import load_chip
 from bmk.program import Program
 
@@ -17,6 +18,7 @@ class Context(Program):
     short one the vendor compiler emits (sAR, sVC): the same calls, the same fields."""
 
     OPS = api.OPS
+    CHECK = Check
     REGISTER = "Context"
     SYSTEM_CALLS = Program.SYSTEM_CALLS + ("parallel_start", "parallel_end", "is_parallel_state", "poll")
 

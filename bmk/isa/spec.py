@@ -284,7 +284,9 @@ class ChipSpec:
     # -- the lookup vocabulary: every chip's checks, lowering and simulator read facts through
     # these, from the ChipSpec they are given (never a module-level one). Each answer is
     # computed once per (chip, question) and kept in `memo`.
-    def _remember(self, key, compute):
+    def derived(self, key, compute):
+        """A value derived from this spec, computed once (compute()) and kept under `key`:
+        the lookups below, and chip code's own derived tables (key: a tuple naming them)."""
         try:
             return self.memo[key]
         except KeyError:
@@ -301,7 +303,7 @@ class ChipSpec:
                 raise SpecError(f"{self.name} engine {engine!r} has {len(e.classes)} instruction classes: "
                                 f"name one")
             return e.format
-        return self._remember(("fmt", engine, cls), compute)
+        return self.derived(("fmt", engine, cls), compute)
 
     def kind(self, engine, name, cls=None):
         """{field: value} that identify instruction kind `name` of an engine's class: the class's
@@ -313,7 +315,7 @@ class ChipSpec:
             if ins is None:
                 raise SpecError(f"{self.name} {engine} class {fmt.name!r} has no instruction kind {name!r}")
             return tuple(((fmt.keys[0] if fmt.keys else ()) + ins.match))
-        return dict(self._remember(("kind", engine, name, cls), compute))
+        return dict(self.derived(("kind", engine, name, cls), compute))
 
     def field(self, engine, name, cls=None):
         """The Field `name` of an engine's class; with cls None, of every class that has it
@@ -329,7 +331,7 @@ class ChipSpec:
             if len(found) > 1:
                 raise SpecError(f"{self.name} {engine} field {name!r} differs between classes: name the class")
             return next(iter(found.values()))
-        return self._remember(("field", engine, name, cls), compute)
+        return self.derived(("field", engine, name, cls), compute)
 
     def limit(self, engine, name, cls=None):
         """The largest value field `name` holds."""
@@ -342,7 +344,7 @@ class ChipSpec:
             if value is None:
                 raise SpecError(f"{self.name} {engine} field {field!r} has no enum member {member!r}")
             return value
-        return self._remember(("code", engine, field, member, cls), compute)
+        return self.derived(("code", engine, field, member, cls), compute)
 
     def member(self, engine, field, value, cls=None):
         """The enum member name of a field's value, or None when the value names none."""
@@ -350,7 +352,7 @@ class ChipSpec:
 
     def members(self, engine, field, cls=None):
         """{value: member name} of a field's enum."""
-        return self._remember(("members", engine, field, cls),
+        return self.derived(("members", engine, field, cls),
                               lambda: {v: n for n, v in self.field(engine, field, cls).enum})
 
     def _parts(self, engine, name, cls):
@@ -362,7 +364,7 @@ class ChipSpec:
             if len(parts) != 1:
                 raise SpecError(f"{self.name} {engine} must compose {name!r} one way, not {len(parts)}")
             return parts.pop()
-        return self._remember(("parts", engine, name, cls), compute)
+        return self.derived(("parts", engine, name, cls), compute)
 
     def split(self, engine, name, value, cls=None):
         """{part field: value} of a value the spec composes from several fields (low part

@@ -296,7 +296,7 @@ def test_a_context_keeps_working_after_errors(ctx):
 
 @pytest.mark.parametrize("call, args, message", [
     ("bdc_and", (0, 0, 0, (1, 0, 1, 1), None, None, None, x.DT_INT8),
-     "bdc_and: shape.c must be in [1, 65535], not 0"),
+     "bdc_and: shape.c must be an integer in [1, 65535], not 0"),
     ("bdc_xor", (0, LANE, 0, (1, 1, 1, 1), None, None, None, x.DT_INT8),
      "bdc_xor: src0_addr must be an address on NPU 0, where dst_addr starts (the same start NPU), not 262144"),
     ("bdc_or", (0, 8, 0, (1, 1, 1, 1), None, None, None, x.DT_INT8),

@@ -9,10 +9,9 @@ tensor (1, ceil(L/w), 1, w); the matrix is (src0_len, ceil(src1_len/w1), 1, w1) 
 w1 = src1_len_per_channel. Each must start 64-byte aligned (the vendor firmware asserts it)
 and fit its NPUs' local memory; *_len_per_channel is in [1, 65535] (its field's width).
 """
-from bmk.bm1684x.checks.common import Check
-from bmk.bm1684x.constants import INTEGER_DTYPES, WHOLE_BYTE_DTYPES
-from bmk.bm1684x.layout import SHAPE_MAX, dim4
-from bmk.layout import ceil_div
+from bmk.bm1684x.checks.common import SHAPE_MAX
+from bmk.bm1684x.constants import WHOLE_BYTE_DTYPES
+from bmk.layout import ceil_div, dim4
 
 
 def vector_shape(length, per_channel):
@@ -23,71 +22,25 @@ def matrix_shape(rows, cols, per_channel):
     return dim4(rows, ceil_div(cols, per_channel), 1, per_channel)
 
 
-def _operands(ck, p, dst_dtype, src_dtype):
-    len0 = ck.int_range("src0_len", p.src0_len, 1, SHAPE_MAX)
-    len1 = ck.int_range("src1_len", p.src1_len, 1, SHAPE_MAX)
-    w0 = ck.int_range("src0_len_per_channel", p.src0_len_per_channel, 1, SHAPE_MAX)
-    w1 = ck.int_range("src1_len_per_channel", p.src1_len_per_channel, 1, SHAPE_MAX)
-    dst = ck.local("dst_addr", p.dst_addr, matrix_shape(len0, len1, w1), None, dst_dtype, "matrix layout")
-    ck.local("src0_addr", p.src0_addr, vector_shape(len0, w0), None, src_dtype, "vector layout")
-    src1 = ck.local("src1_addr", p.src1_addr, vector_shape(len1, w1), None, src_dtype, "vector layout")
-    ck.same_npu(src1, dst)
+def _operands(c, p, dst_dtype, src_dtype):
+    len0 = c.integer("src0_len", p.src0_len, 1, SHAPE_MAX)
+    len1 = c.integer("src1_len", p.src1_len, 1, SHAPE_MAX)
+    w0 = c.integer("src0_len_per_channel", p.src0_len_per_channel, 1, SHAPE_MAX)
+    w1 = c.integer("src1_len_per_channel", p.src1_len_per_channel, 1, SHAPE_MAX)
+    dst = c.local("dst_addr", p.dst_addr, matrix_shape(len0, len1, w1), None, dst_dtype, "matrix layout")
+    c.local("src0_addr", p.src0_addr, vector_shape(len0, w0), None, src_dtype, "vector layout")
+    src1 = c.local("src1_addr", p.src1_addr, vector_shape(len1, w1), None, src_dtype, "vector layout")
+    c.same_npu(src1, dst)
 
 
-def _binary(call, p, allowed):
-    ck = Check(call)
-    dtype = ck.dtype("dtype", p.dtype, allowed)
-    _operands(ck, p, dtype, dtype)
+def binary(c, p, allowed):
+    dtype = c.dtype("dtype", p.dtype, allowed)
+    _operands(c, p, dtype, dtype)
 
 
-def compare(call, p):
-    ck = Check(call)
-    dst_dtype = ck.dtype("dst_dtype", p.dst_dtype, WHOLE_BYTE_DTYPES)
-    src_dtype = ck.dtype("src_dtype", p.src_dtype, WHOLE_BYTE_DTYPES)
-    ck.wider_or_equal("src_dtype", src_dtype, "dst_dtype", dst_dtype)
-    ck.scalar("true_val", p.true_val, dst_dtype)
-    _operands(ck, p, dst_dtype, src_dtype)
-
-
-def bdc_vc_and(ctx, p):
-    _binary("bdc_vc_and", p, INTEGER_DTYPES)
-
-
-def bdc_vc_or(ctx, p):
-    _binary("bdc_vc_or", p, INTEGER_DTYPES)
-
-
-def bdc_vc_xor(ctx, p):
-    _binary("bdc_vc_xor", p, INTEGER_DTYPES)
-
-
-def bdc_vc_min(ctx, p):
-    _binary("bdc_vc_min", p, WHOLE_BYTE_DTYPES)
-
-
-def bdc_vc_max(ctx, p):
-    _binary("bdc_vc_max", p, WHOLE_BYTE_DTYPES)
-
-
-def bdc_vc_greater(ctx, p):
-    compare("bdc_vc_greater", p)
-
-
-def bdc_vc_less(ctx, p):
-    compare("bdc_vc_less", p)
-
-
-def bdc_vc_equal(ctx, p):
-    compare("bdc_vc_equal", p)
-
-
-def bdc_vc_greater_equal(ctx, p):
-    compare("bdc_vc_greater_equal", p)
-
-
-def bdc_vc_less_equal(ctx, p):
-    compare("bdc_vc_less_equal", p)
-
-
-def bdc_vc_not_equal(ctx, p):
-    compare("bdc_vc_not_equal", p)
+def compare(c, p):
+    dst_dtype = c.dtype("dst_dtype", p.dst_dtype, WHOLE_BYTE_DTYPES)
+    src_dtype = c.dtype("src_dtype", p.src_dtype, WHOLE_BYTE_DTYPES)
+    c.wider_or_equal("src_dtype", src_dtype, "dst_dtype", dst_dtype)
+    c.scalar("true_val", p.true_val, dst_dtype)
+    _operands(c, p, dst_dtype, src_dtype)

@@ -1,13 +1,13 @@
 """Field builders shared by the bm1684x lowerings: AR/VC operands, constants, short and long
 forms (isa-facts/bm1684x-lowering.md; specs/bm1684x/tiu.toml).
 
-Every code comes from the spec: tsk_typ from its enum, tsk_eu_typ from the instruction
-kinds of the class, layouts from the `layout` enum. A lowering first builds the short form
-(cmd_short = 1: sAR, sVC), which is what the vendor compiler emits; `fit` turns it into the
-long form (AR, VC) when a value does not fit a short field (a free h or w stride wider than
-the short class's 20-bit `*_h_str`/`*_w_str`), and `long_form` does so unconditionally (the
-context's `long_form=True` forces it). The long form carries the same fields, `cmd_short`
-= 0, and `tsk_lane_num` = all ones (every NPU, as the firmware's default lane mask).
+Every code comes from the chip given to the lowering (its spec): tsk_typ and tsk_eu_typ
+from the instruction kinds of the class, layouts from the `layout` enum. A lowering first
+builds the short form (cmd_short = 1: sAR, sVC), which is what the vendor compiler emits;
+`fit` turns it into the long form (AR, VC) when a value does not fit a short field (a free
+h or w stride wider than the short class's `*_h_str`/`*_w_str`), and `long_form` does so
+unconditionally (the context's `long_form=True` forces it). The long form carries the same
+fields, `cmd_short` = 0, and `tsk_lane_num` = every lane (the firmware's default lane mask).
 
 Choices where the facts are silent, following the public vendor firmware's AR and VC
 gen_cmd (whose register positions match specs/bm1684x): the long class's operand shapes
@@ -16,38 +16,19 @@ pad, insertion, shift and res_add fields stay 0. A free layout's strides are wri
 given (n and c into the 16-bit `*_n_str`/`*_c_str`; the BM1688 firmware's 18-bit split is
 unverified for BM1684X and not used). No class has a res0_sign: the result's signedness
 follows the operands (the checks make the seed's sign rules hold), for selects opd2_sign.
-Integer arguments are computed with (`as_int`), dtype codes read through `fixed`, so call
-templates (bmk.templates) can trace a lowering.
+Lowerings compute with their int arguments and read dtype codes through `fixed` (the
+call-template rule: bmk/checks.py).
 """
 import struct
 
 import numpy as np
 
 from bmk.bm1684x.constants import DT_BFP16, DT_FP16, DT_FP32, dtype_of, prec_sign
-from bmk.isa import load_chip
+from bmk.checks import as_int, fixed
 from bmk.numerics import fp32_to_bf16
-from bmk.templates import as_int, fixed
 
 TIU, GDMA = "tiu", "gdma"
-CHIP = load_chip("bm1684x")
-_TIU = CHIP.engine(TIU)
-SAR, LAR_, SVC, LVC = _TIU.cls("sAR"), _TIU.cls("AR"), _TIU.cls("sVC"), _TIU.cls("VC")
-TSK = dict(SAR.field("tsk_typ").enum)
-LAYOUT = dict(SAR.field("res0_str").enum)
-ALIGNED, FREE = LAYOUT["aligned"], LAYOUT["free"]
-ALL_LANES = LAR_.field("tsk_lane_num").max
-SHORT_STRIDE_MAX = {name: SAR.field(name).max for name in SAR.by_name if name.endswith(("_h_str", "_w_str"))}
-
-
-_EU = {}
-
-
-def eu(cls, kind):
-    """The tsk_eu_typ of instruction kind `kind` of class `cls` (e.g. arith.and -> 7)."""
-    key = (cls.name, kind)
-    if key not in _EU:
-        _EU[key] = dict(cls.instruction(kind).match)["tsk_eu_typ"]
-    return _EU[key]
+SHORT = {"AR": "sAR", "VC": "sVC"}      # the short class of each long one this API emits
 
 
 def const_bits(value, dtype):
@@ -67,7 +48,7 @@ def const_bits(value, dtype):
     return as_int(value) & ((1 << dtype_of(dtype).bits) - 1)
 
 
-def tensor(prefix, addr, stride, dtype):
+def tensor(chip, prefix, addr, stride, dtype):
     """Fields of a tensor operand (prefix res0, opd0, opd1) at local address addr: its
     precision, sign (operands only: no class has res0_sign) and layout with its strides."""
     prec, sign = prec_sign(int(fixed(dtype)))
@@ -75,10 +56,10 @@ def tensor(prefix, addr, stride, dtype):
     if prefix != "res0":
         f[f"{prefix}_sign"] = sign
     if stride is None:
-        f[f"{prefix}_str"] = ALIGNED
+        f[f"{prefix}_str"] = chip.code(TIU, "res0_str", "aligned")
     else:
-        n, c, h, w = (int(v) for v in stride)
-        f.update({f"{prefix}_str": FREE, f"{prefix}_n_str": n, f"{prefix}_c_str": c,
+        n, c, h, w = (as_int(v) for v in stride)
+        f.update({f"{prefix}_str": chip.code(TIU, "res0_str", "free"), f"{prefix}_n_str": n, f"{prefix}_c_str": c,
                   f"{prefix}_h_str": h, f"{prefix}_w_str": w})
     return f
 
@@ -91,39 +72,53 @@ def const(prefix, value, dtype):
             f"{prefix}_sign": sign}
 
 
-def ar(kind, shape, res, *operands, opd2_n_str=None):
+def short(chip, long_class, kind, **fields):
+    """A short command of instruction kind `kind` (e.g. arith.and of sAR): its identifying
+    fields (cmd_short, tsk_typ, tsk_eu_typ) from the spec, then `fields`."""
+    return {**chip.kind(TIU, kind, SHORT[long_class]), **fields}
+
+
+def ar(chip, kind, shape, res, *operands, opd2_n_str=None):
     """A short AR command: tsk_opd_num = the number of operands, res0 shape = `shape` (the
     operands share it; the short class has no operand shapes)."""
     n, c, h, w = (as_int(v) for v in shape)
-    f = {"cmd_short": 1, "tsk_typ": TSK["AR"], "tsk_eu_typ": eu(SAR, kind), "tsk_opd_num": len(operands),
-         "res0_n": n, "res0_c": c, "res0_h": h, "res0_w": w}
+    f = short(chip, "AR", kind, tsk_opd_num=len(operands), res0_n=n, res0_c=c, res0_h=h, res0_w=w)
     f.update(res)
     for o in operands:
         f.update(o)
     if opd2_n_str is not None:
         f["opd2_n_str"] = as_int(opd2_n_str)
-    return fit(f)
+    return fit(chip, f)
 
 
-def fit(fields):
+def _short_stride_limits(chip):
+    """{field: largest value} of the short classes' h and w stride fields (narrower than the
+    long classes': a wider stride takes the long form)."""
+    def compute():
+        return tuple({(f.name, f.max) for cls in SHORT.values() for f in chip.fmt(TIU, cls).fields
+                      if f.name.endswith(("_h_str", "_w_str"))})
+    return chip.derived(("bm1684x.lowering", "short stride limits"), compute)
+
+
+def fit(chip, fields):
     """The short form if every value fits the short class, else the long form."""
-    for name, top in SHORT_STRIDE_MAX.items():
+    for name, top in _short_stride_limits(chip):
         if fields.get(name, 0) > top:
-            return long_form(fields)
+            return long_form(chip, fields)
     return fields
 
 
-def long_form(fields):
+def long_form(chip, fields):
     """The long class of a short TIU command: same fields, cmd_short 0, every lane."""
     if fields.get("cmd_short") != 1:
         return fields
-    return {**fields, "cmd_short": 0, "tsk_lane_num": ALL_LANES}
+    return {**fields, "cmd_short": 0, "tsk_lane_num": chip.all_lanes}
 
 
 def force_long(lower):
     """A lowering that emits the long form of every short TIU command of `lower`."""
     def lower_long(chip, p):
-        return tuple((engine, long_form(f) if engine == TIU else f) for engine, f in lower(chip, p))
-    lower_long.__name__ = lower.__name__
+        return tuple((engine, long_form(chip, f) if engine == TIU else f) for engine, f in lower(chip, p))
+    lower_long.__name__ = getattr(lower, "__name__", "lower")
     lower_long.__doc__ = lower.__doc__
     return lower_long

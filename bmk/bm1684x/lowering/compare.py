@@ -2,13 +2,13 @@
 "AR 3 select with true_val as const opd2").
 
 One command each for greater, less, equal (+_C): arith.selectGreat / selectLess /
-selectEqual (eu 10, 13, 11) with tsk_opd_num 3, opd0 = src0 (or src), opd1 = src1 (or the
-constant C: opd1_const 1, in src_dtype), opd2 = true_val (opd2_const 1, opd2_prec/sign =
-dst_dtype, its bits in opd2_addr), res0 = dst in dst_dtype: dst = true_val where
-`opd0 OP opd1`, else 0.
+selectEqual with tsk_opd_num 3, opd0 = src0 (or src), opd1 = src1 (or the constant C:
+opd1_const 1, in src_dtype), opd2 = true_val (opd2_const 1, opd2_prec/sign = dst_dtype, its
+bits in opd2_addr), res0 = dst in dst_dtype: dst = true_val where `opd0 OP opd1`, else 0.
 
 greater_equal, less_equal, not_equal (+_C) have no single code (the facts: "an opposite
-select followed by a select"). Each is two commands:
+select followed by a select"). Each is two commands (the op table gives the opposite select
+and `invert=True`):
   1. the opposite select: selectLess for >=, selectGreat for <=, selectEqual for !=, so
      dst = true_val where the requested relation is false, else 0;
   2. dst = true_val where dst == 0, else 0: selectEqual with opd0 = dst, opd1 = the constant
@@ -22,86 +22,31 @@ from bmk.bm1684x.lowering.common import TIU, ar, const, tensor
 GREATER, LESS, EQUAL = "arith.selectGreat", "arith.selectLess", "arith.selectEqual"
 
 
-def _select(kind, p, opd0, opd1):
-    return (TIU, ar(kind, p.shape, tensor("res0", p.dst_addr, p.dst_stride, p.dst_dtype), opd0, opd1,
+def _select(chip, kind, p, opd0, opd1):
+    return (TIU, ar(chip, kind, p.shape, tensor(chip, "res0", p.dst_addr, p.dst_stride, p.dst_dtype), opd0, opd1,
                     const("opd2", p.true_val, p.dst_dtype)))
 
 
-def _tensors(kind, p):
-    return _select(kind, p, tensor("opd0", p.src0_addr, p.src0_stride, p.src_dtype),
-                   tensor("opd1", p.src1_addr, p.src1_stride, p.src_dtype))
-
-
-def _const(kind, p):
-    return _select(kind, p, tensor("opd0", p.src_addr, p.src_stride, p.src_dtype), const("opd1", p.C, p.src_dtype))
-
-
-def invert(shape, dst_addr, dst_stride, dst_dtype, true_val):
+def invert(chip, shape, dst_addr, dst_stride, dst_dtype, true_val):
     """dst = true_val where dst == 0, else 0 (step 2 above)."""
-    return (TIU, ar(EQUAL, shape, tensor("res0", dst_addr, dst_stride, dst_dtype),
-                    tensor("opd0", dst_addr, dst_stride, dst_dtype), const("opd1", 0, dst_dtype),
+    return (TIU, ar(chip, EQUAL, shape, tensor(chip, "res0", dst_addr, dst_stride, dst_dtype),
+                    tensor(chip, "opd0", dst_addr, dst_stride, dst_dtype), const("opd1", 0, dst_dtype),
                     const("opd2", true_val, dst_dtype)))
 
 
-def bdc_greater(chip, p):
-    """tpu_bdc_greater: dst = true_val if src0 > src1 else 0."""
-    return (_tensors(GREATER, p),)
+def _then(chip, p, first, invert_after):
+    if not invert_after:
+        return (first,)
+    return (first, invert(chip, p.shape, p.dst_addr, p.dst_stride, p.dst_dtype, p.true_val))
 
 
-def bdc_greater_C(chip, p):  # noqa: N802
-    """tpu_bdc_greater_C: dst = true_val if src > C else 0."""
-    return (_const(GREATER, p),)
+def tensors(chip, p, kind, invert=False):
+    """dst = true_val if src0 OP src1 else 0."""
+    return _then(chip, p, _select(chip, kind, p, tensor(chip, "opd0", p.src0_addr, p.src0_stride, p.src_dtype),
+                                  tensor(chip, "opd1", p.src1_addr, p.src1_stride, p.src_dtype)), invert)
 
 
-def bdc_less(chip, p):
-    """tpu_bdc_less: dst = true_val if src0 < src1 else 0."""
-    return (_tensors(LESS, p),)
-
-
-def bdc_less_C(chip, p):  # noqa: N802
-    """tpu_bdc_less_C: dst = true_val if src < C else 0."""
-    return (_const(LESS, p),)
-
-
-def bdc_equal(chip, p):
-    """tpu_bdc_equal: dst = true_val if src0 == src1 else 0."""
-    return (_tensors(EQUAL, p),)
-
-
-def bdc_equal_C(chip, p):  # noqa: N802
-    """tpu_bdc_equal_C: dst = true_val if src == C else 0."""
-    return (_const(EQUAL, p),)
-
-
-def _then_invert(first, p):
-    return (first, invert(p.shape, p.dst_addr, p.dst_stride, p.dst_dtype, p.true_val))
-
-
-def bdc_greater_equal(chip, p):
-    """tpu_bdc_greater_equal: selectLess, then invert (two commands)."""
-    return _then_invert(_tensors(LESS, p), p)
-
-
-def bdc_greater_equal_C(chip, p):  # noqa: N802
-    """tpu_bdc_greater_equal_C: selectLess with C, then invert."""
-    return _then_invert(_const(LESS, p), p)
-
-
-def bdc_less_equal(chip, p):
-    """tpu_bdc_less_equal: selectGreat, then invert."""
-    return _then_invert(_tensors(GREATER, p), p)
-
-
-def bdc_less_equal_C(chip, p):  # noqa: N802
-    """tpu_bdc_less_equal_C: selectGreat with C, then invert."""
-    return _then_invert(_const(GREATER, p), p)
-
-
-def bdc_not_equal(chip, p):
-    """tpu_bdc_not_equal: selectEqual, then invert."""
-    return _then_invert(_tensors(EQUAL, p), p)
-
-
-def bdc_not_equal_C(chip, p):  # noqa: N802
-    """tpu_bdc_not_equal_C: selectEqual with C, then invert."""
-    return _then_invert(_const(EQUAL, p), p)
+def with_const(chip, p, kind, invert=False):
+    """dst = true_val if src OP C else 0."""
+    return _then(chip, p, _select(chip, kind, p, tensor(chip, "opd0", p.src_addr, p.src_stride, p.src_dtype),
+                                  const("opd1", p.C, p.src_dtype)), invert)

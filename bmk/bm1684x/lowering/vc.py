@@ -1,6 +1,6 @@
 """Lowering of the vector cross functions (seed 001: vc_*) to VC commands (short sVC; the long
 VC carries the same fields), isa-facts/bm1684x-lowering.md section 5: vc.and / or / xor /
-max / min / select_gt / select_lt / select_eq (eu 7, 8, 9, 4, 5, 10, 13, 11).
+max / min / select_gt / select_lt / select_eq (the op table gives the kind).
 
 Fields, as the public vendor firmware's `atomic_vector_correlation_gen_cmd` fills them (its
 register positions match specs/bm1684x's sVC and VC):
@@ -15,101 +15,47 @@ register positions match specs/bm1684x's sVC and VC):
 dst(m, n) = src0(m) OP src1(n) in the matrix layout: row m is dst's n = m, column n is
 channel n // src1_len_per_channel, position n % src1_len_per_channel (aligned layouts).
 
-vc_greater_equal / less_equal / not_equal: the opposite VC select, then the AR invert of
+vc_greater_equal / less_equal / not_equal (`invert=True`): the opposite VC select, then the AR invert of
 lowering.compare (dst = true_val where dst == 0, else 0) over the matrix as the aligned
 tensor (src0_len, B_c, 1, src1_len_per_channel). That tensor also covers the padding
 columns of the last channel, which the VC command itself writes (res0_c * res0_w columns).
 """
 from bmk.bm1684x.constants import prec_sign
-from bmk.bm1684x.lowering.common import SVC, TIU, TSK, const_bits, eu
-from bmk.bm1684x.lowering.compare import invert
+from bmk.bm1684x.lowering.common import TIU, const_bits, short
+from bmk.bm1684x.lowering.compare import invert as invert_matrix
+from bmk.checks import as_int, fixed
 from bmk.layout import ceil_div
-from bmk.templates import as_int, fixed
 
 VC_DIV_ITER = 2
 
 
-def vc(kind, p, dst_dtype, src_dtype, select_val=None):
+def vc(chip, kind, p, dst_dtype, src_dtype, select_val=None):
     """One short VC command of instruction kind `kind`."""
     len0, len1, w0, w1 = (as_int(p.src0_len), as_int(p.src1_len), as_int(p.src0_len_per_channel),
                           as_int(p.src1_len_per_channel))
     a_c, b_c = ceil_div(len0, w0), ceil_div(len1, w1)
     src_prec, src_sign = prec_sign(int(fixed(src_dtype)))
     dst_prec, _ = prec_sign(int(fixed(dst_dtype)))
-    f = {"cmd_short": 1, "tsk_typ": TSK["VC"], "tsk_eu_typ": eu(SVC, kind),
-         "opd0_sign": src_sign, "opd1_sign": src_sign, "opd2_n_str": VC_DIV_ITER,
-         "res0_prec": dst_prec, "opd0_prec": src_prec, "opd1_prec": src_prec,
-         "res0_addr": as_int(p.dst_addr), "opd0_addr": as_int(p.src0_addr), "opd1_addr": as_int(p.src1_addr),
-         "res0_c": b_c, "res0_w": w1, "opd0_c": a_c, "opd0_w": w0, "opd1_w": len0 - (a_c - 1) * w0}
+    f = short(chip, "VC", kind, opd0_sign=src_sign, opd1_sign=src_sign, opd2_n_str=VC_DIV_ITER,
+              res0_prec=dst_prec, opd0_prec=src_prec, opd1_prec=src_prec,
+              res0_addr=as_int(p.dst_addr), opd0_addr=as_int(p.src0_addr), opd1_addr=as_int(p.src1_addr),
+              res0_c=b_c, res0_w=w1, opd0_c=a_c, opd0_w=w0, opd1_w=len0 - (a_c - 1) * w0)
     if select_val is not None:
         f["opd2_addr"] = const_bits(select_val, dst_dtype)
     return (TIU, f)
 
 
-def _binary(kind, p):
-    return (vc(kind, p, p.dtype, p.dtype),)
+def binary(chip, p, kind):
+    """dst(m, n) = src0(m) OP src1(n)."""
+    return (vc(chip, kind, p, p.dtype, p.dtype),)
 
 
-def _select(kind, p):
-    return vc(kind, p, p.dst_dtype, p.src_dtype, p.true_val)
-
-
-def _select_then_invert(kind, p):
+def select(chip, p, kind, invert=False):
+    """dst(m, n) = true_val if src0(m) OP src1(n) else 0; with invert, the opposite select and
+    the AR invert over the matrix."""
+    first = vc(chip, kind, p, p.dst_dtype, p.src_dtype, p.true_val)
+    if not invert:
+        return (first,)
     shape = (as_int(p.src0_len), ceil_div(as_int(p.src1_len), as_int(p.src1_len_per_channel)), 1,
              as_int(p.src1_len_per_channel))
-    return (_select(kind, p), invert(shape, p.dst_addr, None, p.dst_dtype, p.true_val))
-
-
-def bdc_vc_and(chip, p):
-    """tpu_bdc_vc_and: dst(m, n) = src0(m) AND src1(n)."""
-    return _binary("vc.and", p)
-
-
-def bdc_vc_or(chip, p):
-    """tpu_bdc_vc_or: dst(m, n) = src0(m) OR src1(n)."""
-    return _binary("vc.or", p)
-
-
-def bdc_vc_xor(chip, p):
-    """tpu_bdc_vc_xor: dst(m, n) = src0(m) XOR src1(n)."""
-    return _binary("vc.xor", p)
-
-
-def bdc_vc_min(chip, p):
-    """tpu_bdc_vc_min: dst(m, n) = min(src0(m), src1(n))."""
-    return _binary("vc.min", p)
-
-
-def bdc_vc_max(chip, p):
-    """tpu_bdc_vc_max: dst(m, n) = max(src0(m), src1(n))."""
-    return _binary("vc.max", p)
-
-
-def bdc_vc_greater(chip, p):
-    """tpu_bdc_vc_greater: dst(m, n) = true_val if src0(m) > src1(n) else 0."""
-    return (_select("vc.select_gt", p),)
-
-
-def bdc_vc_less(chip, p):
-    """tpu_bdc_vc_less: dst(m, n) = true_val if src0(m) < src1(n) else 0."""
-    return (_select("vc.select_lt", p),)
-
-
-def bdc_vc_equal(chip, p):
-    """tpu_bdc_vc_equal: dst(m, n) = true_val if src0(m) == src1(n) else 0."""
-    return (_select("vc.select_eq", p),)
-
-
-def bdc_vc_greater_equal(chip, p):
-    """tpu_bdc_vc_greater_equal: VC select_lt, then the AR invert."""
-    return _select_then_invert("vc.select_lt", p)
-
-
-def bdc_vc_less_equal(chip, p):
-    """tpu_bdc_vc_less_equal: VC select_gt, then the AR invert."""
-    return _select_then_invert("vc.select_gt", p)
-
-
-def bdc_vc_not_equal(chip, p):
-    """tpu_bdc_vc_not_equal: VC select_eq, then the AR invert."""
-    return _select_then_invert("vc.select_eq", p)
+    return (first, invert_matrix(chip, shape, p.dst_addr, None, p.dst_dtype, p.true_val))
