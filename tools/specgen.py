@@ -253,9 +253,9 @@ BM1684_EU = {0: "mul", 1: "mac", 2: "add", 3: "sub", 4: "max", 5: "min", 6: "shi
 # tsk_typ -> (kind prefix, "eu" = one kind per eu of the class | "one" = one kind for the class)
 BM1684_TIU_KINDS = {
     0: ("conv", "one"), 1: ("pord", "pord"), 2: ("mm", "eu"), 3: ("arith", "eu"),
-    4: ("mm2", "one"), 5: ("cc", "eu"), 6: ("lut", "one"), 7: ("mdsum", "one"),
-    8: ("mdscalar", "eu"), 9: ("mdsfu", "eu"), 10: ("mdlinear", "eu"),
-    11: ("lmem_arrangement", "one"), 12: ("decompress", "one"), 13: ("mdcmp", "eu"),
+    4: ("mm2", "one"), 5: ("cc", "eu"), 6: ("lut", "one"), 7: ("md_sum", "one"),
+    8: ("md_scalar", "eu"), 9: ("md_sfu", "eu"), 10: ("md_linear", "eu"),
+    11: ("lmem_arrangement", "one"), 12: ("decompress", "one"), 13: ("md_cmp", "eu"),
     14: ("vc", "eu"),
 }
 

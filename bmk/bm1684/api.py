@@ -93,7 +93,7 @@ MEMORY = (
 CV = "Data Type Converting Functions"
 CONVERTING = (
     op("bdc_fp32_to_int32", r.Unary, ck_converting.bdc_fp32_to_int32, lo_converting.bdc_fp32_to_int32, CV,
-       "dst = INT32(src), rounded to nearest even, saturated.", kinds=["tiu.mdsfu.fp32_to_int"]),
+       "dst = INT32(src), rounded to nearest even, saturated.", kinds=["tiu.md_sfu.fp32_to_int"]),
     op("bdc_lookup_int32_to_fp32", r.Unary, ck_converting.bdc_lookup_int32_to_fp32,
        lo_converting.bdc_lookup_int32_to_fp32, CV, "dst = FP32(src), src in [-128, 127], by table.",
        kinds=["tiu.lut"]),
@@ -121,17 +121,17 @@ FX = "bdc_fixed_point_packed_"
 BINARY = (
     # FP32 Binary Functions
     _fp32("bdc_add", r.Binary, "dst = src0 + src1.", ["tiu.arith.add"]),
-    _fp32("bdc_add_C", r.BinaryC, "dst = src + C.", ["tiu.mdscalar.add"]),
+    _fp32("bdc_add_C", r.BinaryC, "dst = src + C.", ["tiu.md_scalar.add"]),
     _fp32("bdc_sub", r.Binary, "dst = src0 - src1.", ["tiu.arith.sub"]),
-    _fp32("bdc_sub_C", r.BinaryC, "dst = src - C.", ["tiu.mdscalar.sub"]),
-    _fp32("bdc_C_sub", r.BinaryC, "dst = C - src.", ["tiu.mdscalar.sub"]),
+    _fp32("bdc_sub_C", r.BinaryC, "dst = src - C.", ["tiu.md_scalar.sub"]),
+    _fp32("bdc_C_sub", r.BinaryC, "dst = C - src.", ["tiu.md_scalar.sub"]),
     _fp32("bdc_mul", r.Binary, "dst = src0 * src1.", ["tiu.arith.mul"]),
-    _fp32("bdc_mul_C", r.BinaryC, "dst = src * C.", ["tiu.mdscalar.mul"]),
-    _fp32("bdc_div", r.Binary, "dst = src0 / src1.", ["tiu.mdscalar.divide"]),
-    _fp32("bdc_div_C", r.BinaryC, "dst = src / C.", ["tiu.mdscalar.divide"]),
-    _fp32("bdc_C_div", r.BinaryC, "dst = C / src.", ["tiu.mdscalar.divide"]),
+    _fp32("bdc_mul_C", r.BinaryC, "dst = src * C.", ["tiu.md_scalar.mul"]),
+    _fp32("bdc_div", r.Binary, "dst = src0 / src1.", ["tiu.md_scalar.divide"]),
+    _fp32("bdc_div_C", r.BinaryC, "dst = src / C.", ["tiu.md_scalar.divide"]),
+    _fp32("bdc_C_div", r.BinaryC, "dst = C / src.", ["tiu.md_scalar.divide"]),
     _fp32("bdc_mac", r.Binary, "dst = dst + src0 * src1.", ["tiu.arith.mac"]),
-    _fp32("bdc_mac_C", r.BinaryC, "dst = dst + src * C.", ["tiu.mdscalar.mac"]),
+    _fp32("bdc_mac_C", r.BinaryC, "dst = dst + src * C.", ["tiu.md_scalar.mac"]),
     _fp32("bdc_max", r.Binary, "dst = max(src0, src1).", ["tiu.arith.max"]),
     _fp32("bdc_max_C", r.BinaryC, "dst = max(src, C).", ["tiu.arith.max"]),
     _fp32("bdc_min", r.Binary, "dst = min(src0, src1).", ["tiu.arith.min"]),
@@ -213,16 +213,16 @@ BINARY = (
 
 # -- FP32 Unary Functions ----------------------------------------------------------------------
 UN = "FP32 Unary Functions"
-EXP_KINDS = ("tiu.arith.min", "tiu.arith.max", "tiu.mdsfu.fp32_to_int", "tiu.lut", "tiu.mdscalar.sub",
-             "tiu.mdsfu.taylor", "tiu.mdscalar.add", "tiu.mdscalar.mul")      # lowering/fp32_unary.py
-RATIO_KINDS = EXP_KINDS + ("tiu.mdscalar.divide",)                            # sigmoid, tanh
+EXP_KINDS = ("tiu.arith.min", "tiu.arith.max", "tiu.md_sfu.fp32_to_int", "tiu.lut", "tiu.md_scalar.sub",
+             "tiu.md_sfu.taylor", "tiu.md_scalar.add", "tiu.md_scalar.mul")      # lowering/fp32_unary.py
+RATIO_KINDS = EXP_KINDS + ("tiu.md_scalar.divide",)                            # sigmoid, tanh
 UNARY = (
     op("bdc_rsqrt", r.Unary, ck_unary.bdc_rsqrt, lo_unary.bdc_rsqrt, UN, "dst = 1 / sqrt(src).",
-       kinds=["tiu.mdsfu.rsqrt"]),
+       kinds=["tiu.md_sfu.rsqrt"]),
     op("bdc_sqrt", r.Unary, ck_unary.bdc_sqrt, lo_unary.bdc_sqrt, UN, "dst = sqrt(src) = 1 / rsqrt(src).",
-       kinds=["tiu.mdsfu.rsqrt", "tiu.mdscalar.divide"]),
+       kinds=["tiu.md_sfu.rsqrt", "tiu.md_scalar.divide"]),
     op("bdc_taylor_exp", r.TaylorSeries, ck_unary.bdc_taylor_exp, lo_unary.bdc_taylor_exp, UN,
-       "dst = e^src by num_series taylor terms.", kinds=["tiu.mdsfu.taylor", "tiu.mdscalar.add"]),
+       "dst = e^src by num_series taylor terms.", kinds=["tiu.md_sfu.taylor", "tiu.md_scalar.add"]),
     op("bdc_lookup_exp", r.Unary, ck_unary.bdc_lookup_exp, lo_unary.bdc_lookup_exp, UN,
        "dst = e^src, src int32 in [-103, 88], by the exp table.", kinds=["tiu.lut"]),
     op("bdc_exp", r.UnaryWork, ck_unary.bdc_exp, lo_unary.bdc_exp, UN, "dst = e^src (num_series 32).",
@@ -238,8 +238,8 @@ UNARY = (
     op("bdc_tanh_tunable", r.UnaryWorkSeries, ck_unary.bdc_tanh_tunable, lo_unary.bdc_tanh_tunable, UN,
        "dst = tanh(src).", kinds=RATIO_KINDS),
     op("bdc_reciprocal", r.Copy, ck_unary.bdc_reciprocal, lo_unary.bdc_reciprocal, UN, "dst = 1 / src.",
-       kinds=["tiu.mdscalar.divide"]),
-    op("bdc_neg", r.Copy, ck_unary.bdc_neg, lo_unary.bdc_neg, UN, "dst = -src.", kinds=["tiu.mdscalar.mul"]),
+       kinds=["tiu.md_scalar.divide"]),
+    op("bdc_neg", r.Copy, ck_unary.bdc_neg, lo_unary.bdc_neg, UN, "dst = -src.", kinds=["tiu.md_scalar.mul"]),
 )
 
 
@@ -251,10 +251,10 @@ def _nn(name, record, doc, kinds):
 
 NEURAL_NETWORK = (
     _nn("bdc_relu", r.Copy, "dst = max(src, 0), fp32.", ["tiu.arith.max"]),
-    _nn("bdc_bias", r.Bias, "dst = src + bias(0, c, 0, 0), fp32.", ["tiu.mdlinear.mac"]),
-    _nn("bdc_scale", r.Scale, "dst = src * scale(0, c, 0, 0), fp32.", ["tiu.mdlinear.mac"]),
+    _nn("bdc_bias", r.Bias, "dst = src + bias(0, c, 0, 0), fp32.", ["tiu.md_linear.mac"]),
+    _nn("bdc_scale", r.Scale, "dst = src * scale(0, c, 0, 0), fp32.", ["tiu.md_linear.mac"]),
     _nn("bdc_scale_bias", r.ScaleBias, "dst = src * scale(0, c, 0, 0) + bias(0, c, 0, 0), fp32.",
-        ["tiu.mdlinear.mac"]),
+        ["tiu.md_linear.mac"]),
     _nn("bdc_conv2d", r.Conv2d, "2D convolution (2IC weight), optional bias and result accumulation, fp32.",
         ["tiu.conv"]),
     _nn("bdc_depthwise2d", r.Depthwise2d, "2D depthwise convolution, optional bias, fp32.",

@@ -1,4 +1,4 @@
-"""Simulator semantics of arith.* and mdscalar.* (bmk/sim/bm1684/arith.py) on hand-made records.
+"""Simulator semantics of arith.* and md_scalar.* (bmk/sim/bm1684/arith.py) on hand-made records.
 
 Each command is built field by field (spec defaults + the kind + operands), encoded to a raw
 TIU stream with bmk.encode and run; results are compared with numpy float32 / widened-int
@@ -53,7 +53,7 @@ FP32 = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum
         "divide": np.divide}
 
 
-@pytest.mark.parametrize("cls", ["arith", "mdscalar"])
+@pytest.mark.parametrize("cls", ["arith", "md_scalar"])
 @pytest.mark.parametrize("op", sorted(FP32))
 @pytest.mark.parametrize("start", [0, 37])
 def test_fp32_tensor_tensor(cls, op, start):
@@ -68,7 +68,7 @@ def test_fp32_tensor_tensor(cls, op, start):
     assert np.array_equal(out.view(np.uint32), FP32[op](a, b).astype(np.float32).view(np.uint32))
 
 
-@pytest.mark.parametrize("cls", ["arith", "mdscalar"])
+@pytest.mark.parametrize("cls", ["arith", "md_scalar"])
 @pytest.mark.parametrize("op", sorted(FP32))
 @pytest.mark.parametrize("const_slot", ["opd0", "opd1"])
 def test_fp32_constant_either_side(cls, op, const_slot):
@@ -84,7 +84,7 @@ def test_fp32_constant_either_side(cls, op, const_slot):
     assert np.array_equal(get(sim, R, SHAPE).view(np.uint32), np.asarray(expect, np.float32).view(np.uint32))
 
 
-@pytest.mark.parametrize("cls", ["arith", "mdscalar"])
+@pytest.mark.parametrize("cls", ["arith", "md_scalar"])
 @pytest.mark.parametrize("const", [False, True])
 def test_fp32_mac_accumulates_with_two_roundings(cls, const):
     a, b, d = data(), data(), data()
@@ -107,7 +107,7 @@ def test_fp32_specials():
     sim = bmk.Simulator("bm1684")
     put(sim, 0, a)
     put(sim, 4096, b)
-    run([fp32_command("mdscalar.divide", 8192, 0, 4096, shape=(1, 1, 1, 6)),
+    run([fp32_command("md_scalar.divide", 8192, 0, 4096, shape=(1, 1, 1, 6)),
          fp32_command("arith.add", 12288, 0, 4096, shape=(1, 1, 1, 6))], sim)
     with np.errstate(all="ignore"):
         assert np.array_equal(get(sim, 8192, (1, 1, 1, 6)), a / b, equal_nan=True)
@@ -115,7 +115,7 @@ def test_fp32_specials():
 
 
 @pytest.mark.parametrize("op, cond", [("select_gt", np.greater), ("select_eq", np.equal)])
-@pytest.mark.parametrize("cls", ["arith", "mdscalar"])
+@pytest.mark.parametrize("cls", ["arith", "md_scalar"])
 def test_fp32_select_value(op, cond, cls):
     a = rng.integers(-3, 4, SHAPE).astype(np.float32)
     b = rng.integers(-3, 4, SHAPE).astype(np.float32)
@@ -136,7 +136,7 @@ def test_per_channel_operand_broadcasts():
     sim = bmk.Simulator("bm1684")
     put(sim, npu_addr(3, 0), a)
     put(sim, npu_addr(3, 8192), scale, stride=bmk.bm1684.compact_stride(3, (1, SHAPE[1], 1, 1)))
-    rec = fp32_command("mdscalar.mul", npu_addr(3, 16384), npu_addr(3, 0), npu_addr(3, 8192))
+    rec = fp32_command("md_scalar.mul", npu_addr(3, 16384), npu_addr(3, 0), npu_addr(3, 8192))
     rec = command(rec.kind, **{**rec.fields, "short_opd1_str": lo.code("tiu", "short_opd1_str", "offset")})
     run([rec], sim)
     assert np.array_equal(get(sim, npu_addr(3, 16384), SHAPE), a * scale)
@@ -147,10 +147,10 @@ def test_mixed_precisions_are_refused():
     rec = command(rec.kind, **{**rec.fields, "opt_opd1_prec": lo.code("tiu", "opt_opd1_prec", "int8")})
     with pytest.raises(SimulationError, match="arith.add: precisions must be all fp32"):
         run([rec], bmk.Simulator("bm1684"))
-    rec = command("mdscalar.divide", **{**rec.fields, **lo.kind("mdscalar.divide"),
+    rec = command("md_scalar.divide", **{**rec.fields, **lo.kind("md_scalar.divide"),
                                         "opt_opd0_prec": lo.code("tiu", "opt_opd0_prec", "int8"),
                                         "opt_res0_prec": lo.code("tiu", "opt_res0_prec", "int8")})
-    with pytest.raises(SimulationError, match="mdscalar.divide: integer precisions are not supported"):
+    with pytest.raises(SimulationError, match="md_scalar.divide: integer precisions are not supported"):
         run([rec], bmk.Simulator("bm1684"))
 
 
@@ -158,7 +158,7 @@ def test_every_arith_and_mdscalar_kind_of_the_family_is_registered():
     kinds = bmk.sim.bm1684.SEMANTICS.kinds
     for op in ("add", "sub", "mul", "mac", "max", "min", "divide", "select_gt", "select_eq", "shift",
                "and", "or", "xor"):
-        assert ("tiu", f"arith.{op}") in kinds and ("tiu", f"mdscalar.{op}") in kinds
+        assert ("tiu", f"arith.{op}") in kinds and ("tiu", f"md_scalar.{op}") in kinds
 
 
 def int_command(kind, prec, signs, shape, **extra):
@@ -178,7 +178,7 @@ def ints(dtype, shape):
     return x.astype(dtype)
 
 
-@pytest.mark.parametrize("cls", ["arith", "mdscalar"])
+@pytest.mark.parametrize("cls", ["arith", "md_scalar"])
 @pytest.mark.parametrize("signed", [0, 1])
 def test_int32_products_and_mac_are_exact_then_saturated(cls, signed):
     """32-bit operands: the product and the shifted accumulation exceed int64; the semantics
@@ -210,12 +210,12 @@ def test_int8_mdscalar_add_with_constant_saturates_4N():
     lo.const(f, "opd1", lo.bits(-100, 8), prec="int8", signed=1)
     sim = bmk.Simulator("bm1684")
     put(sim, 0, a, dtype=np.int8, pack=4)
-    run([command("mdscalar.add", **f)], sim)
+    run([command("md_scalar.add", **f)], sim)
     expect = np.clip(a.astype(np.int64) - 100, -128, 127).astype(np.int8)       # a.flat[0] = -128 saturates
     assert np.array_equal(get(sim, 16384, shape, dtype=np.int8, pack=4), expect)
 
 
-@pytest.mark.parametrize("kind", ["arith.add", "mdscalar.mac", "arith.shift", "mdscalar.select_eq"])
+@pytest.mark.parametrize("kind", ["arith.add", "md_scalar.mac", "arith.shift", "md_scalar.select_eq"])
 def test_overlapping_huge_res0_is_refused_quickly(kind):
     """A malformed command with zero strides and a huge res0 would need terabytes of arrays."""
     f = {}

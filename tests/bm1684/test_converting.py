@@ -61,7 +61,7 @@ def test_fp32_to_int32_rounds_to_nearest_even_and_saturates(start):
 def test_rebuilds_the_vendor_fp32_to_int():
     """The vendor's md_sfu fp32_to_int (SiLU) rebuilt with okk_bdc_fp32_to_int32: every field
     equal but the sync ids (cmd_id_tpu, cmd_id_gdma), addresses included."""
-    v = vendor("mdsfu.fp32_to_int")
+    v = vendor("md_sfu.fp32_to_int")
     assert rebuilt("bdc_fp32_to_int32", *vendor_args(v)) == {k: x for k, x in v.items() if k not in IDS}
 
 

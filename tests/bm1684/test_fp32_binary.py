@@ -199,7 +199,7 @@ def test_rebuilds_the_vendor_ar_command():
     assert {k: x for k, x in mine.fields.items() if k not in IDS} == {k: x for k, x in v.items() if k not in IDS}
 
 
-@pytest.mark.parametrize("kind, name", [("mdscalar.mul", "bdc_mul_C"), ("mdscalar.add", "bdc_add_C"),
+@pytest.mark.parametrize("kind, name", [("md_scalar.mul", "bdc_mul_C"), ("md_scalar.add", "bdc_add_C"),
                                         ("arith.max", "bdc_max_C"), ("arith.min", "bdc_min_C")])
 def test_rebuilds_the_vendor_constant_commands(kind, name):
     """The vendor's md_scalar mul/add by a constant (SiLU's x * -1 and 1 + exp) and its ar
@@ -227,7 +227,7 @@ def test_rebuilds_the_vendor_divide():
     """The vendor's md_scalar divide (SiLU's x / (1 + exp(-x))): numerator opd0, denominator opd1.
 
     Every field equals the vendor's except the sync ids (cmd_id_tpu, cmd_id_gdma)."""
-    v = _vendor("mdscalar.divide").fields
+    v = _vendor("md_scalar.divide").fields
     shape = (v["res0_n"], v["res0_c"], v["res0_h"], v["res0_w"])
     ctx = bm1684.Context()
     ctx.bdc_div(_local(v["res0_addr"]), _local(v["opd0_addr"]), _local(v["opd1_addr"]), shape)

@@ -170,7 +170,7 @@ def test_few_series_trade_accuracy():
     assert 1e5 < rough < 2e6
     ctx = bm1684.Context()
     ctx.bdc_exp_tunable(DST, SRC, WORK, BIG, 2)
-    taylor, = (r for r in bmk.decode("bm1684", ctx.acquire_streams()) if r.kind == "mdsfu.taylor")
+    taylor, = (r for r in bmk.decode("bm1684", ctx.acquire_streams()) if r.kind == "md_sfu.taylor")
     assert taylor.fields["opd1_n"] == 2
 
 
@@ -233,14 +233,14 @@ def test_rebuilds_the_vendor_exp_lut():
 def test_rebuilds_the_vendor_taylor():
     """The vendor's md_sfu taylor (12 series, table at 0x300C00) is the first command of
     okk_bdc_taylor_exp(..., num_series=12): every field equal but the sync ids."""
-    v = vendor("mdsfu.taylor")
+    v = vendor("md_sfu.taylor")
     dst, src, shape = vendor_args(v)
     assert first("bdc_taylor_exp", dst, src, shape, v["opd1_n"]) == {k: x for k, x in v.items() if k not in IDS}
 
 
 def test_rebuilds_the_vendor_neg():
     """The vendor's SiLU starts with x * -1.0 (md_scalar mul, constant opd1): okk_bdc_neg."""
-    v = vendor("mdscalar.mul", opt_opd1_const=1, opd1_addr=0xBF800000)
+    v = vendor("md_scalar.mul", opt_opd1_const=1, opd1_addr=0xBF800000)
     assert first("bdc_neg", *vendor_args(v), None, None) == {k: x for k, x in v.items() if k not in IDS}
 
 

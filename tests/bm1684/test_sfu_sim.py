@@ -66,9 +66,9 @@ def vendor_silu():
     tiu = [r for r in bmk.decode("bm1684", streams("bm1684")) if r.engine == "tiu"]
     i = next(k for k, r in enumerate(tiu) if r.kind == "lut") - 4
     silu = tiu[i:i + 12]
-    assert [r.kind for r in silu] == ["mdscalar.mul", "arith.min", "arith.max", "mdsfu.fp32_to_int", "lut", "lut",
-                                      "mdscalar.sub", "mdsfu.taylor", "mdscalar.add", "mdscalar.mul",
-                                      "mdscalar.add", "mdscalar.divide"]
+    assert [r.kind for r in silu] == ["md_scalar.mul", "arith.min", "arith.max", "md_sfu.fp32_to_int", "lut", "lut",
+                                      "md_scalar.sub", "md_sfu.taylor", "md_scalar.add", "md_scalar.mul",
+                                      "md_scalar.add", "md_scalar.divide"]
     return silu
 
 
@@ -96,7 +96,7 @@ def test_fp32_to_int_saturates_to_the_result_precision():
     lo.tensor(f, "opd0", 0, None)
     sim = bmk.Simulator("bm1684")
     put(sim, 0, x.reshape(shape))
-    run([command("mdsfu.fp32_to_int", **f)], sim)
+    run([command("md_sfu.fp32_to_int", **f)], sim)
     got = get(sim, 4096, shape, dtype="int16", pack=2)
     assert list(got.flat) == [-32768, 32767, 2, -2, 4, 0, -32768, 32767, 0, -1, 7, 100]
 
@@ -137,7 +137,7 @@ def test_taylor_is_horner_in_fp32_of_the_table_at_opd1():
     f = {}
     lo.tensor(f, "res0", 1024, None, shape=shape)
     lo.tensor(f, "opd0", 0, None)
-    run([command("mdsfu.taylor", opd1_addr=0x200000, opd1_n=3, **f)], sim)
+    run([command("md_sfu.taylor", opd1_addr=0x200000, opd1_n=3, **f)], sim)
     want = x * (f32(2) + x * (f32(3) + x * f32(4)))
     assert np.array_equal(get(sim, 1024, shape), want)
 
@@ -148,10 +148,10 @@ def test_taylor_is_horner_in_fp32_of_the_table_at_opd1():
     ("lut", {"opd1_h": 8, "opt_res0_prec": 0}, "lut: opt_res0_prec must be 32-bit"),
     ("lut", {"opd1_h": 8, "opt_opd0_prec": 1}, "lut: opt_opd0_prec must be an integer precision"),
     ("lut", {"opd1_h": 8, "opd1_addr": 0x3FFFFC}, "lut table .opd1. must be inside l2sram"),
-    ("mdsfu.taylor", {"opd1_n": 0}, r"taylor: opd1_n \(number of series\) must be at least 1"),
-    ("mdsfu.taylor", {"opd1_n": 4, "opt_opd0_prec": 4}, "taylor: opt_opd0_prec must be fp32, not int32"),
-    ("mdsfu.fp32_to_int", {}, "fp32_to_int: opt_res0_prec must be an integer precision, not fp32"),
-    ("mdsfu.rsqrt", {"opt_opd0_prec": 0}, "rsqrt: opt_opd0_prec must be fp32, not int8"),
+    ("md_sfu.taylor", {"opd1_n": 0}, r"taylor: opd1_n \(number of series\) must be at least 1"),
+    ("md_sfu.taylor", {"opd1_n": 4, "opt_opd0_prec": 4}, "taylor: opt_opd0_prec must be fp32, not int32"),
+    ("md_sfu.fp32_to_int", {}, "fp32_to_int: opt_res0_prec must be an integer precision, not fp32"),
+    ("md_sfu.rsqrt", {"opt_opd0_prec": 0}, "rsqrt: opt_opd0_prec must be fp32, not int8"),
 ])
 def test_fields_the_semantics_do_not_model(kind, fields, match):
     f = {}

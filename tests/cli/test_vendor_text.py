@@ -163,3 +163,16 @@ def test_subprocess_raw_round_trip(tmp_path):
     assert res.returncode == 2 and res.stdout == b""
     err = res.stderr.decode()
     assert err.count("\n") == 1 and err.startswith(f"bmk-disasm: {tmp_path / 'bad.bin'}: tiu stream byte ")
+
+
+def test_bm1684_mnemonics_are_the_vendor_spellings(runner):
+    """Issue 18 item 4: md_scalar, md_sfu (the vendor's opdef and the .reg.test names
+    md_scalar_op, md_sfu_op), never bmk's former mdscalar / mdsfu."""
+    res = runner.invoke(disasm, ["--chip", "bm1684", *_raw_args("bm1684")])
+    mnemonics = {line.split()[2] for line in res.stdout.splitlines()[1:] if line.strip()}
+    assert {"tiu.md_scalar.add", "tiu.md_scalar.mul", "tiu.md_sfu.taylor"} <= mnemonics
+    assert not any(m.startswith(("tiu.mdscalar", "tiu.mdsfu", "tiu.mdlinear", "tiu.mdcmp", "tiu.mdsum"))
+                   for m in mnemonics)
+    vendor_text = (vendor.stream_path("bm1684", "tiu").parent / "yolov5s_bm1684_f32.reg.test").read_text()
+    for name in ("md_scalar", "md_sfu"):
+        assert f'"name": "{name}_op"' in vendor_text

@@ -11,7 +11,7 @@ CHIPS = ["bm1684", "bm1684x"]
 # bm1684: the vendor disassembler prints a description per tsk_typ (mlir.test); bmk's kinds
 # are the vendor's per-eu op names, whose prefix says the same.
 BM1684_DESCRIPTION = {"convolution neuron": ("conv",), "depthwise or pooling": ("pord",),
-                      "md scalar": ("mdscalar.",), "md sfu": ("mdsfu.",), "table lookup": ("lut",),
+                      "md scalar": ("md_scalar.",), "md sfu": ("md_sfu.",), "table lookup": ("lut",),
                       "tensor arithmetic": ("arith.",), "DMA tensor": ("dma.tensor",)}
 
 

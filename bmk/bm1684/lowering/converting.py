@@ -77,7 +77,7 @@ def bdc_fp32_to_int32(chip, r):
     f = {}
     lo.tensor(f, "res0", dst, None, prec="int32", shape=lo.shape4(r.shape))
     lo.tensor(f, "opd0", src, None)
-    return (lo.tiu("mdsfu.fp32_to_int", **f),)
+    return (lo.tiu("md_sfu.fp32_to_int", **f),)
 
 
 def bdc_lookup_int32_to_fp32(chip, r):

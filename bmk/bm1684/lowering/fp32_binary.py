@@ -4,7 +4,7 @@ One TIU command each (isa-facts bm1684-lowering.md section 4), filled as the ven
 commands of the yolov5s stream (tests/golden/bm1684/): tensor-tensor add, sub, mul, mac, max,
 min and the selects are ar_op (arith.*), with opt_shift_typ = 0 as the vendor's ar commands;
 the tensor-constant add_C, sub_C, C_sub, mul_C, mac_C and every division are md_scalar
-(mdscalar.*, the vendor's divide is md_scalar), keeping the vendor's opt_shift_typ = 1;
+(md_scalar.*, the vendor's divide is md_scalar), keeping the vendor's opt_shift_typ = 1;
 max_C / min_C are ar max/min with a constant opd1, as the vendor's clamps. A constant is
 opt_opdX_const = 1 with the C float's fp32 bits in opdX_addr: in opd1 for `src OP C`, in opd0
 for the C_ forms (`C OP src`). The selects take select_val as a constant opd2
@@ -66,10 +66,10 @@ def _tt(kind):
 
 
 bdc_add, bdc_sub, bdc_mul, bdc_mac = _tt("arith.add"), _tt("arith.sub"), _tt("arith.mul"), _tt("arith.mac")
-bdc_max, bdc_min, bdc_div = _tt("arith.max"), _tt("arith.min"), _tt("mdscalar.divide")
-bdc_add_C, bdc_sub_C, bdc_mul_C = _C("mdscalar.add"), _C("mdscalar.sub"), _C("mdscalar.mul")
-bdc_mac_C, bdc_div_C = _C("mdscalar.mac"), _C("mdscalar.divide")
-bdc_C_sub, bdc_C_div = _C("mdscalar.sub", "opd0"), _C("mdscalar.divide", "opd0")
+bdc_max, bdc_min, bdc_div = _tt("arith.max"), _tt("arith.min"), _tt("md_scalar.divide")
+bdc_add_C, bdc_sub_C, bdc_mul_C = _C("md_scalar.add"), _C("md_scalar.sub"), _C("md_scalar.mul")
+bdc_mac_C, bdc_div_C = _C("md_scalar.mac"), _C("md_scalar.divide")
+bdc_C_sub, bdc_C_div = _C("md_scalar.sub", "opd0"), _C("md_scalar.divide", "opd0")
 bdc_max_C, bdc_min_C = _C("arith.max"), _C("arith.min")
 
 

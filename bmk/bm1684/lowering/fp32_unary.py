@@ -79,16 +79,16 @@ def lut(dst, src, table, shape):
 
 
 def taylor(dst, src, num_series, shape):
-    return sfu("mdsfu.taylor", dst, src, shape, opd1_addr=layout.chip().param("l2_sram_exp_taylor_table"),
+    return sfu("md_sfu.taylor", dst, src, shape, opd1_addr=layout.chip().param("l2_sram_exp_taylor_table"),
                opd1_n=as_int(num_series))
 
 
 def exp_parts(w, d, num_series, shape):
     """Steps 3-8 of the exp sequence: W holds the clamped input; after them D = e^k, W = e^f - 1."""
-    return (sfu("mdsfu.fp32_to_int", d, w, shape, prec="int32"),
+    return (sfu("md_sfu.fp32_to_int", d, w, shape, prec="int32"),
             lut(d, d, "l2_sram_int2float_table", shape),
-            md("mdscalar.sub", w, w, d, shape),
-            sfu("mdsfu.fp32_to_int", d, d, shape, prec="int32"),
+            md("md_scalar.sub", w, w, d, shape),
+            sfu("md_sfu.fp32_to_int", d, d, shape, prec="int32"),
             lut(d, d, "l2_sram_exp_table", shape),
             taylor(w, w, num_series, shape))
 
@@ -100,24 +100,24 @@ def clamp(w, src, shape):
 def exp_sequence(d, s, w, num_series, shape):
     """D = e^S (steps 1-10 of the module docstring)."""
     return (*clamp(w, s, shape), *exp_parts(w, d, num_series, shape),
-            md("mdscalar.mul", w, w, d, shape),
-            md("mdscalar.add", d, d, w, shape))
+            md("md_scalar.mul", w, w, d, shape),
+            md("md_scalar.add", d, d, w, shape))
 
 
 def bdc_rsqrt(chip, r):
-    return (sfu("mdsfu.rsqrt", *addrs(r, "dst_addr", "src_addr"), lo.shape4(r.shape)),)
+    return (sfu("md_sfu.rsqrt", *addrs(r, "dst_addr", "src_addr"), lo.shape4(r.shape)),)
 
 
 def bdc_sqrt(chip, r):
     (dst, src), shape = addrs(r, "dst_addr", "src_addr"), lo.shape4(r.shape)
-    return (sfu("mdsfu.rsqrt", dst, src, shape),
-            md("mdscalar.divide", dst, None, dst, shape, a_const=1.0))
+    return (sfu("md_sfu.rsqrt", dst, src, shape),
+            md("md_scalar.divide", dst, None, dst, shape, a_const=1.0))
 
 
 def bdc_taylor_exp(chip, r):
     (dst, src), shape = addrs(r, "dst_addr", "src_addr"), lo.shape4(r.shape)
     return (taylor(dst, src, r.num_series, shape),
-            md("mdscalar.add", dst, dst, None, shape, b_const=1.0))
+            md("md_scalar.add", dst, dst, None, shape, b_const=1.0))
 
 
 def bdc_lookup_exp(chip, r):
@@ -140,10 +140,10 @@ def bdc_exp(chip, r):
 
 def _sigmoid(r, num_series):
     d, s, w, shape = _work(r)
-    return (md("mdscalar.mul", w, s, None, shape, b_const=-1.0),
+    return (md("md_scalar.mul", w, s, None, shape, b_const=-1.0),
             *exp_sequence(d, w, w, num_series, shape),
-            md("mdscalar.add", d, d, None, shape, b_const=1.0),
-            md("mdscalar.divide", d, None, d, shape, a_const=1.0))
+            md("md_scalar.add", d, d, None, shape, b_const=1.0),
+            md("md_scalar.divide", d, None, d, shape, a_const=1.0))
 
 
 def bdc_sigmoid_tunable(chip, r):
@@ -156,13 +156,13 @@ def bdc_sigmoid(chip, r):
 
 def _tanh(r, num_series):
     d, s, w, shape = _work(r)
-    return (md("mdscalar.mul", w, s, None, shape, b_const=2.0),
+    return (md("md_scalar.mul", w, s, None, shape, b_const=2.0),
             *clamp(w, w, shape), *exp_parts(w, d, num_series, shape),
-            md("mdscalar.mul", w, w, d, shape),
-            md("mdscalar.sub", d, d, None, shape, b_const=1.0),
-            md("mdscalar.add", d, d, w, shape),
-            md("mdscalar.add", w, d, None, shape, b_const=2.0),
-            md("mdscalar.divide", d, d, w, shape))
+            md("md_scalar.mul", w, w, d, shape),
+            md("md_scalar.sub", d, d, None, shape, b_const=1.0),
+            md("md_scalar.add", d, d, w, shape),
+            md("md_scalar.add", w, d, None, shape, b_const=2.0),
+            md("md_scalar.divide", d, d, w, shape))
 
 
 def bdc_tanh_tunable(chip, r):
@@ -178,7 +178,7 @@ def bdc_reciprocal(chip, r):
     f = lo.tensor({}, "res0", dst, lo.stride4(r.dst_stride), shape=lo.shape4(r.shape))
     lo.const(f, "opd0", lo.fp32_bits(1.0))
     lo.tensor(f, "opd1", src, lo.stride4(r.src_stride))
-    return (lo.tiu("mdscalar.divide", **f),)
+    return (lo.tiu("md_scalar.divide", **f),)
 
 
 def bdc_neg(chip, r):
@@ -186,4 +186,4 @@ def bdc_neg(chip, r):
     f = lo.tensor({}, "res0", dst, lo.stride4(r.dst_stride), shape=lo.shape4(r.shape))
     lo.tensor(f, "opd0", src, lo.stride4(r.src_stride))
     lo.const(f, "opd1", lo.fp32_bits(-1.0))
-    return (lo.tiu("mdscalar.mul", **f),)
+    return (lo.tiu("md_scalar.mul", **f),)

@@ -4,7 +4,7 @@ One TIU command per function (isa-facts bm1684-lowering.md section 4; C = seen i
 yolov5s stream, P = plausible, U = our choice):
 - okk_bdc_relu: arith.max of src and the constant 0.0 (opd1 const), as the vendor's own
   max-with-constant commands (P).
-- okk_bdc_bias / _scale / _scale_bias: mdlinear.mac, res0 = opd0 * opd1 + opd2 (P), with the
+- okk_bdc_bias / _scale / _scale_bias: md_linear.mac, res0 = opd0 * opd1 + opd2 (P), with the
   per-channel tensors as `offset` operands (short_X_str offset: one element per channel,
   the [1, C, 1, 1] compact layout; the vendor's per-channel conv bias uses the same code).
   bias: opd1 = const 1.0; scale: opd2 = const -0.0 (x * s + -0.0 == x * s, also for -0.0).
@@ -66,15 +66,15 @@ def bdc_relu(chip, r):
 
 
 def bdc_bias(chip, r):
-    return _elementwise(r, "mdlinear.mac", ("const", 1.0), ("tensor", r.bias_addr))
+    return _elementwise(r, "md_linear.mac", ("const", 1.0), ("tensor", r.bias_addr))
 
 
 def bdc_scale(chip, r):
-    return _elementwise(r, "mdlinear.mac", ("tensor", r.scale_addr), ("const", -0.0))
+    return _elementwise(r, "md_linear.mac", ("tensor", r.scale_addr), ("const", -0.0))
 
 
 def bdc_scale_bias(chip, r):
-    return _elementwise(r, "mdlinear.mac", ("tensor", r.scale_addr), ("tensor", r.bias_addr))
+    return _elementwise(r, "md_linear.mac", ("tensor", r.scale_addr), ("tensor", r.bias_addr))
 
 
 # -- windows -----------------------------------------------------------------------------------

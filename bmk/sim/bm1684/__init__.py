@@ -4,10 +4,10 @@
 (kinds: the `instructions` tables of specs/bm1684/*.toml). One module per family of the
 OKKernel seed groups, each exporting `KINDS = {(engine, kind): fn(m, fields)}`:
   memory.py   arith.copy                      (okk_bdc_32bit_cpy, okk_bdc_32bit_set_C)
-  sfu.py      mdsfu.fp32_to_int, mdsfu.rsqrt, mdsfu.taylor, lut   (Converting, FP32 Unary)
+  sfu.py      md_sfu.fp32_to_int, md_sfu.rsqrt, md_sfu.taylor, lut   (Converting, FP32 Unary)
   gdma.py     dma.tensor, dma.constant, ...   (okk_gdma_*)
-  arith.py    arith.* (but copy), mdscalar.*  (FP32 / 32-bit / fixed-point binary functions)
-  nn.py       conv, pord.*, mm.*, mdlinear.mac (FP32 Neural Network Functions)
+  arith.py    arith.* (but copy), md_scalar.*  (FP32 / 32-bit / fixed-point binary functions)
+  nn.py       conv, pord.*, mm.*, md_linear.mac (FP32 Neural Network Functions)
 Operands and layouts: common.py. No kind is defined twice (checked at import).
 A family may export `INIT(m)`: what a fresh chip holds (sfu.py: the L2 SRAM lookup tables,
 tables.py); all of them run when a Simulator is constructed (Semantics.init).

@@ -1,4 +1,4 @@
-"""Semantics of the element-wise TIU commands: arith.* (ar_op) and mdscalar.* (md_scalar_op).
+"""Semantics of the element-wise TIU commands: arith.* (ar_op) and md_scalar.* (md_scalar_op).
 
 They serve the FP32 Binary, 32-Bit Binary and Fixed Point Binary/Unary functions of seed 003
 (and the vendor's own md_scalar/ar commands of the yolov5s stream). Both classes compute the
@@ -230,7 +230,7 @@ def _guarded(kind, fn):
 
 def _kinds():
     return {("tiu", f"{cls}.{name}"): _guarded(f"{cls}.{name}", make(f"{cls}.{name}"))
-            for cls in ("arith", "mdscalar") for name, make in _TABLE.items()}
+            for cls in ("arith", "md_scalar") for name, make in _TABLE.items()}
 
 
 KINDS = _kinds()

@@ -25,7 +25,7 @@ SimulationError).
   its last channel in opd0_h, opd1 (K, opd1_c, 1, opd1_w), opd2 (1, res0_c, 1, res0_w). Every
   column of res0's channels is computed (the last channel's columns past N from whatever the
   right matrix's padding holds), as the engine works channel by channel.
-- mdlinear.mac: res0 = opd0 * opd1 + opd2 (product rounded, then the sum), each of opd1, opd2
+- md_linear.mac: res0 = opd0 * opd1 + opd2 (product rounded, then the sum), each of opd1, opd2
   a constant, a per-channel tensor (short_X_str offset: the [1, C, 1, 1] compact layout) or a
   tensor of res0's shape.
 """
@@ -271,5 +271,5 @@ KINDS = {
     ("tiu", "pord.maxpooling"): maxpooling,
     ("tiu", "mm.mul"): lambda m, f: mm(m, f, False),
     ("tiu", "mm.mac"): lambda m, f: mm(m, f, True),
-    ("tiu", "mdlinear.mac"): mdlinear_mac,
+    ("tiu", "md_linear.mac"): mdlinear_mac,
 }

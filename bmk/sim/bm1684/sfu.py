@@ -4,11 +4,11 @@ Element-wise over res0's shape (the vendor puts the shape in res0 only); operand
 common.py. Seeds 003 "Data Type Converting Functions" and "FP32 Unary Functions"; the field
 use follows the yolov5s stream (isa-facts bm1684-lowering.md: md_sfu 14 and 13, lut 0 observed).
 
-- mdsfu.fp32_to_int: res0 = the fp32 opd0 rounded to the nearest integer, ties to even (the
+- md_sfu.fp32_to_int: res0 = the fp32 opd0 rounded to the nearest integer, ties to even (the
   IEEE default rounding; the seed's INT32() names no mode: our choice), saturated to res0's
   integer precision (signed; NaN -> 0: bmk.numerics.to_int).
-- mdsfu.rsqrt: res0 = 1 / sqrt(opd0) in fp32, correctly rounded (computed in float64).
-- mdsfu.taylor: res0 = sum_{k<n} c_k * x^(k+1), n = opd1_n, x = opd0, c_k the fp32 words at
+- md_sfu.rsqrt: res0 = 1 / sqrt(opd0) in fp32, correctly rounded (computed in float64).
+- md_sfu.taylor: res0 = sum_{k<n} c_k * x^(k+1), n = opd1_n, x = opd0, c_k the fp32 words at
   offset opd1_addr of L2 SRAM; fp32 Horner steps, each product and sum rounded:
   acc = c_{n-1}; acc = acc * x + c_k (k = n-2 .. 0); res0 = acc * x. With the exp taylor
   table (c_k = 1/(k+1)!) this is e^x - 1: the yolov5s stream adds 1.0 after its taylor command.
@@ -108,9 +108,9 @@ def lut(m, f):
 
 
 KINDS = {
-    ("tiu", "mdsfu.fp32_to_int"): fp32_to_int,
-    ("tiu", "mdsfu.rsqrt"): rsqrt,
-    ("tiu", "mdsfu.taylor"): taylor,
+    ("tiu", "md_sfu.fp32_to_int"): fp32_to_int,
+    ("tiu", "md_sfu.rsqrt"): rsqrt,
+    ("tiu", "md_sfu.taylor"): taylor,
     ("tiu", "lut"): lut,
 }
 INIT = tables.load
