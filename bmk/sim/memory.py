@@ -10,7 +10,9 @@ Views: a 4-D (N, C, H, W) array of a `dtype` (numpy; default uint8) built with n
 over the backing store (no per-element Python work). Strides count elements; numpy byte
 strides are strides * itemsize. Every view records the bytes it touches in an `AccessLog`,
 which the race detector reads; a view outside memory raises SimulationError before anything
-is touched.
+is touched. A view of a sparse space that crosses its pages is a few strided pieces, one per
+page (`PiecewiseView`, memoized like any view): what it costs follows the elements it touches,
+never the bytes its strides span.
 
 Local address A = lane A // lane_bytes, offset A % lane_bytes (one flat array, lane-major, so A
 is also the flat index). Element (n, c, h, w) of a tensor at A with strides (Sn, Sc, Sh, Sw)
@@ -34,12 +36,14 @@ WORD_BYTES = 4
 # zero or overlapping strides; bounding every view bounds the memory and time of any
 # instruction (numpy loops cannot be interrupted by Ctrl-C while they run).
 MAX_VIEW_ELEMENTS = 1 << 26
-# A gmem view whose span crosses pages is copied out whole when the span is at most this
-# many bytes, else only its elements are gathered (a span is bounded by the strides, not by
-# the bytes touched).
-MAX_COPIED_SPAN = 1 << 26
-# ... and may have at most this many elements (gathering costs 8-byte offsets per byte) and
-# touch at most this many pages (each a lazily zeroed 16 MiB allocation).
+# A gmem view whose span crosses pages is cut into pieces, each a strided view inside one page
+# (pages never move once allocated, so the pieces are memoized like any view): its cost per
+# instruction grows with the pieces and elements it touches, never with the bytes it spans.
+# A view needing more pieces than this (e.g. every row on its own page) is gathered instead,
+# element by element (vectorized), within the bounds below.
+MAX_PIECES = 1 << 10
+# ... a gathered view may have at most this many bytes (gathering costs 8-byte offsets per
+# byte) and touch at most this many pages (each a lazily zeroed 16 MiB allocation).
 MAX_GATHERED_ELEMENTS = 1 << 24
 MAX_GATHERED_PAGES = 256
 PAGE_BITS = 24           # Gmem pages are 16 MiB
@@ -111,12 +115,11 @@ class TensorView:
     are (groups, pack, c, h, w) and `n` is the logical batch count.
     """
 
-    __slots__ = ("shape", "_parts", "_tmp", "_gmem", "_lo", "_pack", "_flush")
+    __slots__ = ("shape", "_parts", "_pack", "_flush")
 
-    def __init__(self, shape, parts, tmp=None, gmem=None, lo=0, pack=1, flush=None):
+    def __init__(self, shape, parts, pack=1, flush=None):
         self.shape = shape
         self._parts = parts
-        self._tmp, self._gmem, self._lo = tmp, gmem, lo
         self._pack = pack
         self._flush = flush     # called after write() when the view is a gathered copy
 
@@ -148,10 +151,69 @@ class TensorView:
                 view[:full] = v[:full * pack].reshape((full, pack) + v.shape[1:])
             if rem:
                 view[full, :rem] = v[full * pack:]
-        if self._tmp is not None:
-            self._gmem.store(self._lo, self._tmp)
         if self._flush is not None:
             self._flush()
+
+
+class PiecewiseView:
+    """A gmem view crossing pages: pieces (index into the logical array, strided view of one
+    page); `read()` assembles a copy, `write()` stores each piece. Its cost is the elements
+    and the (at most MAX_PIECES) pieces, whatever the span."""
+
+    __slots__ = ("shape", "_dtype", "_parts")
+
+    def __init__(self, shape, dtype, parts):
+        self.shape, self._dtype, self._parts = shape, dtype, parts
+
+    def read(self):
+        out = np.empty(self.shape, self._dtype)
+        for idx, view in self._parts:
+            out[idx] = view
+        return out
+
+    def write(self, values):
+        values = np.broadcast_to(values, self.shape)
+        for idx, view in self._parts:
+            view[...] = values[idx]
+
+
+def _pieces(addr, shape, bst, e, page_size):
+    """[(index, page, offset in the page, shape, byte strides)] of views, each inside one page,
+    that together are the view (addr, shape, byte strides bst, element bytes e); None when
+    that takes more than MAX_PIECES pieces or an element straddles two pages.
+
+    A block that crosses a page is cut along its first dimension of more than one element and
+    a non-zero stride into runs of consecutive indices whose sub-blocks lie in one page; an
+    index whose sub-block crosses a page is cut again along the next dimension."""
+    out = []
+    todo = [(addr, (0,) * len(shape), tuple(shape))]
+    while todo:
+        base, first, dims = todo.pop()
+        span = _extent(dims, bst) + e
+        p, o = divmod(base, page_size)
+        if o + span <= page_size:
+            out.append((tuple(slice(f, f + d) for f, d in zip(first, dims)), p, o, dims, bst))
+            if len(out) > MAX_PIECES:
+                return None
+            continue
+        k = next((k for k, (d, s) in enumerate(zip(dims, bst)) if d > 1 and s > 0), None)
+        if k is None:               # one element (or zero strides) across a page boundary
+            return None
+        inner = _extent(dims[k + 1:], bst[k + 1:]) + e
+        offs = base + np.arange(dims[k], dtype=np.int64) * bst[k]
+        lo_page, hi_page = offs // page_size, (offs + inner - 1) // page_size
+        crossing = lo_page != hi_page
+        # runs: maximal stretches of indices on one page that do not cross
+        key = np.where(crossing, -1 - np.arange(dims[k]), lo_page)
+        starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+        if len(starts) + len(out) > MAX_PIECES:
+            return None
+        ends = np.concatenate((starts[1:], [dims[k]]))
+        for a, b in zip(starts.tolist(), ends.tolist()):
+            sub = dims[:k] + (b - a,) + dims[k + 1:]
+            at = first[:k] + (first[k] + a,) + first[k + 1:]
+            todo.append((int(offs[a]), at, sub))     # a crossing index (a run of 1) is cut further
+    return out
 
 
 class Lmem:
@@ -350,35 +412,38 @@ class Gmem:
         if log is not None:
             log.entries.append(entry)
         i, o = divmod(addr, self.PAGE)
-        if o + span <= self.PAGE:
+        if o + span <= self.PAGE:      # inside one page: a plain strided view of it
             view = TensorView(tuple(shape), [(np.ndarray(tuple(shape), npd, self._page(i), o, bst), slice(None))])
             if key is not None:
                 if len(self._views) >= MAX_CACHED_VIEWS:
                     self._views.clear()
                 self._views[key] = (view, entry)
             return view
-        if span <= MAX_COPIED_SPAN:
-            base, tmp, o = self.load(addr, span), True, 0
-        else:
+        pieces = _pieces(addr, tuple(shape), bst, e, self.PAGE)
+        if pieces is None:              # a gathered copy: not memoized (it holds the bytes)
             return self._gathered(tuple(shape), npd, addr, bst)
-        view = np.ndarray(tuple(shape), npd, base, o, bst)
-        tmp = base if tmp else None
-        return TensorView(tuple(shape), [(view, slice(None))], tmp, self, addr)
+        parts = [(idx, np.ndarray(sub, npd, self._page(p), o, sst)) for idx, p, o, sub, sst in pieces]
+        view = PiecewiseView(tuple(shape), npd, parts)
+        if key is not None:
+            if len(self._views) >= MAX_CACHED_VIEWS:
+                self._views.clear()
+            self._views[key] = (view, entry)
+        return view
 
     def _gathered(self, shape, npd, addr, bst):
         """A view of only the bytes a sparse tensor touches: gathered now, scattered back on write."""
         e = npd.itemsize
         count = int(np.prod(shape, dtype=np.int64)) * e
         if count > MAX_GATHERED_ELEMENTS:
-            raise SimulationError(f"tensor at 0x{addr:x} (shape {shape}, byte strides {bst}) spans more than "
-                                  f"0x{MAX_COPIED_SPAN:x} bytes of {self.name} with {count} bytes, more than the "
-                                  f"simulator's bound of {MAX_GATHERED_ELEMENTS} for such sparse tensors")
+            raise SimulationError(f"tensor at 0x{addr:x} (shape {shape}, byte strides {bst}) needs more than "
+                                  f"{MAX_PIECES} page-sized pieces of {self.name} and has {count} bytes, more than "
+                                  f"the simulator's bound of {MAX_GATHERED_ELEMENTS} for such sparse tensors")
         offsets = np.full((1,) * len(shape) + (e,), addr, np.int64)
         for axis, (d, st) in enumerate(zip(shape + (e,), bst + (1,))):
             step = np.arange(d, dtype=np.int64) * st
             offsets = offsets + step.reshape((1,) * axis + (d,) + (1,) * (len(shape) - axis))
         offsets = offsets.reshape(-1)
-        pages, within = offsets >> PAGE_BITS, offsets & (self.PAGE - 1)
+        pages, within = np.divmod(offsets, self.PAGE)
         if offsets.size < 2 or (offsets[1:] >= offsets[:-1]).all():    # the usual case: already in order
             order, ordered = None, pages
         else:
