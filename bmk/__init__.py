@@ -7,10 +7,11 @@
     report = bmk.Simulator("bm1880").run(buf)
 """
 from bmk.errors import (AllocError, ArgumentError, BmkError, CmdbufOverflowError, DecodeError, EncodeError,
-                        ScheduleError, SimulationError, SpecError)
+                        ModelError, ScheduleError, SimulationError, SpecError)
 
 __all__ = ["AllocError", "ArgumentError", "BmkError", "CmdbufOverflowError", "DecodeError", "EncodeError",
-           "ScheduleError", "SimulationError", "SpecError", "Simulator", "chips", "decode", "encode"]
+           "ModelError", "ScheduleError", "SimulationError", "SpecError", "Simulator", "chips", "decode", "encode",
+           "load_model"]
 
 
 def chips():
@@ -34,6 +35,9 @@ def __getattr__(name):
     if name in ("decode", "encode"):
         from bmk.encoders import framing
         return getattr(framing, name)
+    if name == "load_model":
+        from bmk.models import load_model
+        return load_model
     if name == "Simulator":
         from bmk.sim import Simulator
         return Simulator

@@ -41,6 +41,18 @@ class CmdbufOverflowError(BmkError):
     """The command buffer would grow past the context's cmdbuf_size."""
 
 
+class ModelError(BmkError):
+    """A compiled model (bmodel, cvimodel) is malformed, or asks for what bmk cannot do yet
+    (a chip without a decoder, a subnet bmk cannot run). The message names the file, the byte
+    offset in it when there is one, and the rule."""
+
+    def __init__(self, message, path=None, offset=None):
+        where = "".join(part for part in (f"{path}: " if path is not None else "",
+                                          f"byte {offset}: " if offset is not None else ""))
+        super().__init__(where + message)
+        self.path, self.offset = path, offset
+
+
 class SimulationError(BmkError):
     """The simulator met an instruction it cannot execute (or a deadlock)."""
 

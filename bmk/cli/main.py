@@ -8,6 +8,7 @@ Long inputs stream: text is read in chunks and output written as it is made (iss
 """
 import functools
 import json
+import os
 import pathlib
 import sys
 
@@ -116,12 +117,10 @@ def _program_name():
         from click.utils import _detect_program_name
         return _detect_program_name()
     except Exception:      # noqa: BLE001 -- a private helper of click: fall back to argv[0]
-        import os
         return os.path.basename(sys.argv[0]) or "bmk"
 
 
 def _quiet_stdout():
-    import os
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -267,14 +266,30 @@ def _read_text(path, name, size=1 << 18):
               show_default=True, help=FIELDS_HELP)
 @raw_option
 @click.option("-o", "--output", metavar="OUT", default="-", help="text file to write (default stdout)")
+@click.option("--group", "groups", multiple=True, metavar="LABEL",
+              help="FILE is a model: list only this command group (e.g. net0/stage0/subnet0/core0/group0); "
+                   "repeatable. Default: every group")
 @guarded
-def disasm(file, chip, fields, raw, output):
-    """Print command buffer FILE (or raw streams) as assembly text; bmk-asm turns it back into the same bytes.
+def disasm(file, chip, fields, raw, output, groups):
+    """Print command buffer FILE (or raw streams, or a compiled model) as assembly text; bmk-asm turns it
+    back into the same bytes.
 
     Each line starts with the instruction's index and byte offset (`@0x80` in the buffer,
-    `@tiu+0x80` in a raw stream), which bmk-asm skips.
+    `@tiu+0x80` in a raw stream), which bmk-asm skips. A .bmodel or .cvimodel FILE is listed
+    group by group, each under a `# FILE LABEL: counts` comment (`bmk info` names the groups).
     """
+    from bmk.cli import models
     from bmk.text import asm as asmtext
+    if models.sniff(file) and not raw:
+        if chip:
+            fail("--chip: a model names its own chip")
+        from bmk.text.model_listing import iter_model_disassembly
+        model = models.load(file)
+        chosen = [model.group(label) for label in groups] if groups else model.groups()
+        _write_lines(output, iter_model_disassembly(model, chosen, fields))
+        return
+    if groups:
+        fail("--group takes a model FILE (.bmodel, .cvimodel)")
     listing = _load_input(file, chip, raw)
     _write_lines(output, asmtext.iter_disassembly(listing.chip, listing.records, fields, locations=True))
 
@@ -310,10 +325,24 @@ def diff(a, b, chip, ignore, as_json, raw_engine):
     """Compare two command buffers, instruction by instruction.
 
     A and B: each a cmd_hdr_t buffer, assembly text, or raw streams named as
-    ENGINE=FILE[,ENGINE=FILE...] (e.g. tiu=k.tiu.bin,gdma=k.gdma.bin; needs --chip).
+    ENGINE=FILE[,ENGINE=FILE...] (e.g. tiu=k.tiu.bin,gdma=k.gdma.bin; needs --chip); or both
+    compiled models (.bmodel/.cvimodel): groups paired by label, a summary line per group,
+    then each differing group's instruction diff.
     Exit 0 when equal, 1 when different, 2 on bad input.
     """
+    from bmk.cli import models
     from bmk.text import diff as diffing
+    if not raw_engine and (models.sniff(a) or models.sniff(b)):
+        if not (models.sniff(a) and models.sniff(b)):
+            fail(f"cannot compare a compiled model with a command buffer ({a if models.sniff(a) else b} is a model; "
+                 f"`bmk extract` gives its groups' streams)")
+        from bmk.text.model_diff import diff_models
+        result = diff_models(models.load(a), models.load(b), ignore)
+        if as_json:
+            click.echo(json.dumps(result.to_dict(), indent=2))
+        else:
+            _write_lines("-", result.iter_text())
+        sys.exit(0 if result.equal else 1)
     la = _load_side(a, chip, raw_engine)
     lb = _load_side(b, chip or la.chip, raw_engine)
     result = diffing.diff_listings(la, lb, ignore)
@@ -325,8 +354,6 @@ def diff(a, b, chip, ignore, as_json, raw_engine):
 
 
 def _load_side(spec, chip, raw_engine):
-    import os
-
     from bmk.text import loading
     if raw_engine:
         return loading.load_raw([(raw_engine, spec)], chip)
@@ -365,14 +392,66 @@ def chips_cmd():
 @click.option("--strict", is_flag=True, help="exit 1 when the run has a race")
 @click.option("--progress/--no-progress", default=None,
               help="progress bar on stderr (default: on for more than 10,000 instructions)")
+@click.option("--input", "inputs", multiple=True, metavar="NAME=FILE.npy",
+              help="FILE is a model: the input tensor NAME's values (an array of its logical shape); "
+                   "FILE.npz alone gives every input by its array names; repeatable")
+@click.option("-o", "--output", metavar="OUT.npz", default=None,
+              help="FILE is a model: save its outputs, by tensor name")
 @guarded
-def run(file, chip, raw, gmem, dump, as_json, trace, strict, progress):
-    """Replay command buffer FILE on the simulator and print its report."""
-    from bmk.cli import simrun
+def run(file, chip, raw, gmem, dump, as_json, trace, strict, progress, inputs, output):
+    """Replay command buffer FILE on the simulator and print its report.
+
+    A compiled model FILE (.bmodel, .cvimodel) runs as `m.run`: coefficients and --input
+    values at their device addresses, every group in order, outputs saved with -o.
+    """
+    from bmk.cli import models, simrun
+    if models.sniff(file) and not raw:
+        for flag, given in (("--chip", chip), ("--gmem", gmem), ("--strict", strict)):
+            if given:
+                fail(f"{flag} does not apply to a model (it names its chip and places its own data)")
+        model = models.load(file)
+        sys.exit(models.run_model(model, inputs, output, [simrun.parse_dump(d) for d in dump], as_json, trace,
+                                  progress))
+    if inputs or output:
+        fail("--input and -o take a model FILE (.bmodel, .cvimodel)")
     listing = _load_input(file, chip, raw)
     code = simrun.run_listing(listing, gmem, dump, as_json, trace, strict, progress, _read(file) if
                               (file and listing.source == "binary") else None)
     sys.exit(code)
+
+
+# ----------------------------------------------------------------------------- models
+
+@click.command("info", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
+@click.argument("model", metavar="MODEL")
+@click.option("--json", "as_json", is_flag=True, help="print the description as JSON")
+@guarded
+def info(model, as_json):
+    """Describe compiled MODEL (.bmodel, .cvimodel): chip, nets, stages, subnets, command groups
+    (labels, instructions per engine), io tensors, coefficients, neuron memory, kernel module."""
+    from bmk.cli import models
+    from bmk.text.model_info import info_dict, info_lines
+    m = models.load(model)
+    if as_json:
+        click.echo(json.dumps(info_dict(m), indent=2))
+    else:
+        _write_lines("-", info_lines(m))
+
+
+@click.command("extract", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
+@click.argument("model", metavar="MODEL")
+@click.option("-o", "--output", "out_dir", metavar="DIR", required=True, help="directory to write into")
+@guarded
+def extract(model, out_dir):
+    """Write compiled MODEL's parts into DIR: each group's raw streams (<label, / as .>.<engine>.bin;
+    a cvimodel group: .cmdbuf.bin, a cmd_hdr_t buffer), coefficients (net<n>.stage<s>.coeff.bin), the
+    kernel module, and model.json (`bmk info --json` plus the file names)."""
+    from bmk.cli import models
+    written = models.extract(models.load(model), out_dir)
+    for name, size in written.items():
+        click.echo(f"{os.path.join(out_dir, name)}  {size} bytes")
 
 
 # ----------------------------------------------------------------------------- demo
@@ -392,7 +471,7 @@ def demo(fields, chip):
     sys.exit(demo_mod.main(fields, chip))
 
 
-for _cmd in (asm, disasm, diff, run, demo, chips_cmd):
+for _cmd in (asm, disasm, diff, run, demo, chips_cmd, info, extract):
     bmk.add_command(_cmd)
 
 

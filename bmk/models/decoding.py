@@ -1,0 +1,93 @@
+"""A command group's instructions: its bytes decoded by the chip's specs, errors naming the file.
+
+A bmodel group is raw per-engine streams (API.md "The command buffer": bm1684 128-byte slots
+and a zero tail, bm1684x variable-length commands closed by an end command and zero padding),
+decoded one engine at a time and merged into program order by their sync ids
+(framing.merge_streams), as `bmk.decode(chip, g.streams)` does. A cvimodel group is one
+cmd_hdr_t buffer (`bmk.decode(chip, g.cmdbuf)`). A defect is a ModelError naming the model
+file, the group, the engine stream, the offset in that stream and the offset in the file.
+"""
+from bmk.encoders.framing import decode_cmdbuf, decode_stream, merge_streams
+from bmk.errors import DecodeError, ModelError, SpecError
+from bmk.models.chips import spec_for
+
+
+def split_engines(spec, group):
+    """(engines the chip's specs decode, engines they do not) among the group's streams."""
+    known, unknown = [], []
+    for engine in group.parts:
+        try:
+            eng = spec.engine(engine)
+        except SpecError:
+            eng = None
+        (known if eng is not None and eng.classes else unknown).append(engine)
+    return known, unknown
+
+
+def decode_group(model, group, engines=None):
+    """Records of `group` in program order. engines: the streams to decode (default: all of
+    them; an engine the chip's specs lack is a ModelError naming it)."""
+    spec = spec_for(model.chip, model.path)
+    where = f"{group.label}"
+    if group.cmdbuf_blob is not None:
+        try:
+            return decode_cmdbuf(spec, group.cmdbuf)
+        except DecodeError as e:
+            raise located(model, where, "cmdbuf", group.cmdbuf_blob, e) from None
+    known, unknown = split_engines(spec, group)
+    chosen = list(group.parts) if engines is None else list(engines)
+    missing = [e for e in chosen if e in unknown or e not in group.parts]
+    if missing:
+        raise ModelError(f"{where}: {spec.name} specs decode the engines {known or 'none'} of this group, not "
+                         f"{', '.join(missing)}", model.path)
+    decoded = {}
+    for engine in chosen:
+        blob = group.parts[engine]
+        name = spec.engine(engine).name
+        try:
+            decoded[name] = decode_stream(spec, name, blob.read(model.data))
+        except DecodeError as e:
+            raise located(model, where, f"{engine} stream", blob, e) from None
+    return merge_streams(spec, decoded)
+
+
+def located(model, where, stream, blob, e):
+    """A stream's DecodeError as a ModelError: the group, the stream offset and the file offset."""
+    msg = str(e)
+    if e.offset is None:
+        return ModelError(f"{where}: {stream}: {msg}", model.path)
+    msg = msg.removeprefix(f"byte {e.offset}: ")
+    return ModelError(f"{where}: {stream} byte {e.offset}: {msg}", model.path, blob.offset + e.offset)
+
+
+def group_counts(model, group):
+    """{engine: instructions} of a group without decoding what the file already counts: a bmodel's
+    bdc_num/gdma_num as written; other streams (sdma, hau, cdma) and cvimodel buffers counted by
+    walking their commands when the chip has specs, else None (unknown)."""
+    from bmk.encoders.framing import frame_at, scan_cmdbuf
+    from bmk.models.chips import decodable
+    counts = dict(group.counts)
+    spec = spec_for(model.chip, model.path) if decodable(model.chip) else None
+    if group.cmdbuf_blob is not None:
+        if spec is None:
+            return {"cmdbuf": None}
+        data = group.cmdbuf
+        try:
+            for offset in scan_cmdbuf(spec, data):
+                name = frame_at(spec, data, offset)[0].name
+                counts[name] = counts.get(name, 0) + 1
+        except DecodeError as e:
+            raise located(model, group.label, "cmdbuf", group.cmdbuf_blob, e) from None
+        return counts
+    known = split_engines(spec, group)[0] if spec is not None else []
+    for engine, blob in group.parts.items():
+        if engine in counts:
+            continue
+        if engine not in known:
+            counts[engine] = None
+            continue
+        try:
+            counts[engine] = len(decode_stream(spec, spec.engine(engine).name, blob.read(model.data)))
+        except DecodeError as e:
+            raise located(model, group.label, f"{engine} stream", blob, e) from None
+    return counts

@@ -1,0 +1,62 @@
+"""Storage modes of tensors in global memory: 1N, and BM1684's 2N / 4N batch interleaving.
+
+Facts: a bmodel Tensor's gmem_stmode (0 1N, 1 2N, 2 4N; isa-facts/bmodel-format.md) and
+isa-facts/bm1684-memory.md "4N / 2N": int8/uint8 tensors kept 4N and int16/uint16 2N, i.e.
+`pack` = 4 // itemsize consecutive batches share one 32-bit word, byte i*itemsize of the word
+of batch group g holding batch pack*g + i. In global memory the words follow the continuous
+(C, H, W) order of each batch group (tpu-mlir's debugger: continuous stride times pack, layout
+"continuous_XN"), so a (N, C, H, W) tensor is stored as (ceil(N / pack), C, H, W, pack)
+elements. The slots of a partial last group (N not a multiple of pack) are written as zeros.
+"""
+import numpy as np
+
+from bmk.errors import ModelError
+
+WORD_BYTES = 4
+
+
+def pack_of(storage, dtype, what):
+    """Batches per 32-bit word of a tensor stored `storage` ("1N", "2N", "4N")."""
+    if storage == "1N":
+        return 1
+    pack = int(storage[:-1])
+    if dtype.itemsize * pack != WORD_BYTES:
+        raise ModelError(f"{what}: storage {storage} must pack {WORD_BYTES}-byte words, so it takes "
+                         f"{WORD_BYTES // pack}-byte elements, not {dtype}")
+    return pack
+
+
+def device_nbytes(shape, dtype, storage, what):
+    """Bytes a tensor of logical `shape` takes in global memory."""
+    pack = pack_of(storage, dtype, what)
+    n = shape[0] if shape else 1
+    rest = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
+    return -(-n // pack) * pack * rest * dtype.itemsize
+
+
+def to_device(values, storage, what):
+    """Logical array -> its bytes in global memory."""
+    arr = np.ascontiguousarray(values)
+    pack = pack_of(storage, arr.dtype, what)
+    if pack == 1:
+        return arr.tobytes()
+    n = arr.shape[0]
+    groups = -(-n // pack)
+    padded = np.zeros((groups * pack,) + arr.shape[1:], arr.dtype)
+    padded[:n] = arr
+    # (groups, pack, rest...) -> (groups, rest..., pack): batch i of a group is byte slot i of each word
+    staged = padded.reshape((groups, pack) + arr.shape[1:])
+    return np.ascontiguousarray(np.moveaxis(staged, 1, -1)).tobytes()
+
+
+def from_device(data, shape, dtype, storage, what):
+    """Bytes of global memory -> the logical array (shape, dtype)."""
+    dtype = np.dtype(dtype)
+    pack = pack_of(storage, dtype, what)
+    flat = np.frombuffer(data, dtype)
+    if pack == 1:
+        return flat.reshape(shape).copy()
+    n = shape[0]
+    groups = -(-n // pack)
+    staged = flat.reshape((groups,) + tuple(shape[1:]) + (pack,))
+    return np.ascontiguousarray(np.moveaxis(staged, -1, 1)).reshape((groups * pack,) + tuple(shape[1:]))[:n].copy()

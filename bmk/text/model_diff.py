@@ -1,0 +1,146 @@
+"""`bmk-diff A B` of two compiled models: groups paired by label, then the usual instruction diff.
+
+The models differ when their io tensors, coefficients or neuron memory differ (stages paired
+by net and stage index), when a group is in one model only, or when a paired group's
+instructions differ (bmk.text.diff, `--ignore` as for buffers). Each group gets a one-line
+summary; a differing group is followed by its field diff. Models of a chip bmk cannot decode
+yet are compared byte by byte per engine stream (no field diff), so two files of any chip can
+still be told equal or not. Models of two different chips cannot be compared (BmkError).
+"""
+import hashlib
+
+import attrs
+
+from bmk.errors import ModelError
+from bmk.models.chips import decodable
+from bmk.text.diff import diff_listings
+from bmk.text.model_listing import group_listing
+
+TENSOR_FACTS = ("name", "type", "shape", "address", "storage", "scale", "zero_point")
+
+
+@attrs.frozen
+class GroupDiff:
+    label: str
+    status: str                    # "equal", "different", "only in A", "only in B"
+    diff: object = None            # bmk.text.diff.Diff of the two listings (decodable chips)
+    note: str = ""                 # how it was compared when not instruction by instruction
+
+    def summary(self):
+        if self.diff is not None:
+            c = self.diff.counts()
+            if self.status == "equal":
+                return f"{self.label}: equal ({c['equal']} instructions)"
+            return (f"{self.label}: {c['changed']} changed, {c['inserted']} inserted, {c['deleted']} deleted; "
+                    f"{c['equal']} equal" + (f"; {self.note}" if self.note else ""))
+        return f"{self.label}: {self.status}" + (f" ({self.note})" if self.note else "")
+
+
+@attrs.frozen
+class ModelDiff:
+    a: object
+    b: object
+    facts: tuple                   # (what, value in A, value in B) of stage facts that differ
+    groups: tuple                  # GroupDiff, A's groups in order, then B's unpaired ones
+
+    @property
+    def equal(self):
+        return not self.facts and all(g.status == "equal" for g in self.groups)
+
+    def summary(self):
+        differing = sum(g.status != "equal" for g in self.groups)
+        if self.equal:
+            return f"{self.a.path} and {self.b.path} are equal ({len(self.groups)} groups)"
+        return (f"{self.a.path} and {self.b.path} differ: {differing} of {len(self.groups)} groups, "
+                f"{len(self.facts)} stage facts")
+
+    def iter_text(self, limit=None):
+        yield f"--- {self.a.path}"
+        yield f"+++ {self.b.path}"
+        for what, va, vb in self.facts:
+            yield f"~ {what}: {va} -> {vb}"
+        for g in self.groups:
+            yield g.summary()
+            if g.diff is not None and g.status != "equal":
+                lines = list(g.diff.iter_text(limit))
+                yield from ("  " + line for line in lines[2:-1])     # its ---/+++ and summary said above
+        yield self.summary()
+
+    def to_dict(self):
+        return {"equal": self.equal, "chip": self.a.chip, "a": self.a.path, "b": self.b.path,
+                "facts": [{"what": w, "a": _plain(va), "b": _plain(vb)} for w, va, vb in self.facts],
+                "groups": [{"label": g.label, "status": g.status, "summary": g.summary(),
+                            **({"diff": g.diff.to_dict()} if g.diff is not None else {}),
+                            **({"note": g.note} if g.note else {})} for g in self.groups]}
+
+
+def _plain(v):
+    return list(v) if isinstance(v, tuple) else v
+
+
+def _digest(model, st):
+    if st.coeff is None:
+        return None
+    return st.coeff.check_code or hashlib.sha256(model.coefficients(st)).hexdigest()
+
+
+def _stage_facts(a, b):
+    """(what, a, b) for every stage fact that differs."""
+    out = []
+    if len(a.nets) != len(b.nets):
+        out.append(("nets", len(a.nets), len(b.nets)))
+    for na, nb in zip(a.nets, b.nets):
+        if len(na.stages) != len(nb.stages):
+            out.append((f"net{na.index} stages", len(na.stages), len(nb.stages)))
+        for sa, sb in zip(na.stages, nb.stages):
+            where = f"net{na.index}/stage{sa.index}"
+            for role in ("inputs", "outputs"):
+                ta, tb = getattr(sa, role), getattr(sb, role)
+                if len(ta) != len(tb):
+                    out.append((f"{where} {role}", len(ta), len(tb)))
+                for k, (x, y) in enumerate(zip(ta, tb)):
+                    for fact in TENSOR_FACTS:
+                        vx, vy = getattr(x, fact), getattr(y, fact)
+                        if vx != vy:
+                            out.append((f"{where} {role}[{k}] {x.name} {fact}",
+                                        getattr(vx, "name", vx), getattr(vy, "name", vy)))
+            ca, cb = sa.coeff, sb.coeff
+            for fact, va, vb in (("coefficient address", ca and ca.address, cb and cb.address),
+                                 ("coefficient bytes", ca and ca.size, cb and cb.size),
+                                 ("coefficient checksum", _digest(a, sa), _digest(b, sb)),
+                                 ("neuron bytes", sa.neuron and sa.neuron.size, sb.neuron and sb.neuron.size)):
+                if va != vb:
+                    out.append((f"{where} {fact}", va, vb))
+    return tuple(out)
+
+
+def _bytes_compared(a, b, ga, gb):
+    if ga.sizes != gb.sizes or ga.payload != gb.payload:
+        return GroupDiff(ga.label, "different", note=f"bytes compared: bmk has no decoder for {a.chip}")
+    return GroupDiff(ga.label, "equal", note=f"bytes compared: bmk has no decoder for {a.chip}")
+
+
+def diff_models(a, b, ignore=()):
+    """Two Models of one chip -> ModelDiff (see the module docstring)."""
+    if a.chip != b.chip:
+        raise ModelError(f"cannot compare a {a.chip} model ({a.path}) with a {b.chip} one ({b.path})")
+    by_label = {g.label: g for g in b.groups()}
+    seen, groups = set(), []
+    for ga in a.groups():
+        gb = by_label.get(ga.label)
+        if gb is None:
+            groups.append(GroupDiff(ga.label, "only in A"))
+            continue
+        seen.add(ga.label)
+        if not decodable(a.chip):
+            groups.append(_bytes_compared(a, b, ga, gb))
+            continue
+        (la, ua), (lb, ub) = group_listing(a, ga), group_listing(b, gb)
+        d = diff_listings(la, lb, ignore)
+        undecoded = [e for e in ua if ga.parts[e].read(a.data) != (gb.parts[e].read(b.data) if e in gb.parts else None)]
+        undecoded += [e for e in ub if e not in ga.parts]
+        status = "equal" if d.equal and not undecoded else "different"
+        note = f"undecoded {', '.join(undecoded)} bytes differ" if undecoded else ""
+        groups.append(GroupDiff(ga.label, status, d, note))
+    groups += [GroupDiff(g.label, "only in B") for g in b.groups() if g.label not in seen]
+    return ModelDiff(a, b, _stage_facts(a, b), tuple(groups))
