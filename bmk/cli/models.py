@@ -80,6 +80,8 @@ def read_inputs(specs):
     for spec in specs:
         m = _INPUT_RE.match(spec)
         name, path = (m["name"], m["path"]) if m and not os.path.exists(spec) else (None, spec)
+        if name is None and not os.path.exists(path):
+            raise BmkError(f"--input must be NAME=FILE.npy or FILE.npz, not {spec!r}")
         try:
             loaded = np.load(path, allow_pickle=False)
         except (ValueError, EOFError) as e:

@@ -84,7 +84,7 @@ def prepare(model, net=0, stage=0):
             if key in checked:
                 continue
             try:
-                sem.check(r.engine, r.fields)
+                sem.check(spec, r.engine, r.fields)
             except SimulationError as e:
                 raise ModelError(f"run: {g.label} instruction {i} ({r.name}, {r.stream or 'buffer'} byte {r.offset}) "
                                  f"cannot be simulated: {e}; nothing was run", model.path) from None

@@ -1,0 +1,19 @@
+"""The real compiled models under tests/models/ (README.md there names their sources)."""
+import pathlib
+
+HERE = pathlib.Path(__file__).parent
+
+RETINAFACE = HERE / "bm1684" / "retinaface_mobilenet0.25_384x640_fp32_b1.bmodel"
+FACE_DETECTION = HERE / "bm1684" / "face_detection_fp32_b1.bmodel"
+YOLO_1684 = HERE / "bm1684" / "yolov5s_bm1684_f32.bmodel"
+YOLO_1684X = HERE / "bm1684x" / "yolov5s_bm1684x_int8_sym.bmodel"
+YUV2RGB = HERE / "bm1684x" / "Yuv2rgb_0_int8" / "compilation.bmodel"
+RESNET_1688 = HERE / "bm1688" / "resnet50-v2_bm1688_2_int8_sym.bmodel"
+YOLO_1688 = HERE / "bm1688" / "yolov5s_bm1688_int8_sym.bmodel"
+YOLO_1688_CORE2 = HERE / "bm1688" / "yolov5s_bm1688_int8_sym_core2.bmodel"
+YOLO_1690 = HERE / "bm1690" / "yolov5s_bm1690_f16_core8.bmodel"
+HAND_184X = HERE / "cv184x" / "cls_keypoint_hand_gesture_1_42_INT8_cv184x.bmodel"
+HAND_181X = HERE / "cv181x" / "cls_keypoint_hand_gesture_1_42_INT8_cv181x.cvimodel"
+TOPFORMER_181X = HERE / "cv181x" / "topformer_seg_motion_512_960_INT8_cv181x.cvimodel"
+
+ALL = sorted(p for p in HERE.rglob("*") if p.suffix in (".bmodel", ".cvimodel"))
