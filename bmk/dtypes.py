@@ -71,6 +71,20 @@ _NUMPY = {"int4": np.dtype(np.int8), "uint4": np.dtype(np.uint8), "int8": np.dty
           "bf16": np.dtype("<u2"), "fp32": np.dtype("<f4")}
 
 
+def integer(bits, signed):
+    """The integer DType of a width and sign (int4 .. int32)."""
+    return BY_NAME[f"{'' if signed else 'u'}int{bits}"]
+
+
+def of_precision(prec, signed):
+    """The DType a chip's precision and sign bit stand for: `prec` names a member of its spec's
+    precision enum (int4, int8, int16, int32, fp16, bf16, fp32); integers take the sign,
+    floats are signed by definition. KeyError for any other name."""
+    if prec.startswith("int"):
+        return integer(int(prec[3:]), signed)
+    return {"fp16": FP16, "bf16": BF16, "fp32": FP32}[prec]
+
+
 def as_dtype(value, call="dtype"):
     """A DType from a DType, its name ('int8') or a numpy dtype of the same storage."""
     if isinstance(value, DType):

@@ -27,7 +27,7 @@ from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import encode_header, frame_stream
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError, ScheduleError, must
 from bmk.scheduler import Scheduler
-from bmk.templates import Abandoned, Sym, Trace, compile_template, value_of
+from bmk.templates import ARGS, KWARGS, CallTemplates, Sym
 from bmk.util import is_int, plain
 
 FIELDS = "fields"            # keyword fields of the C parameter struct, or one record (tpu_*)
@@ -114,9 +114,6 @@ def last_to_last(before, after):
 _BY_NAME = object()     # marks the memo key of a positional-style call that used keywords
 # The types util.plain turns into Python ints and bools: only calls passing one pay for it.
 _NUMPY_SCALARS = frozenset(t for t in np.sctypeDict.values() if issubclass(t, (np.integer, np.bool_)))
-KWARGS, ARGS = "kwargs", "args"     # how a generated method passes its arguments to _emit
-_SHAPE = object()       # first item of a call template's key in the memo (no call key starts so)
-TEMPLATES_PER_CALL = 4  # call templates kept per call shape (each for one path through the checks)
 
 
 def _record_error(row, e):
@@ -363,11 +360,8 @@ class Program:
         self._nbytes = self._end_size
         self._sched = Scheduler(self._engines)
         self._codes = self._sched.codes     # its engine code per descriptor: appended to per call
-        # (call, arguments, their types) -> (records, engine codes, size); and the call templates:
-        # (_SHAPE, call, types, other arguments) -> [(template, engine codes, size)], () when seen
-        # once, False when it does not trace. One dict, so whoever clears the memo (bm1880's
-        # tl_free: the checks must meet a freed tensor again) clears the templates too.
-        self._lowered = {}
+        self._lowered = {}      # (call, arguments, their types) -> (records, engine codes, size)
+        self._templates = CallTemplates()
         self._generation += 1
 
     # -- the one path of every API call ------------------------------------------------------------
@@ -389,22 +383,22 @@ class Program:
         except TypeError:
             lowered = key = None
         if lowered is None and style is not None:
-            lowered = self._from_template(row, style, arguments)
+            lowered = self._templates.lowered(row.name, style, arguments)
             if lowered is not None and key is not None:
                 if len(self._lowered) >= MEMO_SIZE:
                     self._lowered.clear()
                 self._lowered[key] = lowered
         if lowered is None:
-            record = make(arguments)
-            self._check(row, record)
-            descriptors = tuple(row.lower(self.chip, record))
+            descriptors = tuple(row.lower(self.chip, self._checked(row, make(arguments))))
             lowered = self._pack(row.name, descriptors)
             if key is not None:
                 if len(self._lowered) >= MEMO_SIZE:
                     self._lowered.clear()
                 self._lowered[key] = lowered
             if style is not None:
-                self._learn(row, style, arguments, make, descriptors, lowered)
+                self._templates.learn(row.name, style, arguments, lowered, descriptors,
+                                      lambda args: row.lower(self.chip, self._checked(row, make(args))),
+                                      lambda engine, fields: self._packers[engine].varying(fields))
         records, codes, size = lowered
         nbytes = self._nbytes + size
         if nbytes > self.cmdbuf_size:
@@ -417,89 +411,19 @@ class Program:
         self._codes += codes
         return Op(self, self._generation, row.name, start, start + len(codes))
 
-    def _check(self, row, record):
+    def _checked(self, row, record):
+        """The record, once the row's checks have passed."""
         if self.CHECK is None:          # chips whose checks take the context (being converted)
             row.check(self, record)
         else:
             row.check(self.CHECK(self.chip, row.name, self), record)
+        return record
 
-    # -- call templates (bmk.templates) ----------------------------------------------------------
-    def _from_template(self, row, style, arguments):
-        """The lowered call from a call template of its shape, or None."""
-        shape = _shape(row.name, style, arguments)
-        if shape is None:
-            return None
-        try:
-            templates = self._lowered.get(shape[0])
-        except TypeError:
-            return None
-        if templates:
-            values = shape[1]
-            for template, codes, size in templates:
-                try:
-                    records = template(*values)
-                except Exception:        # e.g. a shift or division the new values make invalid
-                    records = None
-                if records is not None:
-                    return records, codes, size
-        return None
-
-    def _learn(self, row, style, arguments, make, descriptors, lowered):
-        """Trace the call once more with its int arguments as Syms; keep the compiled template
-        if the trace is usable and reproduces the call's fields and bytes. A call shape is
-        traced from its second ordinary call on (calls that never repeat pay nothing)."""
-        shape = _shape(row.name, style, arguments)
-        if shape is None:
-            return
-        key, values = shape
-        try:
-            templates = self._lowered.get(key)
-        except TypeError:
-            return
-        if templates is False or len(templates or ()) >= TEMPLATES_PER_CALL:
-            return
-        if templates is None:      # first sighting: trace only shapes that come back
-            if len(self._lowered) >= MEMO_SIZE:
-                self._lowered.clear()
-            self._lowered[key] = ()
-            return
-        try:
-            made = self._trace(row, style, arguments, make, values, descriptors, lowered)
-        except Exception:       # a template is an optimisation: whatever goes wrong, go without
-            made = None
-        if len(self._lowered) >= MEMO_SIZE:
-            self._lowered.clear()
-        if made is not None:
-            self._lowered[key] = (templates or []) + [made]
-        elif not templates:
-            self._lowered[key] = False              # this call shape does not trace: never again
-
-    def _trace(self, row, style, arguments, make, values, descriptors, lowered):
-        trace = Trace()
-        syms = iter([trace.sym(v, f"a{i}") for i, v in enumerate(values)])
-        try:
-            record = make(_substitute(style, arguments, syms))
-            self._check(row, record)
-            traced = tuple(row.lower(self.chip, record))
-        except (Exception, Abandoned):
-            return None
-        if trace.escaped or len(traced) != len(descriptors):
-            return None
-        records = []
-        for (engine, fields), (real_engine, real) in zip(traced, descriptors):
-            if engine != real_engine or tuple(fields) != tuple(real):
-                return None
-            if any(value_of(v) is None or value_of(v) != real[k] or type(real[k]) not in (int, bool)
-                   for k, v in fields.items()):
-                return None
-            made = self._packers[engine].varying(fields)
-            if made is None:
-                return None
-            records.append(made)
-        template = compile_template(len(values), trace.guards, records)
-        if template(*values) != lowered[0]:
-            return None
-        return template, lowered[1], lowered[2]
+    def forget_lowered(self):
+        """Forget every memoized call and call template: calls run their checks again (bm1880's
+        tl_free: a freed tensor must meet them)."""
+        self._lowered.clear()
+        self._templates.clear()
 
     def _pack(self, call, descriptors):
         """((engine, fields), ...) -> (records: cmd_hdr_t + command bytes each, their engine codes
@@ -661,33 +585,6 @@ class Program:
         """The context can no longer be used."""
         self._start()
         self._cleaned = True
-
-
-def _shape(name, style, arguments):
-    """(the call's shape: its key with int arguments left out, the int arguments) or None. The
-    argument types (in the key) say where the ints were."""
-    if style == KWARGS:
-        values = arguments.values()
-        ints = [v for v in values if type(v) is int]
-        if not ints:
-            return None
-        return (_SHAPE, name, *arguments, *map(type, values), *[v for v in values if type(v) is not int]), ints
-    args, kwargs = arguments
-    if kwargs:
-        args = (*args, *kwargs.values())
-    ints = [v for v in args if type(v) is int]
-    if not ints:
-        return None
-    return (_SHAPE, name, *kwargs, *map(type, args), *[v for v in args if type(v) is not int]), ints
-
-
-def _substitute(style, arguments, syms):
-    """The arguments with each int replaced by the next of `syms`."""
-    if style == KWARGS:
-        return {k: next(syms) if type(v) is int else v for k, v in arguments.items()}
-    args, kwargs = arguments
-    return (tuple(next(syms) if type(v) is int else v for v in args),
-            {k: next(syms) if type(v) is int else v for k, v in kwargs.items()})
 
 
 def _is_foreign_int(value):

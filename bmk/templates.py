@@ -22,6 +22,10 @@ guarding that it keeps that value (such a template serves only calls that repeat
 import numbers
 import operator
 
+KWARGS, ARGS = "kwargs", "args"     # how a generated method passes a call's arguments (see CallTemplates)
+PER_SHAPE = 4           # call templates kept per call shape (each for one path through the checks)
+MAX_SHAPES = 1 << 14    # call shapes a context remembers (then it starts afresh)
+
 _BINARY = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "and": "&", "or": "|",
            "xor": "^", "lshift": "<<", "rshift": ">>"}
 _COMPARE = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
@@ -206,3 +210,134 @@ def compile_template(n_args, guards, records):
     template = scope["template"]
     template.source = source
     return template
+
+
+# -- the call templates of one context ----------------------------------------------------------
+_SEEN_ONCE, _UNTRACEABLE = (), False
+
+
+class CallTemplates:
+    """The call templates one context has learned, by call shape: a call's name, argument
+    names and types, and its non-int arguments (its int arguments left out). Per shape: up
+    to PER_SHAPE compiled templates, each for one path through the checks.
+
+    `lowered(name, style, arguments)` returns what a template makes of a call, or None;
+    `learn(name, style, arguments, lowered, descriptors, lower, varying)` traces a call that
+    took the ordinary path: a shape is traced from its second ordinary call on (calls that
+    never repeat pay nothing), and a shape that does not trace is never traced again.
+    `style` says where the arguments are: KWARGS (a keyword dict) or ARGS ((args, kwargs)).
+    """
+
+    def __init__(self):
+        self._shapes = {}      # shape -> [(template, engine codes, size)] | _SEEN_ONCE | _UNTRACEABLE
+
+    def clear(self):
+        self._shapes.clear()
+
+    def learned(self):
+        """{shape: [templates]} of the shapes that have templates (shape[0] is the call name)."""
+        return {k: v for k, v in self._shapes.items() if v}
+
+    def lowered(self, name, style, arguments):
+        """(records, engine codes, size) of the call from a template of its shape, or None."""
+        shape = _shape(name, style, arguments)
+        if shape is None:
+            return None
+        try:
+            templates = self._shapes.get(shape[0])
+        except TypeError:           # an unhashable argument
+            return None
+        if templates:
+            values = shape[1]
+            for template, codes, size in templates:
+                try:
+                    records = template(*values)
+                except Exception:        # e.g. a shift or division the new values make invalid
+                    records = None
+                if records is not None:
+                    return records, codes, size
+        return None
+
+    def learn(self, name, style, arguments, lowered, descriptors, lower, varying):
+        """Trace the call once more with its int arguments as Syms; keep the compiled template
+        if the trace is usable and reproduces the call's fields and bytes.
+
+        lowered: the call's (records, codes, size); descriptors: its ((engine, fields), ...);
+        lower(arguments): checks and lowers arguments (a record made of them) to descriptors;
+        varying(engine, fields): the packer's (base, nbytes, [(source, shift, max)]) or None."""
+        shape = _shape(name, style, arguments)
+        if shape is None:
+            return
+        key, values = shape
+        try:
+            templates = self._shapes.get(key)
+        except TypeError:
+            return
+        if templates is _UNTRACEABLE or len(templates or ()) >= PER_SHAPE:
+            return
+        if len(self._shapes) >= MAX_SHAPES:
+            self._shapes.clear()
+        if templates is None:      # first sighting: trace only shapes that come back
+            self._shapes[key] = _SEEN_ONCE
+            return
+        try:
+            made = _trace(style, arguments, values, lowered, descriptors, lower, varying)
+        except Exception:       # a template is an optimisation: whatever goes wrong, go without
+            made = None
+        if made is not None:
+            self._shapes[key] = list(templates) + [made]
+        elif not templates:
+            self._shapes[key] = _UNTRACEABLE
+
+
+def _trace(style, arguments, values, lowered, descriptors, lower, varying):
+    trace = Trace()
+    syms = iter([trace.sym(v, f"a{i}") for i, v in enumerate(values)])
+    try:
+        traced = tuple(lower(_substitute(style, arguments, syms)))
+    except (Exception, Abandoned):
+        return None
+    if trace.escaped or len(traced) != len(descriptors):
+        return None
+    records = []
+    for (engine, fields), (real_engine, real) in zip(traced, descriptors):
+        if engine != real_engine or tuple(fields) != tuple(real):
+            return None
+        if any(value_of(v) is None or value_of(v) != real[k] or type(real[k]) not in (int, bool)
+               for k, v in fields.items()):
+            return None
+        made = varying(engine, fields)
+        if made is None:
+            return None
+        records.append(made)
+    template = compile_template(len(values), trace.guards, records)
+    if template(*values) != lowered[0]:
+        return None
+    return template, lowered[1], lowered[2]
+
+
+def _shape(name, style, arguments):
+    """(the call's shape, its int arguments) or None when it has none. The argument types (in
+    the shape) say where the ints were."""
+    if style == KWARGS:
+        values = arguments.values()
+        ints = [v for v in values if type(v) is int]
+        if not ints:
+            return None
+        return (name, *arguments, *map(type, values), *[v for v in values if type(v) is not int]), ints
+    args, kwargs = arguments
+    if kwargs:
+        args = (*args, *kwargs.values())
+    ints = [v for v in args if type(v) is int]
+    if not ints:
+        return None
+    return (name, *kwargs, *map(type, args), *[v for v in args if type(v) is not int]), ints
+
+
+def _substitute(style, arguments, syms):
+    """The arguments with each int replaced by the next of `syms`."""
+    if style == KWARGS:
+        return {k: next(syms) if type(v) is int else v for k, v in arguments.items()}
+    args, kwargs = arguments
+    return (tuple(next(syms) if type(v) is int else v for v in args),
+            {k: next(syms) if type(v) is int else v for k, v in kwargs.items()})

@@ -11,21 +11,27 @@ from bmk import dtypes
 from bmk.isa import load_chip
 from bmk.numerics import Round
 
+# data_type_t: name -> (member of the spec's precision enum, sign bit)
+_DATA_TYPES = {"DT_UINT8": ("int8", 0), "DT_INT8": ("int8", 1), "DT_FP16": ("fp16", 1), "DT_FP32": ("fp32", 1),
+               "DT_UINT16": ("int16", 0), "DT_INT16": ("int16", 1), "DT_UINT32": ("int32", 0),
+               "DT_INT32": ("int32", 1), "DT_BFP16": ("bf16", 1), "DT_UINT4": ("int4", 0), "DT_INT4": ("int4", 1)}
+
+
 def _dt(prec, sign):
     return (load_chip("bm1684x").code("tiu", "res0_prec", prec, "sAR") << 1) | sign
 
 
-DT_UINT8 = _dt("int8", 0)
-DT_INT8 = _dt("int8", 1)
-DT_FP16 = _dt("fp16", 1)
-DT_FP32 = _dt("fp32", 1)
-DT_UINT16 = _dt("int16", 0)
-DT_INT16 = _dt("int16", 1)
-DT_UINT32 = _dt("int32", 0)
-DT_INT32 = _dt("int32", 1)
-DT_BFP16 = _dt("bf16", 1)
-DT_UINT4 = _dt("int4", 0)
-DT_INT4 = _dt("int4", 1)
+DT_UINT8 = _dt(*_DATA_TYPES["DT_UINT8"])
+DT_INT8 = _dt(*_DATA_TYPES["DT_INT8"])
+DT_FP16 = _dt(*_DATA_TYPES["DT_FP16"])
+DT_FP32 = _dt(*_DATA_TYPES["DT_FP32"])
+DT_UINT16 = _dt(*_DATA_TYPES["DT_UINT16"])
+DT_INT16 = _dt(*_DATA_TYPES["DT_INT16"])
+DT_UINT32 = _dt(*_DATA_TYPES["DT_UINT32"])
+DT_INT32 = _dt(*_DATA_TYPES["DT_INT32"])
+DT_BFP16 = _dt(*_DATA_TYPES["DT_BFP16"])
+DT_UINT4 = _dt(*_DATA_TYPES["DT_UINT4"])
+DT_INT4 = _dt(*_DATA_TYPES["DT_INT4"])
 
 RM_HALF_TO_EVEN = int(Round.HALF_TO_EVEN)
 RM_HALF_AWAY_FROM_ZERO = int(Round.HALF_AWAY_FROM_ZERO)
@@ -36,13 +42,7 @@ RM_HALF_UP = int(Round.HALF_UP)
 RM_HALF_DOWN = int(Round.HALF_DOWN)
 
 # data_type_t -> (constant name, bmk DType)
-DTYPES = {
-    DT_UINT8: ("DT_UINT8", dtypes.UINT8), DT_INT8: ("DT_INT8", dtypes.INT8),
-    DT_UINT16: ("DT_UINT16", dtypes.UINT16), DT_INT16: ("DT_INT16", dtypes.INT16),
-    DT_UINT32: ("DT_UINT32", dtypes.UINT32), DT_INT32: ("DT_INT32", dtypes.INT32),
-    DT_FP16: ("DT_FP16", dtypes.FP16), DT_BFP16: ("DT_BFP16", dtypes.BF16), DT_FP32: ("DT_FP32", dtypes.FP32),
-    DT_UINT4: ("DT_UINT4", dtypes.UINT4), DT_INT4: ("DT_INT4", dtypes.INT4),
-}
+DTYPES = {_dt(prec, sign): (name, dtypes.of_precision(prec, sign)) for name, (prec, sign) in _DATA_TYPES.items()}
 ROUNDING_MODES = {int(m): f"RM_{m.name}" for m in Round}
 
 INTEGER_DTYPES = (DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32)

@@ -152,6 +152,6 @@ class Context(Program):
             raise AllocError(f"tl_free: tensors must be freed last-allocated first: free {same[-1]!r} "
                              f"before {t!r}")
         self._stack = [x for x in self._stack if x is not t]
-        self._lowered.clear()     # memoized calls skip the checks: a freed tensor must meet them again
+        self.forget_lowered()     # memoized calls skip the checks: a freed tensor must meet them again
         if t.alloc == "alloc":
             self._stack_top = t.la

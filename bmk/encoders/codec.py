@@ -116,14 +116,11 @@ class Template:
         return ((word << self.shift & self.keep) | self.base).to_bytes(self.nbytes, "little")
 
 
-_codecs = {}
-
-
 def codec_for(fmt):
-    """The compiled Codec of a Format (formats come from the cached spec loader)."""
-    codec = _codecs.get(id(fmt))
-    if codec is None or codec.format is not fmt:
-        codec = _codecs[id(fmt)] = Codec(fmt)
+    """The compiled Codec of a Format, made once and kept on the Format."""
+    codec = fmt.memo.get("codec")
+    if codec is None:
+        codec = fmt.memo["codec"] = Codec(fmt)
     return codec
 
 

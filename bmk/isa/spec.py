@@ -25,7 +25,7 @@ MAX_FIELD_BITS = 64          # bitstruct packs at most 64 bits per field: wider 
 MAX_SELECTOR_BITS = 16       # the selector index enumerates every combination of selector values
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)        # fields key the text tools' memos
 class Field:
     """One bit field of a command: bits [bit, bit + width), LSB first (see specs/README.md)."""
 
@@ -65,15 +65,15 @@ class Instruction:
 
 
 MAX_KIND_INDEX = 1 << 12
-_KIND_INDEXES = {}      # id(Format) -> (format, getter of its match fields, {their values: Instruction})
 
 
 def _kind_index(fmt):
-    """Memo of Format.instruction_of: decoding a buffer classifies the same few kinds again and again."""
-    entry = _KIND_INDEXES.get(id(fmt))
-    if entry is None or entry[0] is not fmt:
+    """Memo of Format.instruction_of, kept on the Format: (getter of its match fields, {their
+    values: Instruction}); decoding a buffer classifies the same few kinds again and again."""
+    entry = fmt.memo.get("kind index")
+    if entry is None:
         keys = sorted({k for ins in fmt.instructions for k, _ in ins.match})
-        entry = _KIND_INDEXES[id(fmt)] = (fmt, operator.itemgetter(*keys) if keys else None, {})
+        entry = fmt.memo["kind index"] = (operator.itemgetter(*keys) if keys else None, {})
     return entry
 
 
@@ -93,9 +93,11 @@ class Format:
     composed: "tuple[tuple[str, tuple[str, ...]], ...]" = ()
     keys: "tuple[tuple[tuple[str, int], ...], ...]" = ()
     by_name: dict = attrs.field(init=False, eq=False, repr=False)
+    memo: dict = attrs.field(init=False, eq=False, repr=False)   # derived once: kind index, codec
 
     def __attrs_post_init__(self):
         object.__setattr__(self, "by_name", {f.name: f for f in self.fields})
+        object.__setattr__(self, "memo", {})
 
     @property
     def defaults(self):
@@ -110,7 +112,7 @@ class Format:
 
     def instruction_of(self, fields):
         """Name the instruction kind of a field dict, or None when no kind matches."""
-        _, get, memo = _kind_index(self)
+        get, memo = _kind_index(self)
         try:
             key = get(fields)               # the kind depends on the match fields' values only
             ins = memo.get(key, memo)

@@ -45,6 +45,23 @@ MAX_RACES = 1000
 MAX_PLANS = 1 << 12      # memoized instruction plans per simulator (emptied when full: a few MiB)
 
 
+class Plan:
+    """What the simulator needs to run one distinct instruction, made once (Simulator._plan)
+    and shared by every instruction equal to it but for its sync ids (semantics.py):
+
+    kind      its instruction kind;
+    run       the semantics function, run(simulator, fields);
+    cycles    its cost (the cost model's answer, filled in on its first run);
+    fields    its own copy of the decoded fields: every instruction of the plan runs on this
+              one dict, which stays in the CPU caches (a long buffer's decoded dicts do not);
+    memo      the dict its semantics may keep field-derived values in (Simulator.memo)."""
+
+    __slots__ = ("kind", "run", "cycles", "fields", "memo")
+
+    def __init__(self, kind, run, fields):
+        self.kind, self.run, self.cycles, self.fields, self.memo = kind, run, None, fields, {}
+
+
 class Simulator:
     """A fresh chip: zeroed memories. See API.md "Simulator".
 
@@ -244,9 +261,8 @@ class Simulator:
                 tuple(where[fname] for _, fname in eng.wait_for))
 
     def _plan(self, i, rec, eng):
-        """[kind, semantics function, cycles (filled in on first run), fields, memo] of a record,
-        after the checks; SimulationError naming the instruction when the record is malformed.
-        Every record equal to this one but for its sync ids runs with these fields."""
+        """The Plan of a record, after the checks; SimulationError naming the instruction when
+        the record is malformed. Every record equal to this one but for its sync ids runs it."""
         f = rec.fields
         fmt = eng.format
         if fmt is None:             # several classes: the record names its own
@@ -268,9 +284,7 @@ class Simulator:
             sem.check(self.chip, rec.engine, f)
         except SimulationError as e:
             raise self._error(i, rec, str(e)) from None
-        # its own copy of the fields: every instruction of the plan runs on this one dict, which
-        # stays in the CPU caches (a long buffer's decoded dicts do not)
-        return [ins.name, fn, None, dict(f), {}]
+        return Plan(ins.name, fn, dict(f))
 
     def _prepare(self, records):
         """Kinds, own ids, resolved waits and plans of every record; SimulationError if malformed.
@@ -355,7 +369,7 @@ class Simulator:
                 resolved.append((other, k, target))
             if resolved:
                 waits[i] = tuple(resolved)
-        return [p[0] for p in plans], owns, waits, plans
+        return [p.kind for p in plans], owns, waits, plans
 
     def _error(self, i, rec, msg):
         stream = getattr(rec, "stream", None)
@@ -435,11 +449,11 @@ class Simulator:
                                      {names[e]: heads[e] for e in range(ne)}, waits)
             s, i, e = best_s, best_i, best_e
             plan = plans[i]
-            kind = plan[0]
+            kind = plan.kind
             log = self.log = AccessLog()
-            self.memo = plan[4]
+            self.memo = plan.memo
             try:
-                plan[1](self, plan[3])
+                plan.run(self, plan.fields)
             except SimulationError as err:
                 raise self._error(i, records[i], f"{kind}: {err}") from None
             except BmkError:
@@ -450,9 +464,9 @@ class Simulator:
             finally:
                 accesses[i] = tuple(log.entries)
                 self.log = self.memo = None
-            cyc = plan[2]
+            cyc = plan.cycles
             if cyc is None:
-                cyc = plan[2] = cycles(names[e], kind, plan[3], self)
+                cyc = plan.cycles = cycles(names[e], kind, plan.fields, self)
             start[i] = s
             end[i] = free[e] = s + cyc
             kn = last_known[e]

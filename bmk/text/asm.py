@@ -176,14 +176,8 @@ class _Printer:
         return f"{eng.name}.{kind}".ljust(16), tuple(sync), tuple(shown)
 
 
-_printers = {}
-
-
 def _printer(chip):
-    p = _printers.get(id(chip))
-    if p is None or p.chip is not chip:
-        p = _printers[id(chip)] = _Printer(chip)
-    return p
+    return chip.derived(("bmk.text.asm", "printer"), lambda: _Printer(chip))
 
 
 def format_record(chip, record, fields="changed"):
@@ -307,7 +301,7 @@ class _Parser:
         self.mode = "changed"
         self._bases, self._aliases, self._engines = {}, {}, {}
         self._values = {}         # (field, text, prefix) -> value: most values repeat in a long text
-        self._tokens = {}         # {id(class): {token: (name, field, value)}}: so do whole tokens
+        self._tokens = {}         # {(engine, class): {token: (name, field, value)}}: so do whole tokens
 
     def error(self, line, col, message):
         raise AsmError(self.filename, line, col, message)
@@ -441,9 +435,9 @@ class _Parser:
         header, given = {}, {}
         aliases = self._aliases[eng.name]
         hdr = self.chip.header
-        known = self._tokens.get(id(fmt))
+        known = self._tokens.get((eng.name, fmt.name))
         if known is None or len(known) >= 1024:       # bounded: addresses rarely repeat
-            known = self._tokens[id(fmt)] = {}
+            known = self._tokens[eng.name, fmt.name] = {}
         for tcol, tok in toks[1:]:
             hit = known.get(tok)
             if hit is not None:             # a field token seen before on this class: its field and value
@@ -539,7 +533,7 @@ class _Parser:
         return out
 
     def _value(self, lineno, col, field, text, prefix=""):
-        key = (id(field), text, prefix)       # fields live as long as their (cached) chip
+        key = (field, text, prefix)
         value = self._values.get(key)
         if value is None:
             value = self._read_value(lineno, col, field, text, prefix)

@@ -364,14 +364,14 @@ def diff_listings(a, b, ignore=()):
 
     def kinds(listing, lo, hi):
         """(engine, class, kind) of records lo..hi; the last window's are kept for `cut`."""
-        start, known = cache.get(id(listing), (0, ()))
+        start, known = cache.get(listing is b, (0, ()))
         if start <= lo and hi <= start + len(known):
             return known[lo - start:hi - start]
         out = []
         for k in range(lo, hi):
             r = _classed(chip, listing.records[k])
             out.append((r.engine, r.cls, kind_of(chip, r)))
-        cache[id(listing)] = (lo, out)
+        cache[listing is b] = (lo, out)
         return out
 
     def cut(i1, i2, j1, j2):

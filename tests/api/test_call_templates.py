@@ -6,6 +6,7 @@ import attrs
 import pytest
 
 import bmk
+import bmk.templates
 import bmk.isa
 from bmk import bm1880, program
 from bmk.bm1880 import CTRL_NULL, CTRL_TP, FMT_I8
@@ -17,7 +18,7 @@ S = bm1880.shape_t4(1, 32, 8, 8)
 
 def templates(ctx):
     """{call shape: its templates} of a context (kept in its lowering memo)."""
-    return {k: v for k, v in ctx._lowered.items() if k[0] is program._SHAPE}
+    return ctx._templates.learned()
 
 
 def tiled_kernel(ctx, rng):
@@ -39,8 +40,8 @@ def test_templates_give_the_bytes_of_the_ordinary_path(monkeypatch):
     fast = bm1880.register(cmdbuf_size=1 << 24)
     buf = tiled_kernel(fast, random.Random(1))
     used = [k for k, v in templates(fast).items() if v]
-    assert {k[1] for k in used} >= {"gdma_load", "gdma_store", "gdma_load_stride", "tpu_mul", "tpu_mul_const"}
-    monkeypatch.setattr(program, "TEMPLATES_PER_CALL", 0)
+    assert {k[0] for k in used} >= {"gdma_load", "gdma_store", "gdma_load_stride", "tpu_mul", "tpu_mul_const"}
+    monkeypatch.setattr(bmk.templates, "PER_SHAPE", 0)
     slow = bm1880.register(cmdbuf_size=1 << 24)
     assert tiled_kernel(slow, random.Random(1)) == buf
     assert not any(templates(slow).values())
@@ -128,7 +129,7 @@ def test_templates_on_every_class_give_the_ordinary_bytes(chip, monkeypatch):
     assert any(templates(fast).values())
     # the two acquisitions agree: the raw streams are the command buffer's commands, framed
     assert out[1] == bmk.encode(chip, bmk.decode(chip, out[0]), raw=True)
-    monkeypatch.setattr(program, "TEMPLATES_PER_CALL", 0)
+    monkeypatch.setattr(bmk.templates, "PER_SHAPE", 0)
     assert pokes(poke_program(chip), list(by_class.values()), random.Random(2)) == out
 
 
@@ -142,7 +143,7 @@ def test_calls_whose_trace_reads_the_value_get_no_template(lower):
     values = (1001, 2002, 3003, 2 * 10 ** 6)
     for value in values:
         ctx.poke(engine=rec.engine, base=tuple(rec.fields.items()), name=name, value=value)
-    assert list(templates(ctx).values()) == [False]
+    assert templates(ctx) == {} and list(ctx._templates._shapes.values()) == [False]   # never traced again
     got = [r.fields[name] for r in bmk.decode("bm1684", ctx.acquire_cmdbuf())]
     assert got == [lower(None, Poke(rec.engine, (), name, v))[0][1][name] for v in values]
 

@@ -8,6 +8,7 @@ import attrs
 import pytest
 
 import bmk
+import bmk.templates
 from bmk import bm1684, bm1684x, program
 from bmk.bm1684 import api as api84
 from bmk.bm1684x import api as api84x
@@ -18,7 +19,7 @@ CALLS = 5            # per function: the 2nd is traced, the 3rd on come from the
 
 def templates(ctx):
     """{call name: its templates} of a context's call shapes that got at least one."""
-    return {k[1]: v for k, v in ctx._lowered.items() if k[0] is program._SHAPE and v}
+    return {k[0]: v for k, v in ctx._templates.learned().items()}
 
 
 # -- bm1684: arguments by C parameter name -----------------------------------------------------------
@@ -106,19 +107,19 @@ def program_of(chip, long_form=False):
 @pytest.mark.parametrize("chip, long_form", [("bm1684", False), ("bm1684x", False), ("bm1684x", True)])
 def test_every_function_with_changing_addresses_uses_a_template(chip, long_form, monkeypatch):
     served = collections.Counter()
-    from_template = program.Program._from_template
+    from_template = bmk.templates.CallTemplates.lowered
 
-    def counting(self, row, style, arguments):
-        lowered = from_template(self, row, style, arguments)
-        served[row.name] += lowered is not None
+    def counting(self, name, style, arguments):
+        lowered = from_template(self, name, style, arguments)
+        served[name] += lowered is not None
         return lowered
-    monkeypatch.setattr(program.Program, "_from_template", counting)
+    monkeypatch.setattr(bmk.templates.CallTemplates, "lowered", counting)
     ctx, buf = program_of(chip, long_form)
     rows = api84.OPS if chip == "bm1684" else api84x.OPS
     assert set(templates(ctx)) == {row.name for row in rows}
     # the first call is seen, the second traced, every later one encoded by the template
     assert served == {row.name: CALLS - 2 for row in rows}
-    monkeypatch.setattr(program, "TEMPLATES_PER_CALL", 0)
+    monkeypatch.setattr(bmk.templates, "PER_SHAPE", 0)
     ordinary, again = program_of(chip, long_form)
     assert not templates(ordinary)
     assert again == buf
@@ -152,7 +153,7 @@ def test_bm1684x_a_template_serves_one_dtype_and_rejects_what_the_checks_reject(
     assert "gdma_cpy_S2L" in templates(ctx)
     formats = [r.fields["src_data_format"] for r in bmk.decode("bm1684x", buf) if r.engine == "gdma"]
     assert len(set(formats[:3])) == 1 and len(set(formats[2:])) == 3
-    monkeypatch.setattr(program, "TEMPLATES_PER_CALL", 0)
+    monkeypatch.setattr(bmk.templates, "PER_SHAPE", 0)
     assert _copies(bm1684x.Context()) == buf
     monkeypatch.undo()
     before = ctx.acquire_cmdbuf()

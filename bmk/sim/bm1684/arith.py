@@ -43,12 +43,6 @@ from bmk.errors import SimulationError
 from bmk import numerics
 from bmk.sim.bm1684 import common as c
 
-_BITS = {8: dtypes.UINT8, 16: dtypes.UINT16, 32: dtypes.UINT32}
-_INT = {(8, True): dtypes.INT8, (8, False): dtypes.UINT8, (16, True): dtypes.INT16,
-        (16, False): dtypes.UINT16, (32, True): dtypes.INT32, (32, False): dtypes.UINT32}
-
-
-
 
 def _operand(m, f, slot, dtype):
     """Operand `slot` as values of dtype: a scalar (constant), a per-channel (1, C, 1, 1) array
@@ -91,7 +85,7 @@ def _width(m, f, slot):
 
 def res_dtype(m, f):
     """The integer DType of res0: its precision, signed iff opt_opd2_sign (module docstring)."""
-    return _INT[_width(m, f, "res0"), bool(f["opt_opd2_sign"])]
+    return dtypes.integer(_width(m, f, "res0"), bool(f["opt_opd2_sign"]))
 
 
 def _ints(m, f, slot, exact=False):
@@ -158,7 +152,7 @@ def _mac(kind):
                 prod = np.asarray(_floats(m, f, "opd0") * _floats(m, f, "opd1"), np.float32)
                 _store(m, f, dtypes.FP32, np.asarray(old + prod, np.float32))
             return
-        old_dt = _INT[_width(m, f, "res0"), bool(f["opt_res_add_sign"])]
+        old_dt = dtypes.integer(_width(m, f, "res0"), bool(f["opt_res_add_sign"]))
         wide = _wide(m, f)
         old = np.asarray(c.view(m, f, "res0", old_dt, shape).read(), np.int64)
         old = old.astype(object) if wide else old          # 32-bit old << 31 exceeds int64
@@ -181,13 +175,13 @@ def _shift(kind):
 
 
 def _bits(m, f, slot):
-    return np.asarray(_operand(m, f, slot, _BITS[_width(m, f, slot)]), np.int64)
+    return np.asarray(_operand(m, f, slot, dtypes.integer(_width(m, f, slot), False)), np.int64)
 
 
 def _logic(op):
     def run(m, f):
         out = op(_bits(m, f, "opd0"), _bits(m, f, "opd1"))
-        dt = _BITS[_width(m, f, "res0")]
+        dt = dtypes.integer(_width(m, f, "res0"), False)
         _store(m, f, dt, numerics.wrap(out, dt))
     return run
 
@@ -198,7 +192,7 @@ def _select(kind, cond):
             a, b = _floats(m, f, "opd0"), _floats(m, f, "opd1")
         else:
             a, b = _ints(m, f, "opd0"), _ints(m, f, "opd1")
-        dt = _BITS[_width(m, f, "res0")]
+        dt = dtypes.integer(_width(m, f, "res0"), False)
         value = np.asarray(_operand(m, f, "opd2", dt))
         _store(m, f, dt, np.where(cond(a, b), value, np.zeros((), dt.numpy)).astype(dt.numpy))
     return run

@@ -29,11 +29,6 @@ def member(m, field, value):
     return m.chip.members("tiu", field).get(value)
 
 
-_DTYPES = {("int8", 0): dtypes.UINT8, ("int8", 1): dtypes.INT8, ("int16", 0): dtypes.UINT16,
-           ("int16", 1): dtypes.INT16, ("int32", 0): dtypes.UINT32, ("int32", 1): dtypes.INT32,
-           ("fp32", 0): dtypes.FP32, ("fp32", 1): dtypes.FP32, ("fp16", 0): dtypes.FP16, ("fp16", 1): dtypes.FP16}
-
-
 def prec_name(m, f, slot):
     value = f[f"opt_{slot}_prec"]
     name = member(m, f"opt_{slot}_prec", value)
@@ -46,7 +41,7 @@ def prec_name(m, f, slot):
 def dtype_of(m, f, slot, signed=None):
     """The DType of operand `slot`: its precision, and its sign field (or `signed` if given)."""
     sign = f[f"opt_{slot}_sign"] if signed is None else int(signed)
-    return _DTYPES[prec_name(m, f, slot), sign]
+    return dtypes.of_precision(prec_name(m, f, slot), sign)
 
 
 def pack_of(dtype):

@@ -31,33 +31,19 @@ from bmk import dtypes
 from bmk.errors import SimulationError
 from bmk import numerics
 
-# Integer precisions by enum name: (unsigned, signed); floats are signed by definition.
-_INT = {"int8": (dtypes.UINT8, dtypes.INT8), "int16": (dtypes.UINT16, dtypes.INT16),
-        "int32": (dtypes.UINT32, dtypes.INT32)}
-_FLOAT = {"fp16": dtypes.FP16, "fp32": dtypes.FP32, "bf16": dtypes.BF16}
-
-
-_ENUMS = {}
+_PRECISIONS = ("int8", "int16", "int32", "fp16", "fp32", "bf16")     # modelled here (no int4)
 
 
 def _enum(chip, engine, field):
-    """{code: name} of an enum field of the engine (the same in every class that has it);
-    cached by chip name (hashing a ChipSpec walks all its fields)."""
-    key = (chip.name, engine, field)
-    table = _ENUMS.get(key)
-    if table is None:
-        cls = next(c for c in chip.engine(engine).classes if field in c.by_name)
-        table = _ENUMS[key] = {v: n for n, v in cls.by_name[field].enum}
-    return table
+    """{code: name} of an enum field of the engine (the same in every class that has it)."""
+    return chip.members(engine, field)
 
 
 def dtype_of(m, prec, sign, what):
     """The DType of precision code `prec` (the spec's prec enum) and sign bit `sign`."""
     name = _enum(m.chip, "tiu", "res0_prec").get(prec)
-    if name in _INT:
-        return _INT[name][1 if sign else 0]
-    if name in _FLOAT:
-        return _FLOAT[name]
+    if name in _PRECISIONS:
+        return dtypes.of_precision(name, sign)
     raise SimulationError(f"{what} precision must be one of int8, int16, int32, fp16, fp32, bf16 "
                           f"(codes of the prec enum), not {prec!r}" + (f" ({name})" if name else ""))
 

@@ -156,8 +156,8 @@ def read(m, op, int8=None, signed=None, dtype=np.int32):
     return v if dtype is None else v.astype(dtype)
 
 
-_FORMATS = {(True, True): dtypes.INT8, (True, False): dtypes.UINT8, (False, True): dtypes.INT16,
-            (False, False): dtypes.UINT16}
+_FORMATS = {(int8, signed): dtypes.integer(8 if int8 else 16, signed) for int8 in (True, False)
+            for signed in (True, False)}
 
 
 def dtype_of(int8, signed):
