@@ -74,6 +74,13 @@ class ModelDiff:
                             **({"note": g.note} if g.note else {})} for g in self.groups]}
 
 
+def _shown(fact, v):
+    """A tensor fact as the diff prints it: addresses in hex, dtypes by name."""
+    if fact == "address":
+        return f"0x{v:x}"
+    return getattr(v, "name", v)
+
+
 def _plain(v):
     return list(v) if isinstance(v, tuple) else v
 
@@ -102,10 +109,10 @@ def _stage_facts(a, b):
                     for fact in TENSOR_FACTS:
                         vx, vy = getattr(x, fact), getattr(y, fact)
                         if vx != vy:
-                            out.append((f"{where} {role}[{k}] {x.name} {fact}",
-                                        getattr(vx, "name", vx), getattr(vy, "name", vy)))
+                            out.append((f"{where} {role}[{k}] {x.name} {fact}", _shown(fact, vx), _shown(fact, vy)))
             ca, cb = sa.coeff, sb.coeff
-            for fact, va, vb in (("coefficient address", ca and ca.address, cb and cb.address),
+            for fact, va, vb in (("coefficient address", ca and _shown("address", ca.address),
+                                  cb and _shown("address", cb.address)),
                                  ("coefficient bytes", ca and ca.size, cb and cb.size),
                                  ("coefficient checksum", _digest(a, sa), _digest(b, sb)),
                                  ("neuron bytes", sa.neuron and sa.neuron.size, sb.neuron and sb.neuron.size)):

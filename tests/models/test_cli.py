@@ -198,3 +198,39 @@ def test_a_damaged_model_is_one_line_naming_file_and_offset(runner, argv):
     msg = _one_line(res, "bmk")
     assert msg == ("bmk: cut.bmodel: byte 4: truncated file: header_size 64 + flatbuffers_size 1720 + binary_size "
                    "56192 = 57976 must equal the file size 1000")
+
+
+def test_a_stream_of_an_engine_the_specs_lack_is_named_not_decoded(runner):
+    """bm1684 has no SDMA engine: a (synthetic) core's SDMA binary is listed by its size, left out
+    of the listing with a comment, compared byte by byte by bmk-diff, refused by run."""
+    from tests.models import build
+    from tests.models.test_run import tiny_model
+    m, _ = tiny_model()
+    g = m.groups()[0]
+    tiu, gdma = g.streams["tiu"], g.streams["gdma"]
+    binary = tiu + gdma + b"\x01" * 96
+
+    def model(sdma):
+        core = {"groups": [{"bdc_num": g.counts["tiu"], "gdma_num": g.counts["gdma"], "bdc": (0, len(tiu)),
+                            "gdma": (len(tiu), len(gdma))}], "sdma": [(len(tiu) + len(gdma), sdma)]}
+        return build.bmodel("BM1684", [{"name": "n", "stages": [{"inputs": [], "outputs": [],
+                                                                  "subnets": [{"cores": [core]}]}]}], binary)
+    open("a.bmodel", "wb").write(model(96))
+    open("b.bmodel", "wb").write(model(64))
+    res = runner.invoke(bmk_cmd, ["info", "a.bmodel"])
+    assert "      net0/stage0/subnet0/core0/group0: tiu 0 (0 bytes), gdma 1 (128 bytes), sdma ? (96 bytes)" \
+        in res.output.splitlines()
+    res = runner.invoke(disasm, ["a.bmodel"])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[1:4] == ["# a.bmodel net0/stage0/subnet0/core0/group0: tiu 0, gdma 1, sdma ?",
+                                            "# sdma: 96 bytes not decoded (the bm1684 specs have no sdma engine)",
+                                            res.output.splitlines()[3]]
+    assert "gdma.dma.tensor" in res.output.splitlines()[3]
+    assert runner.invoke(diff, ["a.bmodel", "a.bmodel"]).exit_code == 0
+    res = runner.invoke(diff, ["a.bmodel", "b.bmodel"])
+    assert res.exit_code == 1
+    assert "net0/stage0/subnet0/core0/group0: 0 changed, 0 inserted, 0 deleted; 1 equal; undecoded sdma bytes " \
+           "differ" in res.output
+    msg = _one_line(runner.invoke(run, ["a.bmodel"]), "run")
+    assert msg == "run: a.bmodel: run: net0/stage0/subnet0/core0/group0 has sdma commands, which the bm1684 specs " \
+                  "do not decode"

@@ -147,3 +147,23 @@ def test_retinaface_runs_end_to_end():
     assert {k: (v.shape, v.dtype) for k, v in out.items()} == {
         "loc": ((1, 10080, 4), np.float32), "cls": ((1, 10080, 2), np.float32), "land": ((1, 10080, 10), np.float32)}
     assert all(np.isfinite(v).all() and v.any() for v in out.values())
+
+
+def test_yuv2rgb_is_refused_by_kind_until_it_runs_to_the_vendors_answer():
+    """The vendor ships this kernel's own input and output bytes (tensor order, raw). Today the
+    bm1684x semantics lack a kind it uses, and run says which; once they have them all (issue
+    21), the plumbing must give the vendor's output."""
+    from bmk.sim.semantics import semantics_for
+    m = bmk.load_model(F.YUV2RGB)
+    folder = F.YUV2RGB.parent
+    (x,), (y,) = m.nets[0].stages[0].inputs, m.nets[0].stages[0].outputs
+    data = np.frombuffer((folder / "input_ref_data.dat").read_bytes(), x.dtype).reshape(x.shape)
+    want = np.frombuffer((folder / "output_ref_data.dat").read_bytes(), y.dtype).reshape(y.shape)
+    kinds = semantics_for("bm1684x").kinds
+    missing = sorted({f"{r.engine}.{r.kind}" for r in m.records(m.groups()[0]) if (r.engine, r.kind) not in kinds})
+    if missing:
+        with pytest.raises(bmk.ModelError) as e:
+            m.run({x.name: data})
+        assert all(k in str(e.value) for k in missing) and str(e.value).endswith("; nothing was run")
+    else:
+        assert np.array_equal(m.run({x.name: data})[y.name], want)
