@@ -72,13 +72,13 @@ def group_counts(model, group):
         if spec is None:
             return {"cmdbuf": None}
         data = group.cmdbuf
+        counts = {e.name: 0 for e in spec.encoded_engines}
         try:
             for offset in scan_cmdbuf(spec, data):
-                name = frame_at(spec, data, offset)[0].name
-                counts[name] = counts.get(name, 0) + 1
+                counts[frame_at(spec, data, offset)[0].name] += 1
         except DecodeError as e:
             raise located(model, group.label, "cmdbuf", group.cmdbuf_blob, e) from None
-        return counts
+        return {e: n for e, n in counts.items() if n}
     known = split_engines(spec, group)[0] if spec is not None else []
     for engine, blob in group.parts.items():
         if engine in counts:

@@ -67,6 +67,10 @@ def _tensor_line(role, t):
 
 
 def _counts_text(counts, sizes):
+    """'tiu 3122 (399616 bytes), gdma ...'; a cvimodel buffer: 'cmdbuf 5544 bytes: tiu 24, tdma 37'."""
+    if "cmdbuf" in sizes:
+        inside = ", ".join(f"{e} {n}" for e, n in counts.items() if e != "cmdbuf")
+        return f"cmdbuf {sizes['cmdbuf']} bytes" + (f": {inside}" if inside else " (not counted: no decoder)")
     parts = []
     for engine, size in sizes.items():
         n = counts.get(engine)

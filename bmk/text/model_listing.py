@@ -32,7 +32,8 @@ def group_listing(model, group):
 def group_comment(model, group, unknown):
     counts = group_counts(model, group)
     sizes = group.sizes
-    text = ", ".join(f"{e} {counts.get(e) if counts.get(e) is not None else '?'}" for e in sizes)
+    engines = [e for e in counts if e != "cmdbuf"] if "cmdbuf" in sizes else list(sizes)
+    text = ", ".join(f"{e} {counts.get(e) if counts.get(e) is not None else '?'}" for e in engines)
     lines = [f"{model.path} {group.label}: {text or 'empty'}"]
     lines += [f"{e}: {sizes[e]} bytes not decoded (the {model.chip} specs have no {e} engine)" for e in unknown]
     return lines
