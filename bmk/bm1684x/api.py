@@ -40,8 +40,8 @@ _TWO_STEP = {"greater_equal": "arith.selectLess", "less_equal": "arith.selectGre
 _VC_SELECT = {"greater": "vc.select_gt", "less": "vc.select_lt", "equal": "vc.select_eq",
               "greater_equal": "vc.select_lt", "less_equal": "vc.select_gt", "not_equal": "vc.select_eq"}
 _SIGN = {"greater": ">", "less": "<", "equal": "==", "greater_equal": ">=", "less_equal": "<=", "not_equal": "!="}
-_BINARY = {"and": ("AND", INTEGER_DTYPES), "or": ("OR", INTEGER_DTYPES), "xor": ("XOR", INTEGER_DTYPES),
-           "min": ("min", WHOLE_BYTE_DTYPES), "max": ("max", WHOLE_BYTE_DTYPES)}
+_BINARY = {"and": ("AND", True), "or": ("OR", True), "xor": ("XOR", True), "min": ("min", False),
+           "max": ("max", False)}      # name: (formula, bitwise)
 _SHIFT = {"arithmetic_shift": ("arith.ashift", INTEGER_DTYPES, True),
           "logical_shift": ("arith.logicShift", ck_shift.LOGICAL_DTYPES, False)}
 _COPY = {"S2L": ("system -> local", True, False), "L2S": ("local -> system", False, True),
@@ -50,12 +50,14 @@ _COPY = {"S2L": ("system -> local", True, False), "L2S": ("local -> system", Fal
 
 def _rows():
     rows = []
-    for name, (formula, allowed) in _BINARY.items():
+    for name, (formula, bitwise) in _BINARY.items():
         kind = f"arith.{name}"
-        rows.append(op(f"bdc_{name}", r.Binary, partial(ck_binary.tensors, allowed=allowed),
-                       partial(lo_binary.tensors, kind=kind), f"dst = src0 {formula} src1.", [kind]))
-        rows.append(op(f"bdc_{name}_C", r.BinaryC, partial(ck_binary.const, allowed=allowed),
-                       partial(lo_binary.with_const, kind=kind), f"dst = src {formula} C.", [kind]))
+        rows.append(op(f"bdc_{name}", r.Binary, partial(ck_binary.tensors, allowed=WHOLE_BYTE_DTYPES),
+                       partial(lo_binary.tensors, kind=kind, bitwise=bitwise), f"dst = src0 {formula} src1.",
+                       [kind]))
+        rows.append(op(f"bdc_{name}_C", r.BinaryC, partial(ck_binary.const, allowed=WHOLE_BYTE_DTYPES),
+                       partial(lo_binary.with_const, kind=kind, bitwise=bitwise), f"dst = src {formula} C.",
+                       [kind]))
     for name, (kind, allowed, same_sign) in _SHIFT.items():
         family = dict(allowed=allowed, same_sign=same_sign)
         rows.append(op(f"bdc_{name}", r.Shift, partial(ck_shift.tensor, **family),
@@ -65,20 +67,21 @@ def _rows():
                        partial(lo_shift.const_shift, kind=kind), "dst = src shifted by C in [-32, 31].", [kind]))
     for name, sign in _SIGN.items():
         kind, invert = (_SELECT[name], False) if name in _SELECT else (_TWO_STEP[name], True)
-        kinds = [kind] + (["arith.selectEqual"] if invert else [])
+        kinds = [kind] + (["arith.xor"] if invert else [])
         rows.append(op(f"bdc_{name}", r.Compare, ck_compare.tensors,
-                       partial(lo_compare.tensors, kind=kind, invert=invert),
+                       partial(lo_compare.tensors, kind=kind, invert=invert, commutative=name == "equal"),
                        f"dst = true_val if src0 {sign} src1 else 0.", kinds))
         rows.append(op(f"bdc_{name}_C", r.CompareC, ck_compare.const,
                        partial(lo_compare.with_const, kind=kind, invert=invert),
                        f"dst = true_val if src {sign} C else 0.", kinds))
-    for name, (formula, allowed) in _BINARY.items():
+    for name, (formula, bitwise) in _BINARY.items():
         kind = f"vc.{name}"
-        rows.append(op(f"bdc_vc_{name}", r.VcBinary, partial(ck_vc.binary, allowed=allowed),
-                       partial(lo_vc.binary, kind=kind), f"dst(m, n) = src0(m) {formula} src1(n).", [kind]))
+        rows.append(op(f"bdc_vc_{name}", r.VcBinary, partial(ck_vc.binary, allowed=WHOLE_BYTE_DTYPES),
+                       partial(lo_vc.binary, kind=kind, bitwise=bitwise), f"dst(m, n) = src0(m) {formula} src1(n).",
+                       [kind]))
     for name, sign in _SIGN.items():
         invert = name not in _SELECT
-        kinds = [_VC_SELECT[name]] + (["arith.selectEqual"] if invert else [])
+        kinds = [_VC_SELECT[name]] + (["arith.xor"] if invert else [])
         rows.append(op(f"bdc_vc_{name}", r.VcCompare, ck_vc.compare,
                        partial(lo_vc.select, kind=_VC_SELECT[name], invert=invert),
                        f"dst(m, n) = true_val if src0(m) {sign} src1(n) else 0.", kinds))

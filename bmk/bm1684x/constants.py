@@ -51,6 +51,17 @@ FLOAT_DTYPES = (DT_FP16, DT_BFP16, DT_FP32)
 WHOLE_BYTE_DTYPES = INTEGER_DTYPES + FLOAT_DTYPES
 
 
+def bitwise(code):
+    """The data_type_t a bitwise command (and, or, xor) computes `code` as: itself for an
+    integer type, the signed integer of the same width for a float type (the vendor's
+    TPU-Kernel encodes and/or/xor of fp32 as int32 and of fp16/bf16 as int16, sign 1:
+    issue 18's reading of the BM1690 firmware kernel/tpu_kernel.c, family evidence)."""
+    dt = dtype_of(code)
+    if not dt.is_float:
+        return code
+    return {32: DT_INT32, 16: DT_INT16}[dt.bits]
+
+
 def dtype_of(code):
     """The bmk DType of a data_type_t code."""
     return DTYPES[code][1]

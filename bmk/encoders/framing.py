@@ -205,8 +205,23 @@ def _rule_pad(rule, used):
     return (-used) % rule.pad_to if rule.pad_to else 0
 
 
+def _padding(data, offset, pad_to):
+    """Zero bytes at `offset` that pad a stream after its end command: up to the next multiple
+    of pad_to, then whole zero blocks of pad_to bytes; 0 if they are not all zero."""
+    n = (-offset) % pad_to
+    if any(data[offset:offset + n]):
+        return 0
+    while offset + n + pad_to <= len(data) and not any(data[offset + n:offset + n + pad_to]):
+        n += pad_to
+    return n
+
+
 def decode_stream(chip, engine, data):
-    """One raw engine stream -> Records (stream = engine name), by the engine's StreamRule."""
+    """One raw engine stream -> Records (stream = engine name), by the engine's StreamRule.
+
+    Zero padding after an end command is padding wherever it appears, never a command: a
+    stream made of several closed streams back to back (each padded) decodes to all their
+    commands; the padding is kept on the end command (header `PAD`) for encode."""
     chip = _chip(chip)
     eng = chip.engine(engine)
     if not eng.classes:
@@ -220,6 +235,12 @@ def decode_stream(chip, engine, data):
         limit = max(rule.zero_tail, rule.pad_to) if ended else rule.zero_tail
         if rest <= limit and not any(data[offset:]):
             break
+        if ended and rule.pad_to:
+            skip = _padding(data, offset, rule.pad_to)
+            if skip and offset + skip < len(data):      # padding, then the next stream's commands
+                records[-1] = attrs.evolve(records[-1], header={**records[-1].header, PAD: skip})
+                offset += skip
+                continue
         cls = _classify(chip, eng, data, offset, offset, where)
         size = rule.slot or cls.nbytes
         if offset + size > len(data):
@@ -255,7 +276,11 @@ def encode_stream(chip, engine, records):
     chip = _chip(chip)
     eng = _engine(chip, engine)
     pad = records[-1].header.get(PAD) if records else None
-    return frame_stream(eng.stream, [pack(chip, r) for r in records], pad)
+    bodies = [pack(chip, r) for r in records]
+    for i, r in enumerate(records[:-1]):            # padding inside the stream (decode_stream)
+        if r.header.get(PAD):
+            bodies[i] += bytes(r.header[PAD])
+    return frame_stream(eng.stream, bodies, pad)
 
 
 def encode_streams(chip, records):

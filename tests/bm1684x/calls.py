@@ -20,13 +20,13 @@ def calls():
     out["bdc_logical_shift_C"] = ((D, A, 31, S, None, None, x.DT_UINT8, x.DT_UINT8, x.RM_HALF_TO_EVEN),
                                   ["arith.logicShift"])
     select = {"greater": ["arith.selectGreat"], "less": ["arith.selectLess"], "equal": ["arith.selectEqual"],
-              "greater_equal": ["arith.selectLess", "arith.selectEqual"],
-              "less_equal": ["arith.selectGreat", "arith.selectEqual"],
-              "not_equal": ["arith.selectEqual", "arith.selectEqual"]}
+              "greater_equal": ["arith.selectLess", "arith.xor"],
+              "less_equal": ["arith.selectGreat", "arith.xor"],
+              "not_equal": ["arith.selectEqual", "arith.xor"]}
     vselect = {"greater": ["vc.select_gt"], "less": ["vc.select_lt"], "equal": ["vc.select_eq"],
-               "greater_equal": ["vc.select_lt", "arith.selectEqual"],
-               "less_equal": ["vc.select_gt", "arith.selectEqual"],
-               "not_equal": ["vc.select_eq", "arith.selectEqual"]}
+               "greater_equal": ["vc.select_lt", "arith.xor"],
+               "less_equal": ["vc.select_gt", "arith.xor"],
+               "not_equal": ["vc.select_eq", "arith.xor"]}
     for name, kinds in select.items():
         out[f"bdc_{name}"] = ((D, A, B, 200, S, None, None, None, x.DT_UINT8, x.DT_INT16), kinds)
         out[f"bdc_{name}_C"] = ((D, A, -300, 200, S, None, None, x.DT_UINT8, x.DT_INT16), kinds)

@@ -119,10 +119,11 @@ def test_two_step_comparisons_invert_the_opposite_select(name, first):
     sel, inv = (r.fields for r in run(name, D, A, B, 9, S, (3000, 40, 6, 2), None, None, x.DT_INT16, x.DT_INT32))
     assert (sel["tsk_eu_typ"], sel["opd2_addr"], sel["res0_addr"], sel["opd0_addr"]) == (first, 9, D, A)
     assert (sel["res0_str"], sel["res0_n_str"], sel["res0_c_str"]) == (3, 3000, 40)
-    # dst = true_val where dst == 0: every operand in dst_dtype, dst in place with dst's layout
-    assert (inv["tsk_eu_typ"], inv["tsk_opd_num"], inv["res0_addr"], inv["opd0_addr"]) == (11, 3, D, D)
-    assert (inv["opd1_const"], inv["opd1_addr"], inv["opd2_const"], inv["opd2_addr"]) == (1, 0, 1, 9)
-    assert {inv[k] for k in ("res0_prec", "opd0_prec", "opd1_prec", "opd2_prec")} == {3}
+    # issue 18: the vendor's dst = dst XOR true_val (AR eu 9, two operands, opd1 the constant
+    # true_val), every operand in dst_dtype, dst in place with dst's layout
+    assert (inv["tsk_eu_typ"], inv["tsk_opd_num"], inv["res0_addr"], inv["opd0_addr"]) == (9, 2, D, D)
+    assert (inv["opd1_const"], inv["opd1_addr"], inv.get("opd2_const", 0)) == (1, 9, 0)
+    assert {inv[k] for k in ("res0_prec", "opd0_prec", "opd1_prec")} == {3}
     assert (inv["res0_str"], inv["opd0_str"], inv["opd0_n_str"], inv["opd0_h_str"]) == (3, 3, 3000, 6)
     assert (inv["res0_n"], inv["res0_c"], inv["res0_h"], inv["res0_w"]) == tuple(S)
 
@@ -142,7 +143,46 @@ def test_vc_two_step_inverts_the_whole_matrix():
     sel, inv = (r.fields for r in run("bdc_vc_not_equal", D, A, B, 7, 100, 130, 16, 64, x.DT_INT16, x.DT_INT16))
     assert (sel["tsk_eu_typ"], sel["opd2_addr"]) == (11, 7)
     assert (inv["res0_n"], inv["res0_c"], inv["res0_h"], inv["res0_w"]) == (100, 3, 1, 64)
-    assert (inv["res0_addr"], inv["opd0_addr"], inv["res0_str"], inv["opd2_addr"], inv["res0_prec"]) == (D, D, 0, 7, 3)
+    assert (inv["tsk_eu_typ"], inv["res0_addr"], inv["opd0_addr"], inv["res0_str"], inv["opd1_addr"],
+            inv["res0_prec"]) == (9, D, D, 0, 7, 3)
+
+
+@pytest.mark.parametrize("dtype, prec", [(x.DT_FP32, 4), (x.DT_FP16, 3), (x.DT_BFP16, 3)])
+def test_bitwise_functions_compute_floats_on_their_bits(dtype, prec):
+    """Issue 18 item 3: and/or/xor of a float dtype are encoded as the signed integer of its
+    width (prec int32 4 / int16 3, sign 1), as the vendor's TPU-Kernel writes them."""
+    f = one("bdc_and", D, A, B, S, None, None, None, dtype)
+    assert (f["tsk_eu_typ"], f["res0_prec"], f["opd0_prec"], f["opd1_prec"], f["opd0_sign"], f["opd1_sign"]) == \
+        (7, prec, prec, prec, 1, 1)
+    f = one("bdc_xor_C", D, A, -2.0, S, None, None, dtype)
+    bits = {x.DT_FP32: 0xC0000000, x.DT_FP16: 0xC000, x.DT_BFP16: 0xC000}[dtype]
+    assert (f["opd1_const"], f["opd1_addr"], f["opd1_prec"], f["opd1_sign"]) == (1, bits, prec, 1)
+    f = one("bdc_vc_or", D, A, B, 100, 130, 16, 64, dtype)
+    assert (f["res0_prec"], f["opd0_prec"], f["opd1_prec"]) == (prec, prec, prec)
+
+
+@pytest.mark.parametrize("name", ["bdc_min", "bdc_max", "bdc_and", "bdc_or", "bdc_xor"])
+def test_a_free_layout_operand_goes_first(name):
+    """Issue 18 item 3: when only src1 has strides, the vendor puts it in opd0."""
+    f = one(name, D, A, B, S, None, None, (3000, 40, 6, 2), x.DT_INT16)
+    assert (f["opd0_addr"], f["opd0_str"], f["opd0_n_str"], f["opd1_addr"], f["opd1_str"]) == (B, 3, 3000, A, 0)
+    f = one(name, D, A, B, S, None, (3000, 40, 6, 2), None, x.DT_INT16)
+    assert (f["opd0_addr"], f["opd0_str"], f["opd1_addr"], f["opd1_str"]) == (A, 3, B, 0)
+    sel = one("bdc_equal", D, A, B, 1, S, None, None, (3000, 40, 6, 2), x.DT_INT16, x.DT_INT16)
+    assert (sel["opd0_addr"], sel["opd1_addr"]) == (B, A)
+    sel = one("bdc_greater", D, A, B, 1, S, None, None, (3000, 40, 6, 2), x.DT_INT16, x.DT_INT16)
+    assert (sel["opd0_addr"], sel["opd1_addr"]) == (A, B)       # not commutative: order kept
+
+
+@pytest.mark.parametrize("name, general", [("gdma_cpy_L2L", True), ("gdma_cpy_S2S", True),
+                                           ("gdma_cpy_S2L", False), ("gdma_cpy_L2S", False)])
+def test_same_side_copies_use_the_general_move(name, general):
+    """Issue 18 item 3: L2L and S2S are the general move (nchw_copy 0, dst sizes filled)."""
+    dst, src = {"gdma_cpy_L2L": (A, B), "gdma_cpy_S2S": (G, G + 0x10000), "gdma_cpy_S2L": (A, G),
+                "gdma_cpy_L2S": (G, A)}[name]
+    f = one(name, dst, src, S, None, None, x.DT_INT16)
+    assert f["nchw_copy"] == (0 if general else 1)
+    assert (f["dst_nsize"], f["dst_csize"], f["dst_hsize"], f["dst_wsize"]) == (tuple(S) if general else (0, 0, 0, 0))
 
 
 def test_dma_fields():

@@ -4,9 +4,11 @@ import hashlib
 
 import pytest
 
+import bmk
 from bmk.encoders import decode_cmdbuf
 from bmk.isa import load_chip
 from tests.goldens import GOLDEN_BUFFERS, GOLDEN_IDS, load_cases, run_calls
+from tests.vectors import vendor
 
 CASES = load_cases()
 CHIP = load_chip("bm1880")
@@ -34,3 +36,14 @@ def test_golden_bytes(name):
 @pytest.mark.parametrize("name, buf, instructions", GOLDEN_BUFFERS, ids=GOLDEN_IDS)
 def test_golden_decode(name, buf, instructions):
     assert [nonzero(r) for r in decode_cmdbuf(CHIP, buf)] == instructions
+
+
+def test_padding_after_an_end_command_is_never_a_command():
+    """Issue 18 item 5: two closed bm1684x streams back to back decode to both programs (the
+    first one's zero padding is padding, not a CONV of zeros) and encode back to the bytes."""
+    streams = vendor.streams("bm1684x")
+    for engine, data in streams.items():
+        one = bmk.decode("bm1684x", {engine: data})
+        two = bmk.decode("bm1684x", {engine: data + data})
+        assert [(r.kind, r.fields) for r in two] == [(r.kind, r.fields) for r in one] * 2
+        assert bmk.encode("bm1684x", two, raw=True)[engine] == data + data

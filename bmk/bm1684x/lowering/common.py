@@ -64,10 +64,11 @@ def tensor(chip, prefix, addr, stride, dtype):
     return f
 
 
-def const(prefix, value, dtype):
-    """Fields of a constant operand: the const flag, its bits in `*_addr`, prec and sign."""
+def const(prefix, value, dtype, as_dtype=None):
+    """Fields of a constant operand: the const flag, its bits (in dtype) in `*_addr`, prec and
+    sign (of as_dtype when given: a float constant of a bitwise command keeps its bits)."""
     dtype = int(fixed(dtype))
-    prec, sign = prec_sign(dtype)
+    prec, sign = prec_sign(dtype if as_dtype is None else int(fixed(as_dtype)))
     return {f"{prefix}_const": 1, f"{prefix}_addr": const_bits(value, dtype), f"{prefix}_prec": prec,
             f"{prefix}_sign": sign}
 

@@ -16,10 +16,11 @@ dst(m, n) = src0(m) OP src1(n) in the matrix layout: row m is dst's n = m, colum
 channel n // src1_len_per_channel, position n % src1_len_per_channel (aligned layouts).
 
 vc_greater_equal / less_equal / not_equal (`invert=True`): the opposite VC select, then the AR invert of
-lowering.compare (dst = true_val where dst == 0, else 0) over the matrix as the aligned
+lowering.compare (dst = dst XOR true_val) over the matrix as the aligned
 tensor (src0_len, B_c, 1, src1_len_per_channel). That tensor also covers the padding
 columns of the last channel, which the VC command itself writes (res0_c * res0_w columns).
 """
+from bmk.bm1684x.constants import bitwise as bitwise_dtype
 from bmk.bm1684x.constants import prec_sign
 from bmk.bm1684x.lowering.common import TIU, const_bits, short
 from bmk.bm1684x.lowering.compare import invert as invert_matrix
@@ -45,9 +46,11 @@ def vc(chip, kind, p, dst_dtype, src_dtype, select_val=None):
     return (TIU, f)
 
 
-def binary(chip, p, kind):
-    """dst(m, n) = src0(m) OP src1(n)."""
-    return (vc(chip, kind, p, p.dtype, p.dtype),)
+def binary(chip, p, kind, bitwise=False):
+    """dst(m, n) = src0(m) OP src1(n); `bitwise` (and, or, xor) computes a float dtype on its
+    bits (lowering/binary.py)."""
+    dtype = bitwise_dtype(int(fixed(p.dtype))) if bitwise else p.dtype
+    return (vc(chip, kind, p, dtype, dtype),)
 
 
 def select(chip, p, kind, invert=False):

@@ -18,9 +18,9 @@ opd2_n_str) before storing, as the vendor's arith.muls does in the golden stream
 Shifts: shift values are saturated to the seed's range [-32, 31]; a right shift by n rounds
 by `rounding_mode` (opd2_n_str, numerics.Round) exactly, from the int64 value;
   ashift      x << s (exact) or round(x / 2**-s), saturated to the destination;
-  logicShift  on the source's bit pattern: x << s keeps the source's low bits (the bits
-              shifted out are lost), x >> n fills zeros, rounding by the mode; the result
-              saturates to the (unsigned) destination.
+  logicShift  on the source's bit pattern (read unsigned): x << s exact (seed 001's
+              dst = src << shift: a u8 255 << 3 into u32 is 2040), x >> n fills zeros,
+              rounding by the mode; the result saturates to the (unsigned) destination.
 Selects: res = true_val (opd2, a constant or a tensor) where opd0 > / == / < opd1, else 0,
 stored as a bit pattern of the destination width.
 
@@ -206,11 +206,8 @@ def _shift(logical):
         s = np.clip(np.asarray(b, np.int64), SHIFT_MIN, SHIFT_MAX)
         x = np.asarray(a, np.int64)
         if logical:
-            mask = (1 << a_dt.bits) - 1
-            x = x & mask
-            v = np.where(s > 0, (x << np.maximum(s, 0)) & mask, shift_round(x, np.minimum(s, 0), _mode(f)))
-        else:
-            v = shift_round(x, s, _mode(f))
+            x = x & ((1 << a_dt.bits) - 1)
+        v = shift_round(x, s, _mode(f))
         write(m, res, v, True)
     run.__name__ = "logic_shift" if logical else "arith_shift"
     return run

@@ -92,11 +92,38 @@ def test_binary_functions(form, code):
         np.testing.assert_array_equal(got[idx], ref)
 
 
+@pytest.mark.parametrize("code, bits", [(bm1684x.DT_FP32, np.uint32), (bm1684x.DT_FP16, np.uint16)],
+                         ids=["fp32", "fp16"])
+def test_bitwise_functions_of_floats_compute_on_their_bits(code, bits):
+    """Issue 18: and, or, xor of a float dtype (encoded as the integer of its width) give the
+    bitwise result of the float bit patterns, tensor and _C forms."""
+    dt = dtype_of(code)
+    rng = np.random.default_rng(_seed("float-bitwise", code))
+    a, b = rand(rng, SHAPE, dt), rand(rng, SHAPE, dt)
+    c = -2.5
+    c_bits = np.array([c], dt.numpy).view(bits)[0]
+    k = Kernel("short", SHAPE)
+    k.load(A, a, code)
+    k.load(B, b, code)
+    want = []
+    for i, (name, fn) in enumerate({"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}.items()):
+        out0, out1 = D + i * 0x4000, D + i * 0x4000 + 0x2000
+        getattr(k.ctx, f"bdc_{name}")(out0, A, B, SHAPE, None, None, None, code)
+        getattr(k.ctx, f"bdc_{name}_C")(out1, A, c, SHAPE, None, None, code)
+        av, bv = a.astype(dt.numpy).view(bits), b.astype(dt.numpy).view(bits)
+        want += [(k.store(out0, code), fn(av, bv)), (k.store(out1, code), fn(av, c_bits))]
+    k.run()
+    for idx, ref in want:           # the raw bits (a float conversion would quiet signalling NaNs)
+        g, shape, _ = k.outs[idx]
+        raw = np.frombuffer(k.sim.gmem_read(g, int(np.prod(shape)) * dt.itemsize), bits).reshape(shape)
+        np.testing.assert_array_equal(raw, ref)
+
+
 def _shift_ref(x, s, src, dst, mode, logical):
+    """Seed 001: dst = src << shift exactly (a logical shift reads src unsigned, which the
+    checks make it), or src >> -shift rounded by the mode; saturated to dst."""
     if s > 0:
         v = int(x) << int(s)
-        if logical:
-            v &= (1 << src.bits) - 1
     else:
         v = round_shift(int(x), -int(s), mode)
     return min(max(v, dst.min), dst.max)

@@ -103,11 +103,8 @@ SHIFT_COMBOS = [(s, t, d) for s in INTS for t in (I8, I16, I32) for d in INTS
 
 
 def shift_ref(x, s, src, dst, mode, logical):
-    if s > 0:
-        v = (int(x) << int(s))
-        if logical:
-            v &= (1 << src.bits) - 1
-        return min(max(v, dst.min), dst.max)
+    if s > 0:       # seed 001: dst = src << shift, exact, then narrowed to dst
+        return min(max(int(x) << int(s), dst.min), dst.max)
     return min(max(round_shift(x, -int(s), mode), dst.min), dst.max)
 
 
@@ -144,6 +141,13 @@ def test_logical_shift(cls, src, sh, dst):
     np.testing.assert_array_equal(out, ref)
 
 
+def test_a_logical_left_shift_is_exact_before_narrowing():
+    """Issue 18 item 3: a u8 255 << 3 into u32 is 2040 (seed formula), not 248."""
+    a = np.full((1, 64, 1, 4), 255, np.uint8)
+    out = ar("arith.logicShift", "sAR", a, U8, np.full(a.shape, 3, np.int8), I8, U32, opd2_n_str=0)
+    assert (out == 2040).all()
+
+
 # bm1684x-memory.md §4 worked table, literally: ties x >> 1, non-ties x >> 2, 32-bit >> 32.
 TABLE_X1 = (-5, -3, -1, 1, 3, 5)
 TABLE_X2 = (-7, -5, 5, 7)
@@ -175,13 +179,15 @@ def test_rounding_modes_worked_table(cls, mode):
 
 
 @pytest.mark.parametrize("cls", CLASSES)
-def test_shift_left_31_saturates_and_logical_drops_bits(cls):
+def test_shift_left_31_saturates(cls):
+    """Left shifts are exact, then saturated to dst: ashift and (seed 001's formula, issue 18)
+    logicShift alike."""
     x = np.array([1, -1, 3, 0], np.int64).reshape(1, 4, 1, 1)
     out = ar("arith.ashift", cls, x, I32, 31, I8, I32, b_const=True)
     assert tuple(out.reshape(-1)) == (I32.max, I32.min, I32.max, 0)
     u = np.array([1, 3, U32.max, 0], np.int64).reshape(1, 4, 1, 1)
     out = ar("arith.logicShift", cls, u, U32, 31, I8, U32, b_const=True)
-    assert tuple(out.reshape(-1)) == (1 << 31, 1 << 31, 1 << 31, 0)
+    assert tuple(out.reshape(-1)) == (1 << 31, U32.max, U32.max, 0)
 
 
 SELECT_COMBOS = [(s, d) for s in INTS + FLOATS for d in INTS + FLOATS if d.bits <= s.bits]
