@@ -112,7 +112,7 @@ def test_bitwise_functions_of_floats_compute_on_their_bits(code, bits):
         getattr(k.ctx, f"bdc_{name}_C")(out1, A, c, SHAPE, None, None, code)
         av, bv = a.astype(dt.numpy).view(bits), b.astype(dt.numpy).view(bits)
         want += [(k.store(out0, code), fn(av, bv)), (k.store(out1, code), fn(av, c_bits))]
-    k.run()
+    assert k.sim.run(k.ctx.acquire_streams()).races == ()
     for idx, ref in want:           # the raw bits (a float conversion would quiet signalling NaNs)
         g, shape, _ = k.outs[idx]
         raw = np.frombuffer(k.sim.gmem_read(g, int(np.prod(shape)) * dt.itemsize), bits).reshape(shape)
