@@ -67,6 +67,8 @@ def group_counts(model, group):
     from bmk.encoders.framing import frame_at, scan_cmdbuf
     from bmk.models.chips import decodable
     counts = dict(group.counts)
+    if group.cmdbuf_blob is None and set(group.parts) <= set(counts):
+        return counts                       # the file counts every stream: no spec needed (bmk info stays fast)
     spec = spec_for(model.chip, model.path) if decodable(model.chip) else None
     if group.cmdbuf_blob is not None:
         if spec is None:
