@@ -34,14 +34,24 @@ RESERVED_NAME = re.compile(r"^(rsvd\d*|reserved|Reserved|reserve)$")
 
 # BM1684 L2 SRAM facts that isa-facts lacks (the vendor's public bm_config.h / memmap.h for
 # BM1684): its size, and where the lookup tables sit (offsets from the L2 SRAM base, as TIU
-# commands address them). EX_TABLE, EX_TAILOR and INT2FLOAT_TABLE are confirmed by the
-# opd1_addr of the lut / md_sfu taylor commands of the yolov5s stream.
+# commands address them): EX_INT_TABLE_OFFSET = 0x300000, then each table after the previous
+# one (256-entry SFU and int/uint-to-float tables, 64-entry taylor tables), as memmap.h chains
+# them; the runtime copies the whole l2_sram_table (made by the vendor's public table
+# generator) there at start-up. (The warp table that array ends with is left out: the array
+# puts it at 0x301800, memmap.h's WARP_TABLE_OFFSET after 2048 serial-number words.) EX_INT,
+# EX_TABLE, EX_TAILOR and INT2FLOAT_TABLE are confirmed by the opd1_addr of the lut / md_sfu
+# taylor commands of the yolov5s and retinaface streams.
 L2_SRAM_BYTES_1684 = 0x400000
 L2_TABLES_1684 = (
-    ("l2_sram_exp_table", 0x300400, "EX_TABLE_OFFSET: exp(i), i the int8 index"),
+    ("l2_sram_exp_int_table", 0x300000, "EX_INT_TABLE_OFFSET: float(i) at index i & 0xff, i in [-103, 88]"),
+    ("l2_sram_exp_table", 0x300400, "EX_TABLE_OFFSET: exp(i) at index i & 0xff, i in [-103, 88]"),
+    ("l2_sram_lnx_table", 0x300800, "LNX_TABLE_OFFSET: ln(2) * (i - 127), i the uint8 index"),
     ("l2_sram_exp_taylor_table", 0x300C00, "EX_TAILOR_OFFSET: taylor coefficients of exp(x) - 1"),
+    ("l2_sram_lnx_taylor_table", 0x300D00, "LNX_TAILOR_OFFSET: taylor coefficients of ln(1 + x)"),
+    ("l2_sram_arcsinx_taylor_table", 0x300E00, "ARCSINX_TAILOR_OFFSET: taylor coefficients of arcsin(x)"),
     ("l2_sram_uint2float_table", 0x300F00, "UINT2FLOAT_TABLE_OFFSET: float(i), i the uint8 index"),
     ("l2_sram_int2float_table", 0x301300, "INT2FLOAT_TABLE_OFFSET: float(i), i the int8 index"),
+    ("l2_sram_sinx_taylor_table", 0x301700, "SINX_TAILOR_OFFSET: taylor coefficients of sin(x)"),
 )
 LUT_INDEX_BITS_1684 = 8
 TAYLOR_LEN_1684 = 64
@@ -424,8 +434,8 @@ def gen_bm1684(facts: dict, out: Path):
         f"l2_sram_lookup_tables_offset = {hexs(h(p['l2_sram_lookup_tables_offset']))}   # SFU / int2float / taylor tables, from the L2 SRAM base",
         "# The lookup tables the TIU reads from L2 SRAM (lut opd1 / md_sfu taylor opd1), as the L2 SRAM",
         "# offsets the commands carry in opd1_addr (the vendor's memmap.h layout: 256-entry fp32 SFU and",
-        "# int/uint-to-float tables, 64-entry taylor tables; the yolov5s stream reads 0x300400, 0x300C00",
-        "# and 0x301300). The simulator writes these tables itself (bmk/sim/bm1684/tables.py).",
+        "# int/uint-to-float tables, 64-entry taylor tables; the yolov5s and retinaface streams read 0x300000,",
+        "# 0x300400, 0x300C00 and 0x301300). The simulator writes these tables itself (bmk/sim/bm1684/tables.py).",
         *(f"{name} = {hexs(off)}   # {what}" for name, off, what in L2_TABLES_1684),
         f"lookup_table_index_bits = {LUT_INDEX_BITS_1684}   # lut opd1_h in the vendor stream: 256-entry tables",
         f"taylor_table_len = {TAYLOR_LEN_1684}           # SFU_TAILOR_L_TABLE_SIZE: num_series in [1, 64]",

@@ -46,18 +46,29 @@ def l2_floats(sim, offset, n):
 
 
 def test_tables_are_in_l2_sram_on_construction():
+    """The tables of the vendor's l2_sram_table generator, at memmap.h's offsets."""
     sim = bmk.Simulator("bm1684")
     l2 = sim.space("l2sram")
     assert (l2.base, l2.size) == (0x10000000, 0x400000)                    # 4 MiB covers offset 0x300000+
     p = chip().param
-    assert (p("l2_sram_exp_table"), p("l2_sram_exp_taylor_table"), p("l2_sram_int2float_table")) == \
-        (0x300400, 0x300C00, 0x301300)                                     # the yolov5s lut / taylor opd1_addr
+    assert (p("l2_sram_exp_int_table"), p("l2_sram_exp_table"), p("l2_sram_exp_taylor_table"),
+            p("l2_sram_int2float_table")) == (0x300000, 0x300400, 0x300C00, 0x301300)   # the streams' opd1_addr
     k = np.r_[0:128, -128:0]                                               # index i is the int8 i
-    with np.errstate(over="ignore"):                                       # e^89.. overflow to inf
-        assert np.array_equal(l2_floats(sim, 0x300400, 256), np.exp(k.astype(np.float64)).astype(f32))
+    inside = (k >= -103) & (k <= 88)                                       # the generator's range; 0 elsewhere
+    assert np.array_equal(l2_floats(sim, 0x300000, 256), np.where(inside, k, 0).astype(f32))
+    with np.errstate(over="ignore"):
+        assert np.array_equal(l2_floats(sim, 0x300400, 256),
+                              np.where(inside, np.exp(k.astype(np.float64)), 0).astype(f32))
     assert np.array_equal(l2_floats(sim, 0x301300, 256), k.astype(f32))
     assert np.array_equal(l2_floats(sim, p("l2_sram_uint2float_table"), 256), np.arange(256, dtype=f32))
-    assert np.array_equal(l2_floats(sim, 0x300C00, 64), np.array([1 / math.factorial(j + 1) for j in range(64)], f32))
+    taylor = l2_floats(sim, 0x300C00, 64)
+    assert np.allclose(taylor[:30], [1 / math.factorial(j + 1) for j in range(30)], rtol=1e-6, atol=0)
+    assert taylor[2] == np.float32(np.float32(np.float32(1) / 2) / 3)        # fp32 divisions, as the generator
+    assert np.array_equal(l2_floats(sim, p("l2_sram_lnx_table"), 256),
+                          (math.log(2.0) * (np.arange(256) - 127.0)).astype(f32))
+    assert np.array_equal(l2_floats(sim, p("l2_sram_lnx_taylor_table"), 4), np.array([1, -1 / 2, 1 / 3, -1 / 4], f32))
+    assert np.array_equal(l2_floats(sim, p("l2_sram_sinx_taylor_table"), 4), np.array([1, 0, -1 / 6, 0], f32))
+    assert np.array_equal(l2_floats(sim, p("l2_sram_arcsinx_taylor_table"), 5), np.array([1, 0, 1 / 6, 0, 3 / 40], f32))
     assert bmk.Simulator("bm1684", semantics=Semantics({})).memories["l2sram"].load(0x300400, 4).tobytes() == bytes(4)
 
 

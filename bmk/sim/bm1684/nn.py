@@ -12,7 +12,10 @@ SimulationError).
   opd0_{y,x}_ins0 zeros inserted between its rows / columns, then the paddings (zeros).
   The weight is the 2IC tensor (ceil(IC/2), OC, kh, kw) of fp32 pairs (geometry.py): the
   strides of opd1 count 8-byte pairs.
-- pord.depthwise: the same per channel, taps in (i, j) order, weight [1, C, kh, kw].
+- pord.depthwise: the same per channel, taps in (i, j) order, weight [1, C, kh, kw]; the
+  kernel's own layout (short_opd1_str aligned, the vendor's value) is compact: bm1684_defs.py
+  reads a pord kernel with is_aligned False, and the vendor's GDMA lays a 128-channel 3x3
+  kernel with channel slot stride 9 (retinaface; free/compact strides are taken as given).
 - pord.avgpooling: sum over (i, j) of in_padded * scale (scale = the fp32 constant opd1).
 - pord.maxpooling: max over (i, j) of in_padded, the padding (and inserted) value being
   -3.4028234663852886e38 (0xff7fffff, the seed's implicit padding value).
@@ -181,7 +184,7 @@ def depthwise(m, f):
     n, ch, oh, ow = c.res0_shape(f)
     kh, kw = f["opd1_h"], f["opd1_w"]
     _pord_bounds(m, f, n, ch, oh, ow)
-    weight = c.view(m, f, "opd1", FP32, (1, ch, kh, kw)).read()
+    weight = _pord_kernel(m, f, ch, kh, kw)
     taps = _taps(f, _padded(m, _input(m, f, n, ch), f, 0.0), oh, ow)
     with np.errstate(all="ignore"):
         acc = np.zeros((n, ch, oh, ow), np.float32)
@@ -190,6 +193,16 @@ def depthwise(m, f):
         if with_bias:
             acc = acc + _channel_operand(m, f, "opd2", ch)
         _finish(m, f, acc)
+
+
+def _pord_kernel(m, f, ch, kh, kw):
+    """The depthwise kernel (1, C, kh, kw): compact when short_opd1_str is aligned (the engine's
+    own layout for a pord kernel: bm1684_defs.py reads it with is_aligned False), else as given."""
+    shape = (1, ch, kh, kw)
+    stride = None
+    if _layout(m, f, "opd1") == "aligned":
+        stride = chip_layout.compact_stride(shape, m.npu_num, c.local_offset(m, f, "opd1") // m.lmem.lane_size)
+    return c.view(m, f, "opd1", FP32, shape, stride=stride).read()
 
 
 def _pord_bounds(m, f, n, ch, oh, ow):
