@@ -126,7 +126,7 @@ def build_fields(raw, nbits, *, head_names=(), defaults=None, enums=None, notes=
         if new != name:
             notes.append(f'"{name}" at bit {bit} -> {new}')
         seen.add(new)
-        reserved = bool(RESERVED_NAME.match(name))
+        reserved = bool(RESERVED_NAME.match(name)) or bool(f.get("reserved"))
         out.append(Field(new, bit, width, default=defaults.get(new), reserved=reserved,
                          enum=enums.get(new)))
     # gaps -> rsvd_<bit>
@@ -790,10 +790,512 @@ def gen_bm1684x(facts: dict, out: Path):
     write(out / "bm1684x" / "chip.toml", lines)
 
 
+# ------------------------------------------------- BM1688, BM1690, CV184X (decode-only, positional ids)
+
+# Per chip: what the facts give in prose only (newer-chips.md 1; <chip>.json "sync"), as data.
+# messages: (kind, field, (id bit, width), (count bit, width)) per engine, from
+#   sync.multi_core_messages ("imm: msg_id = bits 0..6, count = bits 16..18", "constant_value: ...").
+# wait_mask: the engines' dependency_mask ("only the low 20 bits count").
+# version: bmk's label for the chip (the vendor's chip id where one is known).
+# magic: bmk's own cmd_hdr_t magic (the vendor has no cmd_hdr_t for these chips): never a vendor
+#   magic (0xA5..0xA8) nor a byte that starts UTF-8 text; the low byte of the chip's number.
+NEWER = {
+    "bm1688": {
+        "title": "BM1688 / CV186X (tpu-mlir debugger target_1688)", "version": "0x1688", "magic": "0x88",
+        "messages": {"tiu": ("system.send_msg", "system.wait_msg", "imm", (0, 7), (16, 3)),
+                     "gdma": ("dma.sys.sys_send", "dma.sys.sys_wait", "constant_value", (0, 7), (8, 7))},
+        "cores": 2,
+    },
+    "bm1690": {
+        "title": "BM1690 / SG2260 (tpu-mlir debugger target_1690)", "version": "0x1690", "magic": "0x90",
+        "messages": {"tiu": ("system.send_msg", "system.wait_msg", "imm", (0, 9), (16, 7)),
+                     "gdma": ("dma.sys.sys_send", "dma.sys.sys_wait", "constant_value", (0, 9), (9, 7))},
+        "cores": 8,
+    },
+    "cv184x": {
+        "title": "CV184X (tpu-mlir debugger target_mars3)", "version": "0x184", "magic": "0x94",
+        "messages": {},     # single core: SYS has no imm and the debugger decodes no message ids (cv184x.json sync)
+        "cores": 1,
+    },
+}
+NEWER_ENGINE_IDS = {"tiu": 0, "gdma": 1, "sdma": 2, "cdma": 3, "hau": 4}     # bmk's cmd_hdr_t engine ids
+# CDMA classes whose selector bits carry other data (bm1690.json notes): one kind for the class
+NEWER_CLASS_KINDS = {"CDMA_tcp_send": "cdma.tcp_send", "CDMA_tcp_receive": "cdma.tcp_receive"}
+
+
+def _class_name(cn: str, c: dict) -> str:
+    return c.get("alias", cn.strip())
+
+
+def _newer_engine(facts_engine: dict, engine: str, sub: str, enums_of: dict):
+    """One engine file (tiu, gdma or cdma) of a newer chip: (lines, {class name: kinds})."""
+    head_raw = facts_engine["head"]
+    short = facts_engine.get("short_field")
+    opcode, subop = facts_engine["opcode_field"], facts_engine["subopcode_field"]
+    selector = [n for n in (short, opcode, subop) if n]
+    head = [f for f in head_raw if f["name"] in selector]
+    alts = facts_engine.get("alternate_heads", [])
+    alt_of = {cls: "short_" + ident(a["applies_to"][0]).lower() for a in alts for cls in a["applies_to"]}
+    classes = facts_engine["classes"]
+    pair_count = {}
+    for c in classes.values():
+        if c.get(opcode) is not None:
+            key = (c.get("cmd_short"), c[opcode])
+            pair_count[key] = pair_count.get(key, 0) + 1
+    lines = [f'name = "{engine}"', f"selector = {json.dumps(selector)}"]
+    lines += fields_block("head", [Field(f["name"], f["offset"], f["width"], enum=enums_of.get(f["name"]))
+                                   for f in head])
+    for a in alts:
+        name = alt_of[a["applies_to"][0]]
+        lines += ["", f"# {a['rule']}", "[[alternates]]", f'name = "{name}"',
+                  f"selector = {json.dumps([f['name'] for f in a['fields']])}"]
+        lines += fields_block("head", [Field(f["name"], f["offset"], f["width"], enum=enums_of.get(f["name"]))
+                                       for f in a["fields"]])
+    kinds_of = {}
+    for cn in sorted(classes, key=lambda n: (long_name(_class_name(n, classes[n])), _class_name(n, classes[n]))):
+        c = classes[cn]
+        name = _class_name(cn, c)
+        notes = []
+        fields = build_fields(c["fields"], c["command_bits"], head_names=selector, enums=enums_of, notes=notes)
+        have = {f.name for f in fields}
+        chead = [f for a in alts if cn in a["applies_to"] for f in a["fields"]] or head
+        for hf in chead:
+            f = next((f for f in fields if f.name == hf["name"]), None)
+            assert f is None or (f.bit, f.width) == (hf["offset"], hf["width"]), (cn, hf["name"])
+        codes = {int(k): v for k, v in (c.get(sub) or {}).items() if k.isdigit()}
+        if c.get(opcode) is None:
+            keys = []
+        else:
+            base = {}
+            if short and c.get("cmd_short") in (0, 1) and short in have and cn not in alt_of:
+                base[short] = c["cmd_short"]
+            base[opcode] = c[opcode]
+            if pair_count[(c.get("cmd_short"), c[opcode])] > 1:
+                keys = [dict(base, **{subop: e}) for e in sorted(codes)]
+            else:
+                keys = [base]
+        if name in NEWER_CLASS_KINDS:
+            instrs = [(NEWER_CLASS_KINDS[name], {opcode: c[opcode]})]
+            notes.append(f"{subop} is not in this class (its bits carry other data): one kind, matched on {opcode}")
+        elif subop in have:
+            instrs = [(kind, {subop: e}) for e, kind in sorted(codes.items())]
+        else:
+            instrs = []
+        if not instrs and c.get(opcode) is None:
+            notes.append("the facts give no selector values: never picked by decoding (keys = [])")
+        kinds_of[name] = [k for k, _ in instrs]
+        lines += ["", "[[classes]]"]
+        if name != cn:
+            lines.append(f"# sheet name {json.dumps(cn, ensure_ascii=False)}")
+        lines += [f"# {n}" for n in notes + [str(x) for x in c.get("notes", [])]]
+        lines += [f"name = {json.dumps(name)}", f"bytes = {c['command_bits'] // 8}"]
+        if cn in alt_of:
+            lines.append(f'head = "{alt_of[cn]}"')
+        lines.append(keys_line(keys))
+        lines += fields_block("fields", fields)
+        lines += instr_block(instrs)
+    return lines, kinds_of
+
+
+def gen_newer(chip: str):
+    """BM1688 / BM1690 / CV184X: TIU and GDMA (BM1690: also SDMA, CDMA, HAU) from <chip>.json."""
+    conf = NEWER[chip]
+
+    def gen(facts: dict, out: Path):
+        p, eng, ops = facts["params"], facts["engines"], facts["opcodes"]
+        src = f"tools/facts/{chip}.json"
+        prec = {ident(v): int(k) for k, v in sorted(ops[next(k for k in ops if k.startswith("prec_codes"))].items(),
+                                                     key=lambda kv: int(kv[0]))}
+        head_lines = [
+            f"# GENERATED by tools/specgen.py from {src} -- edit the script, not this file.",
+            f"# {conf['title']}: decode-only.",
+        ]
+        files = {}
+        # ---- TIU
+        tiu = eng["tiu"]
+        enums_of = {"tsk_typ": "tsk_typ"}
+        for c in tiu["classes"].values():
+            for f in c["fields"]:
+                if re.fullmatch(r"opt_(res0|opd\d)_prec", f["name"]):
+                    enums_of[f["name"]] = "prec"
+        lines, tiu_kinds = _newer_engine(tiu, "tiu", "tsk_eu_typ", enums_of)
+        files["tiu"] = head_lines + [
+            f"# TIU (BDC): {len(tiu['classes'])} classes of {sorted({c['command_bits'] // 8 for c in tiu['classes'].values()})} "
+            "bytes, back to back; the head (cmd_short, tsk_typ, tsk_eu_typ) picks the class.",
+            "# Class keys: (cmd_short, tsk_typ) where the class has cmd_short, with explicit tsk_eu_typ lists",
+            "# where two classes share them (MM/MM2, SG/SGL); instruction kinds: the vendor's op names.",
+            "# Field names: the sheet's, made identifiers by tpu-mlir's rule; a repeated name gets '_<bit>'.",
+            "",
+        ] + lines + enums_block({"tsk_typ": code_enum(ops["tiu_tsk_typ"]), "prec": prec},
+                                {"tsk_typ": "tsk_typ codes (the first class named for each)",
+                                 "prec": "opt_res0_prec / opt_opd*_prec"})
+        # ---- GDMA (and SDMA: the same classes)
+        dma = eng["dma"]
+        denums = {"cmd_type": "cmd_type"}
+        lines, dma_kinds = _newer_engine(dma, "gdma", "cmd_special_function", denums)
+        cmd_type = {ident(_class_name(v, dma["classes"].get(v, {}))): int(k)
+                    for k, v in sorted(ops["dma_cmd_type"].items(), key=lambda kv: int(kv[0]))}
+        files["gdma"] = head_lines + [
+            f"# GDMA descriptors: {len(dma['classes'])} classes, back to back; the head (cmd_short, cmd_type,",
+            "# cmd_special_function) picks the class; keys (cmd_short, cmd_type) where the class has cmd_short.",
+            "# Class names: the JSON 'alias' where the sheet name has odd characters.",
+            "",
+        ] + lines + enums_block({"cmd_type": cmd_type}, {"cmd_type": "cmd_type codes (class names)"})
+        if "cdma" in eng:
+            cdma = eng["cdma"]
+            lines, cdma_kinds = _newer_engine(cdma, "cdma", "cmd_special_function", {"cmd_type": "cmd_type"})
+            ctype = {ident(_class_name(v, cdma["classes"].get(v, {}))): int(k)
+                     for k, v in sorted(ops["cdma_cmd_type"].items(), key=lambda kv: int(kv[0]))}
+            files["cdma"] = head_lines + [
+                f"# CDMA (chip-to-chip DMA) descriptors: {len(cdma['classes'])} classes, back to back; the head",
+                "# (cmd_type, cmd_special_function) picks the class (no short bit); keys: cmd_type.",
+                "",
+            ] + lines + enums_block({"cmd_type": ctype}, {"cmd_type": "cmd_type codes (class names)"})
+        for name, lines in files.items():
+            write(out / chip / f"{name}.toml", lines)
+
+        # ---- chip.toml
+        eu = p["eu_num"]
+        cores = conf["cores"]
+        mask = tiu.get("dependency_mask")
+        lines = head_lines + [
+            "",
+            f'name = "{chip}"',
+            f"version = {conf['version']}              # bmk's label for the chip",
+            "",
+            "[params]",
+            f"npu_num = {p['npu_num']}",
+            f"eu_num = {eu['8bit']}                   # 8-bit elements per EU row; per dtype: eu_num_<bits>bit",
+            *(f"eu_num_{b} = {eu[b]}" for b in ("4bit", "8bit", "16bit", "32bit")),
+            f"eu_bytes = {p['eu_bytes']}",
+            f"lmem_size = {p['local_mem_bytes_per_npu']}            # bytes per NPU lane",
+            f"lmem_banks = {p['local_mem_banks']}",
+            f"lmem_bank_size = {p['local_mem_bank_bytes']}",
+            f"lmem_total_size = {p['local_mem_total_bytes']}",
+            f"gmem_alignment_bytes = {p['gmem_alignment_bytes']}",
+            f"cores = {cores}                     # TPU cores a program's groups may run on",
+            "",
+        ]
+        lines += NEWER_MEMORY[chip](p)
+        lines += ["", CMD_HDR_NEWER.format(magic=conf["magic"]), ""]
+        lines += [
+            "# Engines: bmk's cmd_hdr_t ids; ids implicit: no command carries its own id, a command's id",
+            "# is its 1-based position in its stream (per engine, core and command group; facts id_rule).",
+            "# cmd_id_dep: the position on the other engine that a command waits for (0: none).",
+            *(["# wait_mask: only the low 20 bits of cmd_id_dep count (dependency_mask; bit 20's meaning is unknown)."]
+              if mask else []),
+            "# missing_wait = next: a class without cmd_id_dep (SYS_TR_ACC, LAR) waits as the next command",
+            "# that has one (the vendor disassembler lends it that dependency).",
+            "# stream: each stream ends with its sys end command, zero-padded to a multiple of 128 bytes;",
+            "# at most 128 zero bytes follow the last command (facts end_rule).",
+        ]
+        if conf["messages"]:
+            lines += ["# messages: multi-core send/wait (newer-chips.md 1); [field, first bit, width] of the message",
+                      "# id and count inside the named field (facts sync.multi_core_messages)."]
+
+        def engine_block(name, fmt, waits, end, extra=()):
+            out = [f"[engines.{name}]", f"id = {NEWER_ENGINE_IDS[name]}", f'format = "{fmt}"']
+            if name == "gdma":
+                out.append('aliases = ["dma"]')
+            if name == "tiu":
+                out.append('aliases = ["bdc"]')
+            out.append('ids = "implicit"')
+            if waits:
+                out.append("wait_for = { " + ", ".join(f'{k} = "{v}"' for k, v in waits.items()) + " }")
+                if mask:
+                    out.append(f"wait_mask = 0x{int(mask, 16):X}")
+            out += list(extra)
+            m = conf["messages"].get(fmt if name != "sdma" else "gdma")
+            if m:
+                kind_s, kind_w, fld, (ib, iw), (cb, cw) = m
+                out.append(f'messages = {{ send = "{kind_s}", wait = "{kind_w}", id = ["{fld}", {ib}, {iw}], '
+                           f'count = ["{fld}", {cb}, {cw}] }}')
+            out.append(f'stream = {{ end = "{end}", pad_to = 128, zero_tail = 128 }}')
+            return out + [""]
+
+        lines += [""] + engine_block("tiu", "tiu", {"gdma": "cmd_id_dep"}, "system.end", ['missing_wait = "next"'])
+        lines += engine_block("gdma", "gdma", {"tiu": "cmd_id_dep"}, "dma.sys.chain_end")
+        if "sdma" in eng:
+            lines += ["# SDMA: one stream per core, read with the GDMA classes (facts engines.sdma.rule); its",
+                      "# cmd_id_dep waits for nothing bmk knows (0 in every public stream), so no wait_for."]
+            lines += engine_block("sdma", "gdma", {}, "dma.sys.chain_end")
+        if "cdma" in eng:
+            lines += ["# CDMA: no dependency field (facts dependency_field null)."]
+            lines += engine_block("cdma", "cdma", {}, "cdma.chain_end")
+        if "hau" in eng:
+            lines += ["# HAU: no public register layout (facts engines.hau.notes): its streams are kept as bytes.",
+                      "[engines.hau]", f"id = {NEWER_ENGINE_IDS['hau']}", "opaque = true"]
+        write(out / chip / "chip.toml", lines)
+
+    return gen
+
+
+CMD_HDR_NEWER = """\
+# The cmd_hdr_t frame before every command in a bmk command buffer (8 bytes, rows as bm1880's).
+# The vendor has no cmd_hdr_t for this chip: the magic is bmk's own, a byte the vendor never
+# writes (its magics are 0xA5..0xA8, cvikernel bm_kernel.h) and never the first byte of UTF-8
+# text (0x80..0xBF). A command longer than 255 bytes (a 768-byte DMA descriptor) has len = 0
+# and its length in mask, as the cmd_hdr_t convention allows.
+[cmd_hdr]
+name = "cmd_hdr"
+bytes = 8
+magic = {magic}
+fields = [
+  {{ name = "magic",      bit = 0,  width = 8 }},
+  {{ name = "len",        bit = 8,  width = 8 }},
+  {{ name = "engine_id",  bit = 16, width = 4 }},
+  {{ name = "deprecated", bit = 20, width = 4, reserved = true }},
+  {{ name = "flags",      bit = 24, width = 8 }},
+  {{ name = "mask",       bit = 32, width = 32 }},
+]"""
+
+
+def _memory_bm1688(p):
+    return [
+        "# Address spaces (params.address_encoding): TIU operands and DMA local addresses have bit 39",
+        "# clear (bit 23 set: static memory); global addresses have bit 39 set, a tag in bits 36..38",
+        "# (1 weight, 2 activation, 3..7 IO) and the offset in bits 0..34.",
+        "[memory.local]",
+        "base = 0x0",
+        f"size = {hexs(p['local_mem_total_bytes'])}",
+        f"lane_bytes = {p['local_mem_bytes_per_npu']}",
+        "",
+        "[memory.static]",
+        "base = 0x800000",
+        f"size = {hexs(p['static_mem_bytes'])}",
+        "",
+        "[memory.global]",
+        "base = 0x8000000000",
+        "size = 0x8000000000",
+    ]
+
+
+def _memory_bm1690(p):
+    return [
+        "# Address spaces (params.address_encoding): 45-bit addresses, a tag in bits 40..44 (0 local memory",
+        "# as TIU operands, 1 weight, 2 activation, 30 L2 SRAM, 31 local/static memory as DMA sees it),",
+        "# the offset in bits 0..39.",
+        "[memory.local]",
+        "base = 0x0",
+        f"size = {hexs(p['local_mem_total_bytes'])}",
+        f"lane_bytes = {p['local_mem_bytes_per_npu']}",
+        "",
+        "[memory.global]               # tags 1..29",
+        "base = 0x10000000000",
+        "size = 0x1D0000000000",
+        "",
+        "[memory.l2sram]               # tag 30",
+        "base = 0x1E0000000000",
+        f"size = {hexs(p['l2_sram_bytes'])}",
+    ]
+
+
+def _memory_cv184x(p):
+    return [
+        "# Address spaces (params.address_encoding): a tag in bits 40..44 (0 or 31 local memory, others",
+        "# global: 1 weight, 2 activation), the offset in bits 0..39; DRAM starts at 0x80000000.",
+        "[memory.local]",
+        "base = 0x0",
+        f"size = {hexs(p['local_mem_total_bytes'])}",
+        f"lane_bytes = {p['local_mem_bytes_per_npu']}",
+        "",
+        "[memory.global]               # tags 1..30",
+        "base = 0x10000000000",
+        "size = 0x1E0000000000",
+    ]
+
+
+NEWER_MEMORY = {"bm1688": _memory_bm1688, "bm1690": _memory_bm1690, "cv184x": _memory_cv184x}
+
+
+# ---------------------------------------- CV18xx: CV183X (BM1880v2), CV182X (BM1822), CV181X, CV180X
+
+# Instruction kinds and enum names: bmk's bm1880 names (bmk/specs/bm1880, hand-written from the
+# same BM1880v2 facts), so the CV18xx family reads like bm1880. TIU kinds match (tsk_typ[, eu]
+# [, flag]); first match wins.
+CV18XX_TIU_KINDS = {
+    # cv183x = BM1880v2 (bm1880.json enums): mdsum and the int8 lookup keep eu 0 and set a flag
+    "bm1880v2": [("mdsum", {"tsk_typ": 3, "tsk_eu_typ": 0, "tens_mdsum": 1}),
+                 ("lut", {"tsk_typ": 3, "tsk_eu_typ": 0, "tens_lookup": 1}),
+                 *((k, {"tsk_typ": 3, "tsk_eu_typ": e}) for e, k in enumerate(
+                     ["mul", "mac", "add", "sub", "max", "min", "arith_shift", "and", "or", "xor", "copy"])),
+                 ("conv", {"tsk_typ": 0}), ("max_pool", {"tsk_typ": 1, "tsk_eu_typ": 0}),
+                 ("avg_pool", {"tsk_typ": 1, "tsk_eu_typ": 1}), ("depthwise", {"tsk_typ": 1, "tsk_eu_typ": 2}),
+                 ("matrix_mac", {"tsk_typ": 2})],
+    # cv181x.json classes: TENSOR_ARITH eu 0..12 (11 ge, 12 lookup_table), DEPTHWISE_POOL eu 0..3
+    "cv181x": [*((k, {"tsk_typ": 3, "tsk_eu_typ": e}) for e, k in enumerate(
+                   ["mul", "mac", "add", "sub", "max", "min", "arith_shift", "and", "or", "xor", "copy", "ge", "lut"])),
+               ("conv", {"tsk_typ": 0}), ("max_pool", {"tsk_typ": 1, "tsk_eu_typ": 0}),
+               ("avg_pool", {"tsk_typ": 1, "tsk_eu_typ": 1}), ("depthwise", {"tsk_typ": 1, "tsk_eu_typ": 2}),
+               ("min_pool", {"tsk_typ": 1, "tsk_eu_typ": 3}), ("matrix_mac", {"tsk_typ": 2})],
+}
+CV18XX_TDMA_KINDS = [
+    ("load", {"trans_dir": 0, "spec_func": 0}), ("load_tp", {"trans_dir": 0, "spec_func": 1}),
+    ("fill", {"trans_dir": 0, "spec_func": 4}), ("store", {"trans_dir": 1, "spec_func": 0}),
+    ("store_tp", {"trans_dir": 1, "spec_func": 1}), ("copy_gmem", {"trans_dir": 2, "spec_func": 0}),
+    ("copy_gmem_tp", {"trans_dir": 2, "spec_func": 1}), ("copy_lmem", {"trans_dir": 3, "spec_func": 0}),
+]
+CV18XX_ENUMS = {
+    "tiu": {"tsk_typ": {"conv": 0, "depthwise_pool": 1, "fc": 2, "tensor_arith": 3}},
+    "tdma": {"trans_dir": {"g2l": 0, "l2g": 1, "g2g": 2, "l2l": 3}, "sys_dtype": {"tensor": 0, "matrix": 1},
+             "spec_func": {"copy": 0, "transpose": 1, "const_fill": 4}},
+}
+CV18XX_COMPOSED = ('composed = { src_c_stride = ["src_c_stride_low", "src_c_stride_high"], '
+                   'dst_c_stride = ["dst_c_stride_low", "dst_c_stride_high"], '
+                   'src_addr = ["src_base_addr_low", "src_base_addr_high"], '
+                   'dst_addr = ["dst_base_addr_low", "dst_base_addr_high"] }')
+# chip -> (its row in cv181x.json params.per_chip, title)
+CV18XX = {
+    "cv181x": ("cv181x", "CV181X (Milk-V Duo 256M, reCamera; cvikernel cv181x)"),
+    "cv180x": ("cv180x", "CV180X (Milk-V Duo; cvikernel cv180x)"),
+    "cv182x": ("bm1822 (cv182x)", "CV182X = BM1822 (cvikernel bm1822)"),
+}
+
+
+def _cv18xx_engine(name, nbytes, fields, kinds, enums, src, extra=()):
+    enums_of = {f.name: f.name for f in fields if f.name in enums}
+    for f in fields:
+        f.enum = enums_of.get(f.name)
+    lines = [f"# GENERATED by tools/specgen.py from {src} -- edit the script, not this file.",
+             f"# {name.upper()} descriptor: {nbytes} bytes, one layout (LSB first inside little-endian 32-bit words);",
+             "# default = the vendor encoder's reset value. Instruction kinds: bmk's bm1880 names, first match wins.",
+             "", f'name = "{name}"', f"bytes = {nbytes}", ""]
+    lines += fields_block("fields", fields)
+    lines.append("")
+    lines += instr_block(kinds)
+    lines += list(extra)
+    lines += enums_block(enums)
+    return lines
+
+
+def _cv18xx_chip(chip, title, src, params, magic, version, detect=True, seed=None):
+    lines = [f"# GENERATED by tools/specgen.py from {src} -- edit the script, not this file.",
+             f"# {title}: decode-only; cvikernel cmd_hdr_t command buffers (cvimodel CMDBUF sections).", "",
+             f'name = "{chip}"', f"version = {version}"]
+    if seed is not None:
+        lines.append(f"seed_chip_version = {seed}")
+    lines += ["", "[params]"] + [f"{k} = {v}" for k, v in params.items()]
+    return lines
+
+
+def _cv18xx_tail(magic, detect, global_base, global_size, lmem_total=None, lane=None):
+    lines = []
+    if lmem_total is not None:
+        lines += ["", "[memory.local]", "base = 0", f"size = {hexs(lmem_total)}", f"lane_bytes = {lane}"]
+    lines += ["", "[memory.global]", f"base = {hexs(global_base)}", f"size = {hexs(global_size)}"]
+    if global_base:
+        lines.append("address_mask = 0xFFFFFFFFFF")
+    lines += [
+        "",
+        "# The vendor's cmd_hdr_t (cvikernel bm_kernel.h): magic, len (0: the length is in mask),",
+        "# engine_id (0 TIU, 1 CPU, 2 TDMA), flags, mask; the magic names the chip.",
+    ]
+    if not detect:
+        lines += ["# detect = false: 0xA5 is also bm1880's magic (the same BM1880v2 encoder); a 0xA5 buffer read",
+                  "# without a chip name is bm1880's, `--chip cv183x` reads it as CV183X."]
+    lines += ["[cmd_hdr]", 'name = "cmd_hdr"', "bytes = 8", f"magic = {magic}"]
+    if not detect:
+        lines.append("detect = false")
+    lines += [
+        "fields = [",
+        '  { name = "magic",      bit = 0,  width = 8 },',
+        '  { name = "len",        bit = 8,  width = 8 },',
+        '  { name = "engine_id",  bit = 16, width = 4 },',
+        '  { name = "deprecated", bit = 20, width = 4, reserved = true },',
+        '  { name = "flags",      bit = 24, width = 8 },',
+        '  { name = "mask",       bit = 32, width = 32 },',
+        "]",
+        "",
+        "# Engines: the vendor's ids; explicit sync ids counted from 1 per engine in cmdbuf order",
+        "# (cvikernel's acquisition rewrite): TIU cmd_id_tpu waits for TDMA cmd_id_gdma, TDMA cmd_id",
+        "# waits for TIU wait_id_tpu; cmd_id_en / bar_en are set with them. inherit_wait: a TDMA",
+        "# descriptor with no new wait repeats the previous one's (as bm1880).",
+        "[engines.tiu]", "id = 0", 'aliases = ["bdc"]', 'format = "tiu"', 'own_id = "cmd_id_tpu"',
+        'wait_for = { tdma = "cmd_id_gdma" }', "enable = { cmd_id_en = 1 }", "inherit_wait = false", "",
+        "[engines.cpu]", "id = 1", "",
+        "[engines.tdma]", "id = 2", 'aliases = ["gdma"]', 'format = "tdma"', 'own_id = "cmd_id"',
+        'wait_for = { tiu = "wait_id_tpu" }', "enable = { bar_en = 1 }", "inherit_wait = true",
+    ]
+    return lines
+
+
+def gen_cv18xx(chip: str):
+    """CV181X / CV180X / CV182X from cv181x.json (one shared TIU layout, the TDMA layout)."""
+    row, title = CV18XX[chip]
+
+    def gen(facts: dict, out: Path):
+        src = "tools/facts/cv181x.json"
+        p = facts["params"]["per_chip"][row]
+        tiu = facts["engines"]["tiu"]
+        layouts = {json.dumps(c["fields"]) for c in tiu["classes"].values()}
+        assert len(layouts) == 1, "cv181x TIU classes are expected to share one layout"
+        raw = next(iter(tiu["classes"].values()))["fields"]
+        notes = []
+        tfields = build_fields(raw, tiu["command_bits"], defaults={f["name"]: f["default"] for f in raw if f["default"]},
+                               notes=notes)
+        assert not notes, notes
+        write(out / chip / "tiu.toml", _cv18xx_engine("tiu", tiu["command_bits"] // 8, tfields,
+                                                      CV18XX_TIU_KINDS["cv181x"], CV18XX_ENUMS["tiu"], src))
+        tdma = facts["engines"]["tdma"]
+        (dcls,) = tdma["classes"].values()
+        draw = dcls["fields"]
+        dfields = build_fields(draw, tdma["command_bits"], defaults={f["name"]: f["default"] for f in draw if f["default"]},
+                               notes=notes)
+        assert not notes, notes
+        write(out / chip / "tdma.toml", _cv18xx_engine("tdma", tdma["command_bits"] // 8, dfields, CV18XX_TDMA_KINDS,
+                                                       CV18XX_ENUMS["tdma"], src, ["", CV18XX_COMPOSED]))
+        params = {"npu_num": p["npu_num"], "eu_num": p["eu_num"], "lmem_size": p["local_mem_bytes_per_npu"],
+                  "lmem_banks": p["local_mem_banks"], "lmem_bank_size": p["local_mem_bank_bytes"]}
+        lines = _cv18xx_chip(chip, title, src, params, p["cmd_hdr_magic"], p["version_code"])
+        lines += ["", "# Global memory from 0 (addresses emitted as given; *_base_reg_sel picks a base register the",
+                  "# runtime adds: params.tdma_address_encoding). TDMA local addresses are lane offsets in the",
+                  "# other address space (trans_dir says which), so the map lists global memory only."]
+        lines += _cv18xx_tail(p["cmd_hdr_magic"], True, int(p["global_mem_start_addr"], 16),
+                              int(p["global_mem_bytes"], 16))
+        write(out / chip / "chip.toml", lines)
+
+    return gen
+
+
+def gen_cv183x(facts: dict, out: Path):
+    """CV183X = BM1880v2: bm1880's layouts and kinds under its own name (bm1880.json)."""
+    src = "tools/facts/bm1880.json"
+    cp = facts["chip_params"]
+    for name, kinds, extra in (("tiu", CV18XX_TIU_KINDS["bm1880v2"], ()),
+                               ("tdma", CV18XX_TDMA_KINDS, ["", CV18XX_COMPOSED])):
+        eng = facts[name]
+        defaults = eng["reset_defaults"]
+        raw = [{"name": f["name"], "offset": f["bit"], "width": f["width"], "reserved": f.get("reserved", False)}
+               for f in eng["fields"]]
+        notes = []
+        fields = build_fields(raw, eng["bytes"] * 8, defaults=defaults, notes=notes)
+        assert not notes, notes
+        for f in fields:          # bm1880's spec writes no default of 0
+            if f.default == 0:
+                f.default = None
+        write(out / "cv183x" / f"{name}.toml", _cv18xx_engine(name, eng["bytes"], fields, kinds,
+                                                              CV18XX_ENUMS[name], src, extra))
+    params = {"npu_num": cp["npu_num"], "eu_num": cp["eu_num"], "lmem_size": cp["lmem_size"],
+              "lmem_banks": cp["lmem_banks"], "lmem_bank_size": cp["lmem_bank_size"]}
+    lines = _cv18xx_chip("cv183x", "CV183X = BM1880v2 (the encoder bmk's bm1880 API follows)", src, params,
+                         "0xA5", cp["version"])
+    lines += ["", "# As bm1880: TDMA writes a gmem address as (addr & address_mask) + base (gmem_address_encoding)."]
+    lines += _cv18xx_tail("0xA5", False, cp["gmem_start"], (1 << 40) - cp["gmem_start"],
+                          cp["npu_num"] * cp["lmem_size"], cp["lmem_size"])
+    write(out / "cv183x" / "chip.toml", lines)
+
+
 # chip -> (its fact file in tools/facts/, the generator)
 GENERATORS = {
     "bm1684": ("bm1684.json", gen_bm1684),
     "bm1684x": ("bm1684x.json", gen_bm1684x),
+    "bm1688": ("bm1688.json", gen_newer("bm1688")),
+    "bm1690": ("bm1690.json", gen_newer("bm1690")),
+    "cv184x": ("cv184x.json", gen_newer("cv184x")),
+    "cv181x": ("cv181x.json", gen_cv18xx("cv181x")),
+    "cv180x": ("cv181x.json", gen_cv18xx("cv180x")),
+    "cv182x": ("cv181x.json", gen_cv18xx("cv182x")),
+    "cv183x": ("bm1880.json", gen_cv183x),
 }
 
 

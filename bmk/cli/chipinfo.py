@@ -1,7 +1,8 @@
 """`bmk chips`: what works on each chip of this build, found by looking, not by a list.
 
-- encode API: an API module `bmk.<chip>` exists (`bmk.chips()`);
-- decode, disasm, asm, diff: every chip with specs (`bmk.isa.chips()`): they are spec-driven;
+- encode API: an API module `bmk.<chip>` exists (`bmk.chips()`); the others are decode-only;
+- decode, disasm, asm, diff: every chip with specs (`bmk.isa.chips()`): they are spec-driven
+  (the row says the chip's cmd_hdr_t magic, engines, implicit ids and cores, from its spec);
 - simulate: the chip's registered semantics (`bmk.sim.semantics.REGISTRY`) and how many of
   its spec's instruction kinds they model.
 """
@@ -21,6 +22,25 @@ def _simulate(spec):
     return f"yes (bmk.sim.{spec.name})" + ("" if done == total else f": {done} of {total} kinds")
 
 
+def _decode(spec):
+    """What the decode path reads for a chip: its cmd_hdr_t magic, engines, ids and cores."""
+    from bmk.isa import magic_owners
+    engines = ", ".join(e.name + (f" ({'/'.join(e.aliases)})" if e.aliases else "") for e in spec.encoded_engines)
+    engines += "".join(f", {e.name} (no public layout: kept as bytes)" for e in spec.engines if e.opaque)
+    magic = f"magic 0x{spec.magic:02X}"
+    if not spec.detect:
+        magic += f", also {magic_owners().get(spec.magic, 'another chip')}'s: name the chip (--chip {spec.name})"
+    magic += "".join(f"; legacy 0x{m:02X} with --chip" for m in spec.legacy_magics)
+    notes = []
+    if any(e.implicit_ids for e in spec.engines):
+        notes.append("ids are stream positions")
+    if any(e.messages for e in spec.engines):
+        cores = dict(spec.params).get("cores")
+        notes.append(f"{f'up to {cores} cores' if cores else 'several cores'}, ordered across cores by messages")
+    return (f"yes: cmd_hdr_t ({magic}) and raw streams; engines {engines}"
+            + "".join(f"; {n}" for n in notes))
+
+
 def chip_rows():
     """[(chip, {capability: "yes" | "no" ...})] for every spec chip."""
     import bmk
@@ -29,10 +49,9 @@ def chip_rows():
     rows = []
     for name in chips():
         spec = load_chip(name)
-        engines = ", ".join(e.name + (f" ({'/'.join(e.aliases)})" if e.aliases else "") for e in spec.encoded_engines)
         rows.append((name, {
-            "encode API": f"yes (bmk.{name})" if name in api else "no (no bmk." + name + ".Context yet)",
-            "decode/disasm/asm/diff": f"yes: cmd_hdr_t (magic 0x{spec.magic:02X}) and raw streams; engines {engines}",
+            "encode API": f"yes (bmk.{name})" if name in api else "no (decode-only: specs, no API)",
+            "decode/disasm/asm/diff": _decode(spec),
             "simulate": _simulate(spec),
         }))
     return rows

@@ -205,30 +205,69 @@ def bmk():
 @chip_option
 @click.option("--raw", "raw", type=(str, click.Path(dir_okay=False)), multiple=True, metavar="ENGINE OUT",
               help="also write ENGINE's descriptors as a raw stream (no cmd_hdr_t) to OUT; repeatable")
+@click.option("--dir", "out_dir", metavar="DIR", default=None,
+              help="a model's listing (.group lines): write every group into DIR as `bmk extract` names it "
+                   "(<label, / as .>.<engine>.bin, or .cmdbuf.bin for a cvimodel group)")
 @guarded
-def asm(file, output, chip, raw):
+def asm(file, output, chip, raw, out_dir):
     """Assemble text FILE ('-' for stdin) into a command buffer (docs/asm.md has the syntax)."""
     from bmk.text import asm as asmtext, loading
-    if not output and not raw:
-        fail("missing -o OUT (or --raw ENGINE OUT)")
+    if not output and not raw and not out_dir:
+        fail("missing -o OUT (or --raw ENGINE OUT, or --dir DIR)")
     name = "<stdin>" if file == "-" else file
     parser, records = asmtext.iter_parse(asmtext.text_lines(_read_text(file, name)), loading.resolve_chip(chip), name)
     # Encoded as parsed: a long text never becomes a list of Records (issue 13.4).
     buf, bodies, pads, frame = bytearray(), {}, {}, None
-    for _, rec in records:
+    groups = {}             # --dir: group number -> (label, form, cmd_hdr_t bytes, {engine: bodies}, {engine: pad})
+    for lineno, rec in records:
         frame = frame or loading.Framer(parser.chip)
         head, body = frame(rec)
+        if rec.core and (raw or out_dir):
+            fail(f"{name}:{lineno}: a record of core {rec.core} (.core): --raw and --dir write one core's streams "
+                 "per group (a model's listing has one group per core)")
+        if out_dir:
+            if parser.group is None:
+                fail(f"{name}:{lineno}: --dir writes a model's listing, whose groups start with '.group LABEL' lines")
+            label, form, gbuf, gbodies, gpads = groups.setdefault(
+                parser.groups, (parser.group, parser.group_form, bytearray(), {}, {}))
+            gbuf += head + body
+            gbodies.setdefault(rec.engine, []).append(body)
+            gpads[rec.engine] = rec.header.get(PAD)
+            continue
+        if parser.groups > 1:
+            fail(f"{name}: a listing of several command groups (.group lines): write them with --dir DIR")
         buf += head
         buf += body
         if raw:
             bodies.setdefault(rec.engine, []).append(body)
             pads[rec.engine] = rec.header.get(PAD)
+    if out_dir:
+        _write_groups(parser.chip, out_dir, groups.values())
+        if not (output or raw):
+            return
+        fail("--dir writes every group: give it without -o or --raw")
     outputs = [(loading.engine_name(parser.chip, engine), path) for engine, path in raw]
     if output:
         _write(output, buf)
     del buf
     for engine, path in outputs:
         _write(path, frame_stream(parser.chip.engine(engine).stream, bodies.get(engine, []), pads.get(engine)))
+
+
+def _write_groups(chip, out_dir, groups):
+    """bmk-asm --dir: each group's raw streams (or cmd_hdr_t buffer) named as `bmk extract` names them."""
+    import os
+
+    from bmk.cli.models import file_stem
+    from bmk.text.asm import GROUP_CMDBUF
+    os.makedirs(out_dir, exist_ok=True)
+    for label, form, gbuf, gbodies, gpads in groups:
+        stem = os.path.join(out_dir, file_stem(label))
+        if form == GROUP_CMDBUF:
+            _write(f"{stem}.cmdbuf.bin", gbuf)
+            continue
+        for engine, bodies in gbodies.items():
+            _write(f"{stem}.{engine}.bin", frame_stream(chip.engine(engine).stream, bodies, gpads.get(engine)))
 
 
 def _read_text(path, name, size=1 << 18):
@@ -290,8 +329,27 @@ def disasm(file, chip, fields, raw, output, groups):
         return
     if groups:
         fail("--group takes a model FILE (.bmodel, .cvimodel)")
-    listing = _load_input(file, chip, raw)
+    text = None if raw else _text_groups(file, chip)
+    if text is not None and _labelled(text):    # a model's listing: printed again group by group
+        _write_lines(output, _iter_grouped(text, fields))
+        return
+    listing = _single(text) if text is not None else _load_input(file, chip, raw)
     _write_lines(output, asmtext.iter_disassembly(listing.chip, listing.records, fields, locations=True))
+
+
+def _iter_grouped(grouped, fields):
+    from bmk.text import asm as asmtext
+    yield f".chip {grouped.spec.name}"
+    if fields != "changed":
+        yield f".fields {fields}"
+    for g in grouped.groups:
+        if g.label is not None:
+            yield f".group {g.label}" + (f" {g.form}" if g.form == asmtext.GROUP_CMDBUF else "")
+        lines = asmtext.iter_disassembly(grouped.spec, g.listing.records, fields, locations=True)
+        next(lines)
+        if fields != "changed":
+            next(lines)
+        yield from lines
 
 
 def _load_input(file, chip, raw):
@@ -332,6 +390,17 @@ def diff(a, b, chip, ignore, as_json, raw_engine):
     """
     from bmk.cli import models
     from bmk.text import diff as diffing
+    texts = (None, None) if raw_engine else (_text_groups(a, chip), _text_groups(b, chip))
+    labelled = [t is not None and _labelled(t) for t in texts]
+    if any(labelled) and all(lab or models.sniff(p) for lab, p in zip(labelled, (a, b))):
+        from bmk.text.model_diff import diff_grouped      # a model's listing: its groups by label
+        sides = [t if lab else models.load(p) for t, lab, p in zip(texts, labelled, (a, b))]
+        result = diff_grouped(*sides, ignore)
+        if as_json:
+            click.echo(json.dumps(result.to_dict(), indent=2))
+        elif not result.equal:
+            _write_lines("-", result.iter_text())
+        sys.exit(0 if result.equal else 1)
     if not raw_engine and (models.sniff(a) or models.sniff(b)):
         if not (models.sniff(a) and models.sniff(b)):
             fail(f"cannot compare a compiled model with a command buffer ({a if models.sniff(a) else b} is a model; "
@@ -343,14 +412,37 @@ def diff(a, b, chip, ignore, as_json, raw_engine):
         else:
             _write_lines("-", result.iter_text())
         sys.exit(0 if result.equal else 1)
-    la = _load_side(a, chip, raw_engine)
-    lb = _load_side(b, chip or la.chip, raw_engine)
+    la = _single(texts[0]) if texts[0] is not None else _load_side(a, chip, raw_engine)
+    lb = _single(texts[1]) if texts[1] is not None else _load_side(b, chip or la.chip, raw_engine)
     result = diffing.diff_listings(la, lb, ignore)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     elif not result.equal:
         _write_lines("-", result.iter_text())
     sys.exit(0 if result.equal else 1)
+
+
+def _text_groups(path, chip):
+    """A text file read as its `.group` sections (loading.GroupedText), None when it is not text."""
+    import os
+
+    from bmk.text import loading
+    if path in (None, "-") or not os.path.isfile(path):
+        return None
+    return loading.load_path_groups(path, chip)
+
+
+def _labelled(text):
+    """Whether a GroupedText is a model's listing (its groups carry labels)."""
+    return any(g.label is not None for g in text.groups)
+
+
+def _single(text):
+    """The Listing of an unlabelled text (one group, or none)."""
+    from bmk.text.loading import Listing
+    if text.groups:
+        return text.groups[0].listing
+    return Listing(text.spec, (), "text", text.path)
 
 
 def _load_side(spec, chip, raw_engine):

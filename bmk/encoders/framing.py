@@ -8,17 +8,22 @@ fixed slots (bm1684: 128 bytes) or back to back (bm1684x, variable length), clos
 command (bm1684x: TIU `sys.end`, GDMA `dma.sys`) and zero padding.
 
 Decoding a command: the engine's head -> selector -> class -> its length -> every field.
-Raw streams are merged into one program order by their sync ids (`merge_streams`).
+Raw streams are merged into one program order by their sync ids (`merge_streams`; several
+cores: `bmk.encoders.merge`). An opaque engine (no public layout: BM1690 HAU) keeps a raw
+stream as one Record holding its bytes (`Record.data`); in a cmd_hdr_t buffer it is one
+record whose length is in `mask`.
 """
 from array import array
 
 import attrs
 
 from bmk.encoders.codec import codec_for
+from bmk.encoders.merge import merge_cores
 from bmk.errors import DecodeError, EncodeError
 
 HEADER_IMPLIED = ("magic", "len", "engine_id")   # header fields that follow from the record
 PAD = "pad"      # Record.header key of a raw stream's last command: zero bytes after it
+OPAQUE = "opaque"   # Record.cls of an opaque engine's bytes
 
 
 @attrs.frozen(eq=True, hash=False)
@@ -29,8 +34,10 @@ class Record:
     name) or None when no kind matches; fields: {field: value}, every field of the class;
     stream: the raw stream it came from (None for a cmd_hdr_t buffer); offset: byte offset in
     that buffer or stream; header: cmd_hdr_t fields other than magic/len/engine_id that are
-    non-zero (or `len` = 0; `magic` when it is one of the chip's legacy magics), or for a raw stream's last command {"pad": zero bytes after it}
-    when that differs from the stream rule.
+    non-zero (or `len` = 0 for a command that fits `len`; `magic` when it is one of the chip's
+    legacy magics), or for a raw stream's last command {"pad": zero bytes after it} when that
+    differs from the stream rule; core: the core whose streams it came from (several cores:
+    `decode` of a list); data: an opaque engine's bytes (cls OPAQUE, no fields), else None.
     """
 
     engine: str
@@ -40,6 +47,8 @@ class Record:
     stream: "str | None" = None
     offset: int = 0
     header: dict = attrs.field(factory=dict)
+    core: int = 0
+    data: "bytes | None" = None
 
     @property
     def name(self):
@@ -71,9 +80,9 @@ def class_of(chip, engine, fields, cls=None):
         return eng.cls(cls)
     if not eng.selector:
         return eng.classes[0]
-    values = {f.name: fields.get(f.name, f.default) for f in eng.selector_fields}
-    found = eng.class_for(values)
+    found = eng.class_for(fields)
     if found is None:
+        values = {f.name: fields.get(f.name, f.default) for f in eng.selector_fields}
         raise EncodeError(f"{engine}: selector values {values} name no instruction class of {chip.name}")
     return found
 
@@ -86,31 +95,55 @@ def make_record(chip, engine, cls, fields, stream=None, offset=0, header=None):
 
 def pack(chip, record):
     """The command bytes of a record (no header)."""
+    if record.data is not None:
+        return _opaque_bytes(chip, record)
     cls = class_of(chip, record.engine, record.fields, record.cls)
     return codec_for(cls).pack(record.fields)
+
+
+def _opaque_bytes(chip, record):
+    if not chip.engine(record.engine).opaque:
+        raise EncodeError(f"{record.engine}: a record with data bytes needs an opaque engine; "
+                          f"{chip.name} {record.engine} has instruction classes")
+    return bytes(record.data)
+
+
+def opaque_record(chip, eng, data, stream=None, offset=0, header=None, core=0):
+    """The Record of an opaque engine's bytes (a whole raw stream, or one cmd_hdr_t record)."""
+    return Record(eng.name, OPAQUE, None, {}, stream, offset, dict(header or {}), core, bytes(data))
 
 
 # ------------------------------------------------------------------------------ cmd_hdr_t
 
 def encode_header(chip, eng, length, header=None):
     h = {"magic": chip.magic, "len": length, "engine_id": eng.id}
+    if length > chip.header.by_name["len"].max:     # a long command: len 0, the length in mask
+        h.update(len=0, mask=length)
     if header:
         h.update((k, v) for k, v in header.items() if k != PAD)
     return codec_for(chip.header).pack(h)
 
 
-def encode_record(chip, engine, fields, header=None, cls=None):
-    """Frame one command: cmd_hdr_t followed by the packed fields."""
+def encode_record(chip, engine, fields, header=None, cls=None, data=None):
+    """Frame one command: cmd_hdr_t followed by the packed fields (an opaque engine: its data)."""
     chip = _chip(chip)
-    c = class_of(chip, engine, fields, cls)
-    body = codec_for(c).pack(fields)
+    if data is not None:
+        body = _opaque_bytes(chip, Record(engine, OPAQUE, None, {}, data=data))
+    else:
+        body = codec_for(class_of(chip, engine, fields, cls)).pack(fields)
     return encode_header(chip, chip.engine(engine), len(body), header) + body
 
 
 def encode_cmdbuf(chip, records):
-    """Records -> one cmd_hdr_t buffer."""
+    """Records -> one cmd_hdr_t buffer (one core's program: the frame has no core number)."""
     chip = _chip(chip)
-    return b"".join(encode_record(chip, r.engine, r.fields, r.header, r.cls) for r in records)
+    out = []
+    for r in records:
+        if r.core:
+            raise EncodeError(f"{r.name} is on core {r.core}: a cmd_hdr_t buffer holds one core's program "
+                              f"(encode several cores as raw streams: raw=True)")
+        out.append(encode_record(chip, r.engine, r.fields, r.header, r.cls, r.data))
+    return b"".join(out)
 
 
 def _classify(chip, eng, data, start, offset, where):
@@ -145,22 +178,27 @@ def frame_at(chip, data, offset, hdr_codec=None):
     eng = chip.engine_by_id(header["engine_id"])
     if eng is None:
         raise DecodeError(f"unknown engine id {header['engine_id']}", offset)
-    if not eng.classes:
+    if not eng.classes and not eng.opaque:
         raise DecodeError(f"engine {eng.name!r} (id {eng.id}) has no instruction classes in {chip.name}", offset)
     start = offset + hsize
     length = header_length(header)
-    cls = _classify(chip, eng, data, start, offset, "")
-    what = f"{eng.name} {cls.name}" if eng.selector else eng.name
-    if length != cls.nbytes:
-        raise DecodeError(f"length mismatch: header says {length} bytes, a {what} command is {cls.nbytes}",
-                          offset)
+    cls = None
+    if not eng.opaque:
+        cls = _classify(chip, eng, data, start, offset, "")
+        what = f"{eng.name} {cls.name}" if eng.selector else eng.name
+        if length != cls.nbytes:
+            raise DecodeError(f"length mismatch: header says {length} bytes, a {what} command is {cls.nbytes}",
+                              offset)
     if start + length > len(data):
         raise DecodeError(f"truncated {eng.name} command: {len(data) - start} of {length} bytes", offset)
     extra = {k: v for k, v in header.items() if k not in HEADER_IMPLIED and v}
     if header["magic"] != chip.magic:       # a legacy magic (specs/README.md) is kept, so encode gives it back
         extra["magic"] = header["magic"]
     if header["len"] == 0:
-        extra["len"] = 0
+        if length > chip.header.by_name["len"].max:
+            extra.pop("mask")               # the only way to frame a long command: implied (encode_header)
+        else:
+            extra["len"] = 0
     return eng, cls, extra, start, length
 
 
@@ -180,6 +218,8 @@ def scan_cmdbuf(chip, data):
 def record_at(chip, data, offset, hdr_codec=None):
     """The Record of the cmd_hdr_t record at `offset` (see `frame_at`)."""
     eng, cls, extra, start, length = frame_at(chip, data, offset, hdr_codec)
+    if cls is None:
+        return opaque_record(chip, eng, data[start:start + length], None, offset, extra)
     fields = codec_for(cls).unpack(data[start:start + length])
     return make_record(chip, eng.name, cls, fields, None, offset, extra)
 
@@ -192,8 +232,11 @@ def decode_cmdbuf(chip, data):
     records, offset = [], 0
     while offset < len(data):
         eng, cls, extra, start, length = frame_at(chip, data, offset, hdr_codec)
-        fields = codec_for(cls).unpack(data[start:start + length])
-        records.append(make_record(chip, eng.name, cls, fields, None, offset, extra))
+        if cls is None:
+            records.append(opaque_record(chip, eng, data[start:start + length], None, offset, extra))
+        else:
+            fields = codec_for(cls).unpack(data[start:start + length])
+            records.append(make_record(chip, eng.name, cls, fields, None, offset, extra))
         offset = start + length
     return records
 
@@ -216,14 +259,18 @@ def _padding(data, offset, pad_to):
     return n
 
 
-def decode_stream(chip, engine, data):
-    """One raw engine stream -> Records (stream = engine name), by the engine's StreamRule.
+def decode_stream(chip, engine, data, core=0):
+    """One raw engine stream -> Records (stream = engine name; core: Record.core), by the
+    engine's StreamRule; an opaque engine's stream -> one Record holding its bytes (none for
+    an empty stream).
 
     Zero padding after an end command is padding wherever it appears, never a command: a
     stream made of several closed streams back to back (each padded) decodes to all their
     commands; the padding is kept on the end command (header `PAD`) for encode."""
     chip = _chip(chip)
     eng = chip.engine(engine)
+    if eng.opaque:
+        return [opaque_record(chip, eng, data, eng.name, 0, None, core)] if data else []
     if not eng.classes:
         raise DecodeError(f"engine {engine!r} of {chip.name} has no instruction classes")
     rule, data, name = eng.stream, bytes(data), eng.name
@@ -249,7 +296,8 @@ def decode_stream(chip, engine, data):
         if any(data[offset + cls.nbytes:offset + size]):
             raise DecodeError(f"{name} slot{where} has non-zero bytes after its {cls.nbytes}-byte command", offset)
         fields = codec_for(cls).unpack(data[offset:offset + cls.nbytes])
-        records.append(make_record(chip, name, cls, fields, name, offset))
+        rec = make_record(chip, name, cls, fields, name, offset)
+        records.append(attrs.evolve(rec, core=core) if core else rec)
         offset += size
     pad = len(data) - offset
     if records and pad != _rule_pad(rule, offset):
@@ -272,8 +320,11 @@ def frame_stream(rule, bodies, pad=None):
 
 
 def encode_stream(chip, engine, records):
-    """Records of one engine -> its raw stream (slots, padding as the StreamRule says)."""
+    """Records of one engine -> its raw stream (slots, padding as the StreamRule says; an opaque
+    engine: its records' bytes)."""
     chip = _chip(chip)
+    if chip.engine(engine).opaque:
+        return b"".join(_opaque_bytes(chip, r) for r in records)
     eng = _engine(chip, engine)
     pad = records[-1].header.get(PAD) if records else None
     bodies = [pack(chip, r) for r in records]
@@ -284,63 +335,69 @@ def encode_stream(chip, engine, records):
 
 
 def encode_streams(chip, records):
-    """Records (any order of engines) -> {engine: raw stream}, keeping each engine's order."""
+    """Records (any order of engines) -> {engine: raw stream}, keeping each engine's order; with
+    records of several cores (Record.core), a list of such dicts, one per core."""
     chip = _chip(chip)
-    by_engine = {e.name: [] for e in chip.encoded_engines}
+    cores = []
     for r in records:
-        by_engine[chip.engine(r.engine).name].append(r)
-    return {e: encode_stream(chip, e, rs) for e, rs in by_engine.items() if rs}
+        while len(cores) <= r.core:
+            cores.append({e.name: [] for e in chip.stream_engines})
+        cores[r.core][chip.engine(r.engine).name].append(r)
+    out = [{e: encode_stream(chip, e, rs) for e, rs in by_engine.items() if rs} for by_engine in cores]
+    if len(out) > 1:
+        return out
+    return out[0] if out else {}
 
 
 def merge_streams(chip, streams):
-    """{engine: [Records]} -> one program order: an instruction comes after every instruction
-    it waits for. Among the engines whose next instruction may go, the first in the chip's
-    engine order goes first (bm1684x TIU before GDMA: the vendor's "sort TIU by cmd_id_dep,
-    DMA by cmd_id, DMA first on ties"). Ids that never resolve keep stream order."""
+    """{engine: [Records]} (one core) or a list of them (one per core) -> one program order: an
+    instruction comes after every instruction it waits for (`bmk.encoders.merge`)."""
     chip = _chip(chip)
-    order = [e for e in chip.encoded_engines if streams.get(e.name)]
-    heads = {e.name: 0 for e in order}
-    done = {e.name: 0 for e in chip.encoded_engines}       # last own id emitted per engine
-    out, total = [], sum(len(streams[e.name]) for e in order)
-    while len(out) < total:
-        live = [e for e in order if heads[e.name] < len(streams[e.name])]
-        pick = next((e for e in live if all(streams[e.name][heads[e.name]].fields.get(field, 0) <= done[other]
-                                            for other, field in e.wait_for)), live[0])
-        rec = streams[pick.name][heads[pick.name]]
-        heads[pick.name] += 1
-        if pick.own_id:
-            done[pick.name] = rec.fields.get(pick.own_id, 0)
-        out.append(rec)
-    return out
+    return merge_cores(chip, [streams] if isinstance(streams, dict) else list(streams))
 
 
 # ----------------------------------------------------------------------------- public API
 
-def decode(chip, data):
-    """bytes (a cmd_hdr_t buffer) or {engine: bytes} (raw streams) -> Records in program order.
+def _decode_streams(chip, data, core=0):
+    streams = {}
+    for engine, raw in data.items():
+        if not isinstance(raw, (bytes, bytearray, memoryview)):
+            raise DecodeError(f"raw {engine} stream must be bytes, not {type(raw).__name__}")
+        try:
+            eng = chip.engine(engine)
+        except Exception:
+            eng = None
+        if eng is None or not (eng.classes or eng.opaque):
+            raise DecodeError(f"chip {chip.name} has no engine {engine!r} (engines: "
+                              f"{[e.name for e in chip.stream_engines]})") from None
+        if eng.name in streams:
+            raise DecodeError(f"two raw {eng.name} streams for core {core}")
+        streams[eng.name] = decode_stream(chip, eng.name, raw, core)
+    return streams
 
-    See API.md "Decoding, in Python". Raw streams are merged by their sync ids.
+
+def decode(chip, data):
+    """bytes (a cmd_hdr_t buffer), {engine: bytes} (raw streams) or a list of {engine: bytes}
+    (one per core) -> Records in program order.
+
+    See API.md "Decoding, in Python". Raw streams are merged by their sync ids (and, across
+    cores, messages); each Record of core c has `core` c.
     """
     chip = _chip(chip)
     if isinstance(data, dict):
-        streams = {}
-        for engine, raw in data.items():
-            if not isinstance(raw, (bytes, bytearray, memoryview)):
-                raise DecodeError(f"raw {engine} stream must be bytes, not {type(raw).__name__}")
-            try:
-                name = chip.engine(engine).name
-            except Exception:
-                raise DecodeError(f"chip {chip.name} has no engine {engine!r} (engines: "
-                                  f"{[e.name for e in chip.encoded_engines]})") from None
-            streams[name] = decode_stream(chip, name, raw)
-        return merge_streams(chip, streams)
+        return merge_streams(chip, _decode_streams(chip, data))
+    if isinstance(data, (list, tuple)):
+        if not all(isinstance(d, dict) for d in data):
+            raise DecodeError("data of several cores must be a list of {engine: bytes}, one per core")
+        return merge_streams(chip, [_decode_streams(chip, d, core) for core, d in enumerate(data)])
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise DecodeError(f"data must be bytes or {{engine: bytes}}, not {type(data).__name__}")
+        raise DecodeError(f"data must be bytes, {{engine: bytes}} or a list of them, not {type(data).__name__}")
     return decode_cmdbuf(chip, data)
 
 
 def encode(chip, records, raw=False):
-    """Records -> cmd_hdr_t bytes, or {engine: raw stream} with raw=True (API.md)."""
+    """Records -> cmd_hdr_t bytes, or {engine: raw stream} with raw=True (API.md); records of
+    several cores -> a list of {engine: raw stream}, one per core."""
     chip = _chip(chip)
     records = list(records)
     return encode_streams(chip, records) if raw else encode_cmdbuf(chip, records)

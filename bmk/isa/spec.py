@@ -179,8 +179,63 @@ class StreamRule:
 
 
 @attrs.frozen
+class Alternate:
+    """A second head of an engine, tried when the head's selector picks no class: its own
+    fields and selector (BM1688 SYS_TR_ACC reads a 3-bit tsk_eu_typ where the head has 5 bits,
+    and its bit 0 is data, not cmd_short: newer-chips.md 1 "Framing")."""
+
+    name: str
+    head: "tuple[Field, ...]"
+    selector: "tuple[str, ...]"
+    index: dict = attrs.field(factory=dict, eq=False, repr=False)
+
+    @property
+    def selector_fields(self):
+        return tuple(f for f in self.head if f.name in self.selector)
+
+    def class_for(self, values):
+        return self.index.get(tuple(values.get(f.name, f.default) for f in self.selector_fields))
+
+
+@attrs.frozen
+class Messages:
+    """Multi-core messages of an engine (newer-chips.md 1 "Multi-core messages"): the kinds that
+    send and wait, and where the message id and count sit (bits of a field: BM1688 TIU `imm`
+    bits 0..6 and 16..18). A message id is a barrier: the k-th wait on an id comes after the
+    k-th send on it of every stream that sends it; the count says how many streams send."""
+
+    send: str
+    wait: str
+    id: "tuple[str, int, int]"          # (field, first bit in it, width)
+    count: "tuple[str, int, int]"
+
+    @staticmethod
+    def _read(where, fields):
+        name, bit, width = where
+        return (fields.get(name, 0) >> bit) & ((1 << width) - 1)
+
+    def msg_id(self, fields):
+        return self._read(self.id, fields)
+
+    def msg_count(self, fields):
+        return self._read(self.count, fields)
+
+    def views(self):
+        """(text name, (field, bit, width)) of the values a listing shows for a message command."""
+        return (("msg", self.id), ("msg.count", self.count))
+
+
+@attrs.frozen
 class Engine:
-    """An engine of the chip: its id in cmd_hdr_t, its instruction classes and sync-id fields."""
+    """An engine of the chip: its id in cmd_hdr_t, its instruction classes and sync-id fields.
+
+    ids: "explicit" (own_id names the field) or "implicit" (a command's id is its 1-based
+    position in its stream: BM1688 and later); wait_mask: the bits of a wait field that hold the
+    id (None: all); missing_wait: what a command of a class without the wait field waits for
+    ("none", or "next": what the next command of its stream that has the field waits for);
+    messages: multi-core messages (Messages); opaque: no public layout, a raw stream is kept
+    as bytes (BM1690 HAU); alternates: heads tried when the head picks no class.
+    """
 
     name: str
     id: int
@@ -194,6 +249,16 @@ class Engine:
     inherit_wait: bool = False
     stream: StreamRule = StreamRule()
     index: dict = attrs.field(factory=dict, eq=False, repr=False)   # selector values -> class
+    ids: str = "explicit"
+    wait_mask: "int | None" = None
+    missing_wait: str = "none"
+    messages: "Messages | None" = None
+    opaque: bool = False
+    alternates: "tuple[Alternate, ...]" = ()
+
+    @property
+    def implicit_ids(self):
+        return self.ids == "implicit"
 
     @property
     def format(self):
@@ -205,7 +270,7 @@ class Engine:
         """Bytes to read before the class is known (the whole command for one class)."""
         if not self.selector:
             return self.classes[0].nbytes if self.classes else 0
-        return -(-max(f.bit + f.width for f in self.head) // 8)
+        return -(-max(f.bit + f.width for h in (self.head, *(a.head for a in self.alternates)) for f in h) // 8)
 
     @property
     def id_max(self):
@@ -219,7 +284,13 @@ class Engine:
         if not self.selector:
             return self.classes[0] if self.classes else None
         word = int.from_bytes(head, "little")
-        return self.class_for({f.name: (word >> f.bit) & f.max for f in self.selector_fields})
+        found = self.index.get(tuple((word >> f.bit) & f.max for f in self.selector_fields))
+        if found is None:
+            for alt in self.alternates:
+                found = alt.index.get(tuple((word >> f.bit) & f.max for f in alt.selector_fields))
+                if found is not None:
+                    break
+        return found
 
     @property
     def selector_fields(self):
@@ -227,8 +298,15 @@ class Engine:
         return tuple(f for f in self.head if f.name in self.selector)
 
     def class_for(self, values):
-        """The class that selector values {field: value} pick (missing ones: the head default)."""
-        return self.index.get(tuple(values.get(f.name, f.default) for f in self.selector_fields))
+        """The class that selector values {field: value} pick (missing ones: the head default),
+        by the head, then by each alternate head."""
+        found = self.index.get(tuple(values.get(f.name, f.default) for f in self.selector_fields))
+        if found is None:
+            for alt in self.alternates:
+                found = alt.class_for(values)
+                if found is not None:
+                    break
+        return found
 
     def cls(self, name):
         for c in self.classes:
@@ -427,6 +505,11 @@ class ChipSpec:
         return tuple(e for e in self.engines if e.classes)
 
     @property
+    def stream_engines(self):
+        """Engines whose streams bmk reads and writes: those with classes, then opaque ones."""
+        return self.encoded_engines + tuple(e for e in self.engines if e.opaque)
+
+    @property
     def formats(self):
         """Every instruction class of every engine."""
         return tuple(c for e in self.engines for c in e.classes)
@@ -547,48 +630,82 @@ def build_format(where, table, enums=None, keys=()):
 
 
 _SINGLE_KEYS = ("name", "bytes", "fields", "instructions", "composed", "enums")
-_MULTI_KEYS = ("name", "selector", "head", "classes", "enums")
-_CLASS_KEYS = ("name", "bytes", "keys", "fields", "instructions", "composed")
+_MULTI_KEYS = ("name", "selector", "head", "classes", "enums", "alternates")
+_CLASS_KEYS = ("name", "bytes", "keys", "fields", "instructions", "composed", "head")
+_ALTERNATE_KEYS = ("name", "selector", "head")
 
 
 def build_engine_classes(where, table):
-    """An engine file -> (classes, head fields, selector, index). See specs/README.md."""
+    """An engine file -> (classes, head fields, selector, index, alternates). See specs/README.md."""
     if "classes" not in table:
         _check_keys(where, table, _SINGLE_KEYS, ("bytes", "fields"))
-        return (build_format(where, table, table.get("enums")),), (), (), {}
+        return (build_format(where, table, table.get("enums")),), (), (), {}, ()
     _check_keys(where, table, _MULTI_KEYS, ("selector", "head", "classes"))
     enums = table.get("enums", {})
-    head = _field_rows(f"{where} head", table["head"], enums)
-    head_by_name = {f.name: f for f in head}
-    selector = table["selector"]
-    if not isinstance(selector, list) or not selector or any(s not in head_by_name for s in selector):
-        raise SpecError(f"{where}: selector must list head fields, not {selector!r}")
-    if sum(head_by_name[s].width for s in selector) > MAX_SELECTOR_BITS:
-        raise SpecError(f"{where}: selector fields must total at most {MAX_SELECTOR_BITS} bits")
-    classes, names = [], set()
+    head, selector = _head(where, table, enums)
+    alt_rows = table.get("alternates", [])
+    if not isinstance(alt_rows, list):
+        raise SpecError(f"{where}: alternates must be a list of tables, not {alt_rows!r}")
+    alt_heads = {}
+    for i, row in enumerate(alt_rows):
+        at = f"{where}: alternates[{i}] ({row.get('name', '?') if isinstance(row, dict) else '?'})"
+        _check_keys(at, row, _ALTERNATE_KEYS, _ALTERNATE_KEYS)
+        if not isinstance(row["name"], str) or not row["name"].isidentifier() or row["name"] in alt_heads:
+            raise SpecError(f"{at}: name must be a new identifier, not {row['name']!r}")
+        alt_heads[row["name"]] = _head(at, row, enums)
+    classes, names, head_of = [], set(), {}
     for i, ctab in enumerate(table["classes"]):
         at = f"{where}: classes[{i}] ({ctab.get('name', '?')})"
         _check_keys(at, ctab, _CLASS_KEYS, ("name", "bytes", "keys", "fields"))
         if ctab["name"] in names:
             raise SpecError(f"{at}: duplicate class name {ctab['name']!r}")
         names.add(ctab["name"])
+        hname = ctab.get("head")
+        if hname is not None and hname not in alt_heads:
+            raise SpecError(f"{at}: head must name one of the alternates {list(alt_heads)}, not {hname!r}")
+        chead, csel = alt_heads[hname] if hname is not None else (head, selector)
+        by_name = {f.name: f for f in chead}
         keys = []
         for j, key in enumerate(ctab["keys"]):
-            if not isinstance(key, dict) or any(k not in selector for k in key):
-                raise SpecError(f"{at}: keys[{j}] must map selector fields {selector} to values, not {key!r}")
+            if not isinstance(key, dict) or any(k not in csel for k in key):
+                raise SpecError(f"{at}: keys[{j}] must map selector fields {list(csel)} to values, not {key!r}")
             for k, v in key.items():
-                _check_int(f"{at}: keys[{j}]", k, v, 0, head_by_name[k].max)
+                _check_int(f"{at}: keys[{j}]", k, v, 0, by_name[k].max)
             keys.append(tuple(key.items()))
         cls = build_format(at, ctab, enums, tuple(keys))
         keyed = {k for key in keys for k, _ in key}
-        for h in head:
+        for h in chead:
             # A class may lack a head field (bm1684x LAR has no cmd_short or ids) unless its keys
             # read it; where it has one, it sits at the head's bits.
             f = cls.by_name.get(h.name)
             if (f is None and h.name in keyed) or (f is not None and (f.bit, f.width) != (h.bit, h.width)):
-                raise SpecError(f"{at}: head field {h.name!r} must be at bits [{h.bit}, {h.bit + h.width}) "
-                                f"in every class that has it or keys on it")
+                raise SpecError(f"{at}: {'head' if hname is None else hname + ' head'} field {h.name!r} must be at "
+                                f"bits [{h.bit}, {h.bit + h.width}) in every class that has it or keys on it")
         classes.append(cls)
+        head_of[cls.name] = hname
+    index = _selector_index(where, head, selector, [c for c in classes if head_of[c.name] is None])
+    alternates = []
+    for name, (ahead, asel) in alt_heads.items():
+        mine = [c for c in classes if head_of[c.name] == name]
+        _check_not_shadowed(where, name, ahead, mine, head, [c for c in classes if head_of[c.name] is None])
+        alternates.append(Alternate(name, ahead, asel, _selector_index(f"{where} alternate {name!r}", ahead, asel, mine)))
+    return tuple(classes), tuple(head), tuple(selector), index, tuple(alternates)
+
+
+def _head(where, table, enums):
+    """(head fields, selector) of an engine file or one of its alternates."""
+    head = tuple(_field_rows(f"{where} head", table["head"], enums))
+    names = {f.name: f for f in head}
+    selector = table["selector"]
+    if not isinstance(selector, list) or not selector or any(s not in names for s in selector):
+        raise SpecError(f"{where}: selector must list head fields, not {selector!r}")
+    if sum(names[s].width for s in selector) > MAX_SELECTOR_BITS:
+        raise SpecError(f"{where}: selector fields must total at most {MAX_SELECTOR_BITS} bits")
+    return head, tuple(selector)
+
+
+def _selector_index(where, head, selector, classes):
+    """{selector values in head order: class}; values that pick two classes are refused."""
     sel_fields = [f for f in head if f.name in selector]       # head order = key order
     index = {}
     for combo in itertools.product(*(range(f.max + 1) for f in sel_fields)):
@@ -599,14 +716,35 @@ def build_engine_classes(where, table):
                             f"{hits[0].name!r} and {hits[1].name!r}")
         if hits:
             index[combo] = hits[0]
-    return tuple(classes), tuple(head), tuple(selector), index
+    return index
+
+
+def _key_bits(head, key):
+    """{bit: 0 or 1} that a class key fixes in a command (its fields at their head bits)."""
+    by_name = {f.name: f for f in head}
+    return {by_name[k].bit + i: (v >> i) & 1 for k, v in key for i in range(by_name[k].width)}
+
+
+def _check_not_shadowed(where, name, ahead, classes, head, main_classes):
+    """An alternate head is tried only when the head picks no class, so a command that both an
+    alternate key and a head key fit would never reach the alternate class: refused."""
+    for cls in classes:
+        for j, key in enumerate(cls.keys):
+            mine = _key_bits(ahead, key)
+            for other in main_classes:
+                for theirs in (_key_bits(head, k) for k in other.keys):
+                    if all(theirs.get(b, v) == v for b, v in mine.items()):
+                        raise SpecError(f"{where}: class {cls.name!r} (alternate head {name!r}) keys[{j}] is "
+                                        f"shadowed by class {other.name!r}: a command both fit decodes as "
+                                        f"{other.name!r}")
 
 
 # ------------------------------------------------------------------------------------ chips
 
 _CHIP_KEYS = ("name", "version", "seed_chip_version", "params", "memory", "cmd_hdr", "engines")
 _CHIP_REQUIRED = ("name", "version", "params", "memory", "cmd_hdr", "engines")
-_ENGINE_KEYS = ("id", "format", "aliases", "own_id", "wait_for", "enable", "inherit_wait", "stream")
+_ENGINE_KEYS = ("id", "format", "aliases", "own_id", "wait_for", "enable", "inherit_wait", "stream", "ids",
+                "wait_mask", "missing_wait", "messages", "opaque")
 _SPACE_KEYS = ("base", "size", "lane_bytes", "address_mask")
 _STREAM_KEYS = ("slot", "end", "pad_to", "zero_tail", "end_enable")
 _HEADER_KEYS = ("name", "bytes", "magic", "fields", "legacy_magics", "detect")
@@ -654,12 +792,23 @@ def _sync_field(at, classes, key, name):
 def _engine(chip_name, where, ename, e, all_engines, header, read):
     at = f"{where} [engines.{ename}]"
     _check_keys(at, e, _ENGINE_KEYS, ("id",))
-    classes, head, selector, index = (), (), (), {}
+    classes, head, selector, index, alternates = (), (), (), {}, ()
+    opaque = e.get("opaque", False)
+    if not isinstance(opaque, bool):
+        raise SpecError(f"{at}: opaque must be true or false, not {opaque!r}")
     if "format" in e:
+        if opaque:
+            raise SpecError(f"{at}: an opaque engine has no format (its streams are kept as bytes)")
         path = f"specs/{chip_name}/{e['format']}.toml"
-        classes, head, selector, index = build_engine_classes(path, read(f"{e['format']}.toml"))
-    elif any(k in e for k in ("own_id", "wait_for", "enable", "stream")):
+        classes, head, selector, index, alternates = build_engine_classes(path, read(f"{e['format']}.toml"))
+    elif any(k in e for k in ("own_id", "wait_for", "enable", "stream", "ids", "wait_mask", "missing_wait",
+                              "messages")):
         raise SpecError(f"{at}: sync fields and stream rules need a format")
+    ids = e.get("ids", "explicit")
+    if ids not in ("explicit", "implicit"):
+        raise SpecError(f"{at}: ids must be 'explicit' or 'implicit', not {ids!r}")
+    if ids == "implicit" and e.get("own_id"):
+        raise SpecError(f"{at}: own_id names a field, but ids are implicit (positions in the stream)")
     if e.get("own_id"):
         _sync_field(at, classes, "own_id", e["own_id"])
     for other, fname in e.get("wait_for", {}).items():
@@ -669,6 +818,17 @@ def _engine(chip_name, where, ename, e, all_engines, header, read):
     for fname, value in e.get("enable", {}).items():
         _sync_field(at, classes, "enable", fname)
         _check_int(f"{at}: enable", fname, value, 0, next(c for c in classes if fname in c.by_name).by_name[fname].max)
+    wait_mask = e.get("wait_mask")
+    if wait_mask is not None:
+        _check_int(at, "wait_mask", wait_mask, 1)
+        for other, fname in e.get("wait_for", {}).items():
+            width = next(c for c in classes if fname in c.by_name).by_name[fname].width
+            if wait_mask >> width:
+                raise SpecError(f"{at}: wait_mask 0x{wait_mask:X} is wider than the {width}-bit field {fname!r}")
+    missing_wait = e.get("missing_wait", "none")
+    if missing_wait not in ("none", "next"):
+        raise SpecError(f"{at}: missing_wait must be 'none' or 'next', not {missing_wait!r}")
+    messages = _messages(at, e["messages"], classes) if "messages" in e else None
     stream = StreamRule()
     if "stream" in e:
         _check_keys(f"{at} stream", e["stream"], _STREAM_KEYS)
@@ -686,7 +846,33 @@ def _engine(chip_name, where, ename, e, all_engines, header, read):
         raise SpecError(f"{at}: aliases must be a list of identifiers, not {aliases!r}")
     return Engine(ename, _check_int(at, "id", e["id"], 0, header.by_name["engine_id"].max), classes, head,
                   selector, tuple(aliases), e.get("own_id"), tuple(e.get("wait_for", {}).items()),
-                  tuple(e.get("enable", {}).items()), bool(e.get("inherit_wait", False)), stream, index)
+                  tuple(e.get("enable", {}).items()), bool(e.get("inherit_wait", False)), stream, index,
+                  ids=ids, wait_mask=wait_mask, missing_wait=missing_wait, messages=messages, opaque=opaque,
+                  alternates=alternates)
+
+
+def _messages(at, table, classes):
+    """[engines.X] messages = { send, wait, id = [field, bit, width], count = [...] } -> Messages."""
+    where = f"{at} messages"
+    _check_keys(where, table, ("send", "wait", "id", "count"), ("send", "wait", "id", "count"))
+    places = {}
+    for key in ("send", "wait"):
+        holders = [c for c in classes if c.instruction(table[key]) is not None]
+        if not holders:
+            raise SpecError(f"{where}: {key} names unknown instruction kind {table[key]!r}")
+        places[key] = holders
+    for key in ("id", "count"):
+        spec = table[key]
+        if not (isinstance(spec, list) and len(spec) == 3 and isinstance(spec[0], str)):
+            raise SpecError(f"{where}: {key} must be [field, first bit, width], not {spec!r}")
+        fname, bit, width = spec
+        for c in places["send"] + places["wait"]:
+            f = c.by_name.get(fname)
+            if f is None:
+                raise SpecError(f"{where}: {key} names field {fname!r}, which class {c.name!r} lacks")
+            _check_int(f"{where} {key}", "bit", bit, 0, f.width - 1)
+            _check_int(f"{where} {key}", "width", width, 1, f.width - bit)
+    return Messages(table["send"], table["wait"], tuple(table["id"]), tuple(table["count"]))
 
 
 @functools.cache

@@ -13,14 +13,15 @@ from bmk.models.chips import spec_for
 
 
 def split_engines(spec, group):
-    """(engines the chip's specs decode, engines they do not) among the group's streams."""
+    """(engines the chip's specs decode, engines they do not) among the group's streams. An opaque
+    engine (no public layout: BM1690 HAU) decodes to one record holding its stream's bytes."""
     known, unknown = [], []
     for engine in group.parts:
         try:
             eng = spec.engine(engine)
         except SpecError:
             eng = None
-        (known if eng is not None and eng.classes else unknown).append(engine)
+        (known if eng is not None and (eng.classes or eng.opaque) else unknown).append(engine)
     return known, unknown
 
 

@@ -4,12 +4,16 @@
     0 @gdma+0x0   gdma.dma.tensor  id=1 wait.tiu=0  cmd_short=0 ...   # comment
     1 @tiu+0x0    tiu.arith.cast   id=1 wait.gdma=1 tsk_typ=AR ...
 
-A line is a directive (`.chip NAME`, `.fields changed|nonzero|all`), an instruction
-`<engine>.<kind> name=value ...`, or empty; `#` and `;` start a comment. The kind is the
-spec's instruction name (its constant fields are implied) or `raw` (nothing implied).
+A line is a directive (`.chip NAME`, `.fields changed|nonzero|all`; anywhere: `.group LABEL
+[cmdbuf]` opens a command group of a model, `.core N` says whose records follow), an
+instruction `<engine>.<kind> name=value ...`, or empty; `#` and `;` start a comment. The kind
+is the spec's instruction name (its constant fields are implied) or `raw` (nothing implied);
+an opaque engine's bytes are `<engine>.data size=N hex=...`.
 Omitted fields keep their reset default (`.fields nonzero`: they are 0). `id` and
-`wait.<engine>` are the engine's sync-id fields; `hdr.<name>` are cmd_hdr_t fields;
-`stream.pad=N` is a raw stream's zero padding after its last command, when not the rule's.
+`wait.<engine>` are the engine's sync-id fields (`id` on an engine with implicit ids is the
+command's position in its stream, checked, not stored); `send.msg` / `wait.msg` and
+`msg.count` are bits of a multi-core message command's field; `hdr.<name>` are cmd_hdr_t
+fields; `stream.pad=N` is a raw stream's zero padding after its last command, when not the rule's.
 An instruction line may start with a location column `N @WHERE` (index, byte offset), which
 the parser skips. An engine with several instruction classes (bm1684x) gets the class from the
 selector fields (`framing.class_of`); the printer always shows the selector fields that differ
@@ -21,16 +25,19 @@ import sys
 
 import attrs
 
-from bmk.encoders.framing import PAD, Record, class_of, encode_cmdbuf, encode_stream, encode_streams
+from bmk.encoders.framing import OPAQUE, PAD, Record, class_of, encode_cmdbuf, encode_stream, encode_streams
 from bmk.errors import BmkError
 from bmk.isa import load_chip
 
 FIELD_MODES = ("changed", "nonzero", "all")
 RAW = "raw"
+DATA = "data"        # the mnemonic kind of an opaque engine's bytes: `hau.data size=N hex=...`
 # Header fields the text may set: the rest (engine_id, a non-zero len) follow from the line; `magic`
 # only on a chip with legacy magics, as one of them (a buffer written by an older bmk, read with --chip).
 _HDR_FIXED = ("engine_id",)
 PAD_FIELD = "stream." + PAD      # the text name of a raw stream's non-standard end padding
+_MESSAGE_VIEWS = ("send.msg", "wait.msg", "msg.count")   # bits of a message command's field (Messages)
+GROUP_STREAMS, GROUP_CMDBUF = "streams", "cmdbuf"          # `.group LABEL [cmdbuf]`: a group's form
 _LOCATION = re.compile(r"^\d+$")
 
 
@@ -82,12 +89,16 @@ def format_value(field, value):
 
 
 def record_class(chip, record):
-    """The instruction class (Format) of a record."""
+    """The instruction class (Format) of a record (None for an opaque engine's bytes)."""
+    if record.data is not None:
+        return None
     return class_of(chip, record.engine, record.fields, record.cls)
 
 
 def kind_of(chip, record):
-    """The record's kind (vendor op name), or 'raw'."""
+    """The record's kind (vendor op name), 'raw', or 'data' (an opaque engine's bytes)."""
+    if record.data is not None:
+        return DATA
     ins = record_class(chip, record).instruction_of(record.fields)
     return ins.name if ins is not None else RAW
 
@@ -180,19 +191,43 @@ def _printer(chip):
     return chip.derived(("bmk.text.asm", "printer"), lambda: _Printer(chip))
 
 
-def format_record(chip, record, fields="changed"):
-    """One instruction line (no trailing newline, no location column)."""
+def message_role(eng, kind):
+    """'send' or 'wait' when `kind` is one of the engine's multi-core message kinds, else None."""
+    msg = eng.messages
+    if msg is None or kind is None:
+        return None
+    return "send" if kind == msg.send else "wait" if kind == msg.wait else None
+
+
+def format_record(chip, record, fields="changed", position=None):
+    """One instruction line (no trailing newline, no location column).
+
+    position: the record's 1-based position in its stream, shown as `id=` on an engine whose
+    ids are implicit (positions). A multi-core message command shows its message id and count
+    as `send.msg=M` / `wait.msg=M` and `msg.count=N` (its field shows the other bits)."""
     if fields not in FIELD_MODES:
         raise ValueError(f"fields must be one of {FIELD_MODES}, not {fields!r}")
     printer = _printer(chip)
     eng = chip.engine(record.engine)
+    if record.data is not None:
+        return _format_data(chip, eng, record)
     fmt = record_class(chip, record)
     values = record.fields
-    head, sync, shown = printer.plan(eng, fmt, printer.instruction(fmt, values), fields)
+    ins = printer.instruction(fmt, values)
+    head, sync, shown = printer.plan(eng, fmt, ins, fields)
     parts = [head]
+    if position is not None and eng.implicit_ids:
+        parts.append(f"id={position}")
     for alias, fname in sync:      # always shown, so ordering is visible in the text
         if fname in values:
             parts.append(f"{alias}={values[fname]}")
+    role = message_role(eng, ins.name if ins is not None else None)
+    if role:
+        msg = eng.messages
+        parts += [f"{role}.msg={msg.msg_id(values)}", f"msg.count={msg.msg_count(values)}"]
+        values = dict(values)
+        for fname, bit, width in (msg.id, msg.count):
+            values[fname] &= ~(((1 << width) - 1) << bit)
     for name, base, headv, names, hexed in shown:
         v = values[name]
         if v != base or (headv is not _NEVER and v != headv):
@@ -210,8 +245,28 @@ def format_record(chip, record, fields="changed"):
     return " ".join(parts).rstrip()
 
 
+def _format_data(chip, eng, record):
+    parts = [f"{eng.name}.{DATA}".ljust(16), f"size={len(record.data)}", f"hex={record.data.hex() or '0'}"]
+    for k, v in record.header.items():
+        parts.append(f"hdr.{k}={format_value(chip.header.by_name[k], v)}")
+    return " ".join(parts)
+
+
 def _where(record):
     return f"{record.stream}+{record.offset:#x}" if record.stream else f"{record.offset:#x}"
+
+
+class Positions:
+    """1-based stream positions of records in program order, counted per (core, engine): the ids
+    of engines whose ids are implicit (a merge keeps each stream's order)."""
+
+    def __init__(self):
+        self.seen = {}
+
+    def __call__(self, record):
+        key = (record.core, record.engine)
+        n = self.seen[key] = self.seen.get(key, 0) + 1
+        return n
 
 
 def iter_disassembly(chip, records, fields="changed", comment=None, locations=False):
@@ -225,9 +280,14 @@ def iter_disassembly(chip, records, fields="changed", comment=None, locations=Fa
     yield f".chip {chip.name}"
     if fields != "changed":
         yield f".fields {fields}"
+    position = Positions() if any(e.implicit_ids for e in chip.engines) else (lambda r: None)
+    core = 0
     if not (locations and len(records)):
         for r in records:
-            yield format_record(chip, r, fields)
+            if r.core != core:
+                core = r.core
+                yield f".core {core}"
+            yield format_record(chip, r, fields, position(r))
         return
     n = len(str(len(records) - 1))
     offsets = getattr(records, "offsets", None)
@@ -237,8 +297,11 @@ def iter_disassembly(chip, records, fields="changed", comment=None, locations=Fa
         wide = max(len(_where(r)) for r in records)
     width = n + 2 + wide
     for i, r in enumerate(records):
+        if r.core != core:                # several cores' records in one order: say whose follow
+            core = r.core
+            yield f".core {core}"
         loc = f"{i:>{n}} @{_where(r)}"
-        yield f"{loc.ljust(width)}  {format_record(chip, r, fields)}"
+        yield f"{loc.ljust(width)}  {format_record(chip, r, fields, position(r))}"
 
 
 def disassemble(chip, records, fields="changed", comment=None, locations=False):
@@ -302,6 +365,11 @@ class _Parser:
         self._bases, self._aliases, self._engines = {}, {}, {}
         self._values = {}         # (field, text, prefix) -> value: most values repeat in a long text
         self._tokens = {}         # {(engine, class): {token: (name, field, value)}}: so do whole tokens
+        self.group = None         # the label of the current `.group` section
+        self.group_form = GROUP_STREAMS   # how the group's commands are kept: raw streams or a cmd_hdr_t buffer
+        self.groups = 0           # `.group` lines read so far
+        self.core = 0             # the core of the records that follow (`.core N`)
+        self._positions = {}      # (core, engine) -> commands so far in this group (implicit ids)
 
     def error(self, line, col, message):
         raise AsmError(self.filename, line, col, message)
@@ -328,6 +396,24 @@ class _Parser:
                                f"{toks[0][1]}")
                 toks = toks[2:]
             col, head = toks[0]
+            if head == ".group":
+                if len(toks) not in (2, 3) or (len(toks) == 3 and toks[2][1] != GROUP_CMDBUF):
+                    c = toks[2][0] if len(toks) > 2 else col + len(head)
+                    self.error(lineno, c, "expected a label after .group (e.g. net0/stage0/subnet0/core0/group0), "
+                               f"and '{GROUP_CMDBUF}' or nothing after it")
+                self.group, self.core = toks[1][1], 0
+                self.group_form = GROUP_CMDBUF if len(toks) == 3 else GROUP_STREAMS
+                self.groups += 1
+                self._positions = {}
+                offset = 0
+                continue
+            if head == ".core":
+                core = parse_int(toks[1][1]) if len(toks) == 2 else None
+                if core is None or core < 0:
+                    c = toks[1][0] if len(toks) > 1 else col + len(head)
+                    self.error(lineno, c, "expected one core number >= 0 after .core")
+                self.core = core
+                continue
             if head.startswith("."):
                 if started:
                     self.error(lineno, col, f"directive {head} must come before the first instruction")
@@ -339,14 +425,15 @@ class _Parser:
                         self.error(lineno, c, f"expected one of {', '.join(FIELD_MODES)} after .fields")
                     self.mode = toks[1][1]
                 else:
-                    self.error(lineno, col, f"unknown directive {head!r} (expected .chip or .fields)")
+                    self.error(lineno, col, f"unknown directive {head!r} (expected .chip, .fields, .group or .core)")
                 continue
             if self.chip is None:
                 self.error(lineno, col, "expected a '.chip NAME' line before the first instruction (or pass --chip)")
             rec = self._instruction(lineno, toks, offset)
             started = True
             yield lineno, rec
-            offset += self.chip.header.nbytes + self.chip.engine(rec.engine).cls(rec.cls).nbytes
+            size = len(rec.data) if rec.data is not None else self.chip.engine(rec.engine).cls(rec.cls).nbytes
+            offset += self.chip.header.nbytes + size
         if self.chip is None:
             self.error(1, 1, "expected a '.chip NAME' line (or pass --chip)")
 
@@ -373,7 +460,7 @@ class _Parser:
 
     def _find_engine(self, lineno, col, name):
         chip = self.chip
-        engines = chip.encoded_engines
+        engines = chip.stream_engines
         for e in engines:
             if name == e.name or name in e.aliases:
                 return e
@@ -426,6 +513,11 @@ class _Parser:
             self.error(lineno, col, f"expected an instruction '<engine>.<kind>', not {head!r}")
         ename, kind = head.split(".", 1)
         eng = self._engine(lineno, col, ename)
+        key = (self.core, eng.name)
+        position = self._positions[key] = self._positions.get(key, 0) + 1
+        if eng.opaque:
+            rec = self._data(lineno, col, eng, kind, toks, offset)
+            return attrs.evolve(rec, core=self.core) if self.core else rec
         fmt, ins = self._class(lineno, col, eng, kind, toks)
         key = (eng.name, fmt.name, self.mode, kind)
         if key not in self._bases:
@@ -438,6 +530,7 @@ class _Parser:
         known = self._tokens.get((eng.name, fmt.name))
         if known is None or len(known) >= 1024:       # bounded: addresses rarely repeat
             known = self._tokens[eng.name, fmt.name] = {}
+        views = {}
         for tcol, tok in toks[1:]:
             hit = known.get(tok)
             if hit is not None:             # a field token seen before on this class: its field and value
@@ -480,6 +573,14 @@ class _Parser:
                     self.error(lineno, vcol, f"hdr.magic must be one of {magics} for {self.chip.name}, "
                                f"not {text}")
                 continue
+            if name == "id" and eng.implicit_ids:
+                self._implicit_id(lineno, tcol, vcol, eng, text, position, given)
+                continue
+            if name in _MESSAGE_VIEWS and eng.messages is not None:
+                if name in views:
+                    self.error(lineno, tcol, f"field {name!r} given twice (first at column {views[name][1]})")
+                views[name] = (self._view_value(lineno, vcol, eng, name, text), tcol)
+                continue
             fname = aliases.get(name, name)
             if fname not in fmt.by_name:
                 where = f"{eng.name}" + (f" class {fmt.name}" if len(eng.classes) > 1 else "")
@@ -492,6 +593,8 @@ class _Parser:
             given[fname] = (name, tcol)
             fields[fname] = self._value(lineno, vcol, fmt.by_name[fname], text)
             known[tok] = (name, fname, fields[fname])
+        if views:
+            self._apply_views(lineno, col, eng, kind, views, fields)
         try:
             picked = class_of(self.chip, eng.name, fields)
         except BmkError:
@@ -522,7 +625,78 @@ class _Parser:
         if header.get("magic") == self.chip.magic:
             del header["magic"]            # the chip's own magic is implied
         header = {k: v for k, v in header.items() if v or k in ("len", PAD)}
-        return Record(eng.name, fmt.name, got.name if got else None, fields, None, offset, header)
+        return Record(eng.name, fmt.name, got.name if got else None, fields, None, offset, header, self.core)
+
+    def _implicit_id(self, lineno, tcol, vcol, eng, text, position, given):
+        """`id=N` on an engine whose ids are positions: N must be this command's position."""
+        if "id" in given:
+            self.error(lineno, tcol, f"field 'id' given twice (first at column {given['id'][1]})")
+        given["id"] = ("id", tcol)
+        value = parse_int(text)
+        if value != position:
+            where = f" of group {self.group}" if self.group else ""
+            self.error(lineno, vcol, f"id={_shown(text)}: {self.chip.name} {eng.name} ids are implicit (a command's "
+                       f"id is its position in its stream), and this is {eng.name} command {position}{where}; "
+                       f"drop id= or renumber")
+
+    def _view_value(self, lineno, vcol, eng, name, text):
+        fname, bit, width = eng.messages.count if name == "msg.count" else eng.messages.id
+        value = parse_int(text)
+        if value is None or not 0 <= value < 1 << width:
+            self.error(lineno, vcol, f"{name} must be in [0, {(1 << width) - 1}] ({width} bits of {fname}), "
+                       f"not {_shown(text)}")
+        return value
+
+    def _apply_views(self, lineno, col, eng, kind, views, fields):
+        """send.msg / wait.msg / msg.count: bits of a field of a message command (Messages)."""
+        msg = eng.messages
+        role = message_role(eng, kind)
+        for name, (value, tcol) in views.items():
+            if role is None or (name != "msg.count" and name != f"{role}.msg"):
+                want = f"{eng.name}.{msg.send} (send.msg=, msg.count=) or {eng.name}.{msg.wait} (wait.msg=, msg.count=)"
+                self.error(lineno, tcol, f"{name}= belongs on {want}, not {eng.name}.{kind}")
+            fname, bit, width = msg.count if name == "msg.count" else msg.id
+            fields[fname] = (fields[fname] & ~(((1 << width) - 1) << bit)) | (value << bit)
+
+    def _data(self, lineno, col, eng, kind, toks, offset):
+        """`<engine>.data size=N hex=...` of an opaque engine (no layout: its bytes)."""
+        if kind != DATA:
+            self.error(lineno, col, f"{self.chip.name} {eng.name} has no public layout: its commands are written "
+                       f"'{eng.name}.{DATA} size=N hex=...', not {eng.name}.{kind}")
+        given, header = {}, {}
+        for tcol, tok in toks[1:]:
+            name, eq, text = tok.partition("=")
+            if not eq or not name or not text:
+                self.error(lineno, tcol, f"expected NAME=VALUE, not {_shown(tok)}")
+            if name in given:
+                self.error(lineno, tcol, f"field {name!r} given twice (first at column {given[name]})")
+            given[name] = tcol
+            vcol = tcol + len(name) + 1
+            if name == "hex":
+                try:
+                    data = bytes.fromhex(text) if text != "0" else b""
+                except ValueError:
+                    self.error(lineno, vcol, f"expected an even number of hex digits for hex, not {_shown(text)}")
+                header.setdefault("_data", data)
+            elif name == "size":
+                size = parse_int(text)
+                if size is None or size < 0:
+                    self.error(lineno, vcol, f"expected a byte count >= 0 for size, not {_shown(text)}")
+                header.setdefault("_size", (size, vcol))
+            elif name.startswith("hdr.") and name[4:] in self.chip.header.by_name and name[4:] not in \
+                    ("magic", "engine_id"):
+                header[name[4:]] = self._value(lineno, vcol, self.chip.header.by_name[name[4:]], text, "hdr.")
+            else:
+                self.error(lineno, tcol, f"unknown field {name!r} for {eng.name}.{DATA} (expected size=, hex=, hdr.*)")
+        if "_data" not in header:
+            self.error(lineno, col, f"{eng.name}.{DATA} needs hex=<its bytes>")
+        data = header.pop("_data")
+        if "_size" in header:
+            size, vcol = header.pop("_size")
+            if size != len(data):
+                self.error(lineno, vcol, f"size={size} but hex= holds {len(data)} bytes")
+        header = {k: v for k, v in header.items() if v or k == "len"}
+        return Record(eng.name, OPAQUE, None, {}, None, offset, header, 0, data)
 
     def _sync_aliases(self, eng):
         """'id' and 'wait.<engine>' (also 'wait.<alias>') -> the sync-id field names."""

@@ -79,6 +79,8 @@ class Diff:
             return "rule" if v is None else str(v)
         if name.startswith("hdr."):
             return format_value(chip.header.by_name[name[4:]], v)
+        if chip.engine(engine).opaque:
+            return v
         return format_value(chip.engine(engine).cls(cls).by_name[name], v)
 
     def to_text(self, limit=None):
@@ -159,16 +161,31 @@ def expand_ignore(chip, names):
 
 def _field_changes(chip, ra, rb, ignored):
     fmt = record_class(chip, ra)
-    out = [(f.name, ra.fields[f.name], rb.fields[f.name]) for f in fmt.fields
-           if f.name not in ignored and ra.fields[f.name] != rb.fields[f.name]]
+    if fmt is None:                  # an opaque engine's bytes: their size and where they first differ
+        nbytes = len(ra.data)
+        out = [(DATA_FIELD, _data_summary(ra.data, rb.data), _data_summary(rb.data, ra.data))] \
+            if ra.data != rb.data else []
+    else:
+        nbytes = fmt.nbytes
+        out = [(f.name, ra.fields[f.name], rb.fields[f.name]) for f in fmt.fields
+               if f.name not in ignored and ra.fields[f.name] != rb.fields[f.name]]
     for k in sorted(set(ra.header) | set(rb.header)):
         if "hdr." + k in ignored:
             continue
-        absent = fmt.nbytes if k == "len" else None if k == PAD else 0   # an absent hdr.len: the class length
+        absent = nbytes if k == "len" else None if k == PAD else 0   # an absent hdr.len: the class length
         va, vb = ra.header.get(k, absent), rb.header.get(k, absent)
         if va != vb:
             out.append((PAD_FIELD if k == PAD else f"hdr.{k}", va, vb))
     return tuple(out)
+
+
+DATA_FIELD = "data"
+
+
+def _data_summary(data, other):
+    """How an opaque record's bytes show in a diff: size, and the first byte that differs."""
+    first = next((i for i, (x, y) in enumerate(zip(data, other)) if x != y), min(len(data), len(other)))
+    return f"{len(data)} bytes, from byte {first}: {data[first:first + 8].hex() or '(end)'}"
 
 
 class Entries(Sequence):
@@ -240,10 +257,12 @@ class _Keyer:
         return m
 
     def key(self, engine, cls, body, header):
+        hdr = tuple(sorted((k, v) for k, v in header.items() if k not in self.hdr_ignored)) if header else ()
+        if cls is None:                                 # an opaque engine's bytes
+            return hash((engine, None, bytes(body), hdr))
         m = self.mask(cls)
         if m is not None:
             body = (int.from_bytes(body, "little") & m).to_bytes(cls.nbytes, "little")
-        hdr = tuple(sorted((k, v) for k, v in header.items() if k not in self.hdr_ignored)) if header else ()
         return hash((engine, cls.name, body, hdr))
 
     def keys(self, records):
@@ -258,7 +277,7 @@ class _Keyer:
             return out
         for r in records:
             cls = record_class(chip, r)
-            out.append(self.key(r.engine, cls, codec_for(cls).pack(r.fields), r.header))
+            out.append(self.key(r.engine, cls, r.data if cls is None else codec_for(cls).pack(r.fields), r.header))
         return out
 
 

@@ -204,6 +204,8 @@ class Framer:
 
     def __call__(self, rec):
         eng = self.chip.engine(rec.engine)
+        if rec.data is not None:                      # an opaque engine's bytes
+            return encode_header(self.chip, eng, len(rec.data), rec.header), bytes(rec.data)
         codec = codec_for(eng.cls(rec.cls))
         fields = rec.fields
         body = codec.pack_values([fields.get(n, d) for n, d in zip(codec.names, codec.defaults)])
@@ -218,20 +220,75 @@ class Framer:
 
 def load_text(chunks, chip=None, name="<input>"):
     """Assembly text, as str chunks -> Listing, parsed line by line (asm.iter_parse) and kept as
-    cmd_hdr_t bytes plus 16 bytes a record (issue 13.4); errors as asm.parse raises them."""
+    cmd_hdr_t bytes plus 16 bytes a record (issue 13.4); errors as asm.parse raises them. A text
+    of several command groups (a model's listing, `.group` lines) is refused: `load_text_groups`."""
+    grouped = load_text_groups(chunks, chip, name)
+    if len(grouped.groups) > 1:
+        raise BmkError(f"{name}: a listing of {len(grouped.groups)} command groups (.group lines); this command "
+                       f"takes one group (bmk-asm --dir DIR writes every group)")
+    return grouped.groups[0].listing if grouped.groups else Listing(grouped.chip, (), "text", name)
+
+
+@attrs.frozen
+class TextGroup:
+    """One `.group` section of a text: its label, form ("streams" or "cmdbuf") and Listing."""
+
+    label: "str | None"
+    form: str
+    listing: Listing
+
+
+@attrs.frozen
+class GroupedText:
+    """A text read as its command groups (one unlabelled group when it has no `.group` line);
+    `path` and `chip` as a compiled model has them, so bmk-diff pairs it with one by label."""
+
+    path: str
+    spec: object
+    groups: tuple
+
+    @property
+    def chip(self):
+        return self.spec.name
+
+
+def load_text_groups(chunks, chip=None, name="<input>"):
+    """Assembly text, as str chunks -> GroupedText: each `.group` section a Listing (see load_text)."""
     parser, records = asm.iter_parse(asm.text_lines(chunks), resolve_chip(chip), name)
-    buf, offsets, lines, special = bytearray(), array("q"), array("q"), {}
-    frame = None
+    groups, frame = [], None
+    state = None            # (group number, label, form, buf, offsets, lines, special)
+
+    def close():
+        if state is not None:
+            _, label, form, buf, offsets, lines, special = state
+            where = name if label is None else f"{name}:{label}"
+            groups.append(TextGroup(label, form, Listing(parser.chip, CmdbufRecords(
+                parser.chip, bytes(buf), offsets, special), "text", where, lines)))
+
     for lineno, rec in records:
+        if state is None or state[0] != parser.groups:
+            close()
+            state = (parser.groups, parser.group, parser.group_form, bytearray(), array("q"), array("q"), {})
+        _, _, _, buf, offsets, lines, special = state
         frame = frame or Framer(parser.chip)
         head, body = frame(rec)
-        if PAD in rec.header:
+        if PAD in rec.header or rec.core:        # what cmd_hdr_t bytes cannot carry
             special[len(offsets)] = rec
         offsets.append(len(buf))
         lines.append(lineno)
         buf += head
         buf += body
-    return Listing(parser.chip, CmdbufRecords(parser.chip, bytes(buf), offsets, special), "text", name, lines)
+    close()
+    return GroupedText(name, parser.chip, tuple(groups))
+
+
+def load_path_groups(path, chip=None, name=None):
+    """A text file -> GroupedText (`load_text_groups`); None when the file is not text."""
+    name = str(path) if name is None else name
+    chip = resolve_chip(chip)
+    if path == "-" or not _file_is_text(path, chip):
+        return None
+    return load_text_groups(_chunks(path), chip, name)
 
 
 def engine_name(chip, engine):
@@ -240,9 +297,9 @@ def engine_name(chip, engine):
         eng = chip.engine(engine)
     except SpecError:
         eng = None
-    if eng is None or not eng.classes:
-        names = [e.name for e in chip.encoded_engines]
-        aliases = [f"{a}" for e in chip.encoded_engines for a in e.aliases]
+    if eng is None or not (eng.classes or eng.opaque):
+        names = [e.name for e in chip.stream_engines]
+        aliases = [f"{a}" for e in chip.stream_engines for a in e.aliases]
         raise BmkError(f"--raw: engine must be one of {', '.join(names)}"
                        f"{' (or ' + '/'.join(aliases) + ')' if aliases else ''} for {chip.name}, not {engine!r}")
     return eng.name

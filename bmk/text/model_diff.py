@@ -5,7 +5,9 @@ by net and stage index), when a group is in one model only, or when a paired gro
 instructions differ (bmk.text.diff, `--ignore` as for buffers). Each group gets a one-line
 summary; a differing group is followed by its field diff. Models of a chip bmk cannot decode
 yet are compared byte by byte per engine stream (no field diff), so two files of any chip can
-still be told equal or not. Models of two different chips cannot be compared (BmkError).
+still be told equal or not. Models of two different chips cannot be compared (BmkError). A model's listing (a text of
+`.group` sections, as bmk-disasm prints a model) stands for a model too (`diff_grouped`): its
+groups are paired with the other side's by label.
 """
 import hashlib
 
@@ -151,3 +153,33 @@ def diff_models(a, b, ignore=()):
         groups.append(GroupDiff(ga.label, status, d, note))
     groups += [GroupDiff(g.label, "only in B") for g in b.groups() if g.label not in seen]
     return ModelDiff(a, b, _stage_facts(a, b), tuple(groups))
+
+
+def diff_grouped(a, b, ignore=()):
+    """Two sides, each a Model or a loading.GroupedText (a model's listing) -> ModelDiff: groups
+    paired by label (stage facts only when both sides are models)."""
+    from bmk.models.model import Model
+    if isinstance(a, Model) and isinstance(b, Model):
+        return diff_models(a, b, ignore)
+    if a.chip != b.chip:
+        raise ModelError(f"cannot compare a {a.chip} listing ({a.path}) with a {b.chip} one ({b.path})")
+    la, lb = _group_listings(a), _group_listings(b)
+    groups, seen = [], set()
+    for label, listing in la.items():
+        other = lb.get(label)
+        if other is None:
+            groups.append(GroupDiff(label, "only in A"))
+            continue
+        seen.add(label)
+        d = diff_listings(listing, other, ignore)
+        groups.append(GroupDiff(label, "equal" if d.equal else "different", d))
+    groups += [GroupDiff(label, "only in B") for label in lb if label not in seen]
+    return ModelDiff(a, b, (), tuple(groups))
+
+
+def _group_listings(side):
+    """{label: Listing} of a Model's groups or of a GroupedText's sections."""
+    from bmk.models.model import Model
+    if isinstance(side, Model):
+        return {g.label: group_listing(side, g)[0] for g in side.groups()}
+    return {g.label: g.listing for g in side.groups}

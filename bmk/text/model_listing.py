@@ -39,10 +39,18 @@ def group_comment(model, group, unknown):
     return lines
 
 
+def group_directive(group):
+    """The `.group` line that opens a group's listing: its label, and `cmdbuf` for a cvimodel
+    group (its commands are one cmd_hdr_t buffer, not raw streams), so bmk-asm --dir writes each
+    group back as `bmk extract` names it."""
+    return f".group {group.label}" + (" cmdbuf" if group.cmdbuf_blob is not None else "")
+
+
 def iter_model_disassembly(model, groups, fields="changed"):
     """The listing of `groups` (Groups of `model`), one `.chip` line, each group under a
-    `# <file> <label>: <engine> <count>, ...` comment. One group's listing fed to bmk-asm gives
-    back its bytes (`--raw ENGINE OUT` per engine for a bmodel group)."""
+    `# <file> <label>: <engine> <count>, ...` comment and its `.group` line. The whole listing
+    fed to `bmk-asm --dir DIR` gives back every group's bytes; one group's, `--raw ENGINE OUT`
+    per engine (a bmodel group) or `-o OUT` (a cvimodel group)."""
     spec = spec_for(model.chip, model.path)
     yield f".chip {spec.name}"
     if fields != "changed":
@@ -50,6 +58,7 @@ def iter_model_disassembly(model, groups, fields="changed"):
     for g in groups:
         listing, unknown = group_listing(model, g)
         yield from (f"# {c}" for c in group_comment(model, g, unknown))
+        yield group_directive(g)
         lines = asm.iter_disassembly(spec, listing.records, fields, locations=True)
         next(lines)                                  # its own .chip line: said once above
         if fields != "changed":

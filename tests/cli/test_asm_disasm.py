@@ -96,7 +96,8 @@ def _buf():
 
 CORRUPT = [
     ("bad magic", lambda b: b[:72] + b"\x5a" + b[73:], "byte 72: bad magic 0x5a, expected 0xa5 for bm1880"),
-    ("first byte", lambda b: b"\x00" + b[1:], "byte 0: bad magic 0x00, expected one of 0x84 (bm1684), 0x86 (bm1684x), 0xa5 (bm1880)"),
+    ("first byte", lambda b: b"\x00" + b[1:], "byte 0: bad magic 0x00, expected one of 0x84 (bm1684), 0x86 (bm1684x), 0x88 (bm1688), 0x90 (bm1690), "
+                   "0xa5 (bm1880), 0xa8 (cv180x), 0xa7 (cv181x), 0xa6 (cv182x), 0x94 (cv184x)"),
     ("truncated header", lambda b: b[:77], "byte 72: truncated cmd_hdr_t: 5 bytes left, a header is 8"),
     ("truncated descriptor", lambda b: b[:102], "byte 72: truncated tdma command: 22 of 64 bytes"),
     ("unknown engine", lambda b: b[:74] + b"\x07" + b[75:], "byte 72: unknown engine id 7"),
@@ -131,7 +132,7 @@ def test_missing_file_and_missing_output(runner):
     assert res.exit_code == 2 and res.stderr == "disasm: nope.cmdbuf: No such file or directory\n"
     open("a.s", "w").write(".chip bm1880\n")
     res = runner.invoke(asm, ["a.s"])
-    assert res.exit_code == 2 and res.stderr == "asm: missing -o OUT (or --raw ENGINE OUT)\n"
+    assert res.exit_code == 2 and res.stderr == "asm: missing -o OUT (or --raw ENGINE OUT, or --dir DIR)\n"
 
 
 def test_group_lists_subcommands(runner):

@@ -89,9 +89,14 @@ def test_every_chip_reads_its_magic_and_detecting_ones_are_picked_by_it():
 
 
 def test_sync_id_width_per_engine():
-    assert {c: {e.name: e.id_max for e in load_chip(c).encoded_engines} for c in spec_chips()} == {
+    """Explicit ids wrap at their own-id field's width; implicit ones (positions) have no field."""
+    explicit = {c: {e.name: e.id_max for e in load_chip(c).encoded_engines} for c in spec_chips()
+                if not any(e.implicit_ids for e in load_chip(c).engines)}
+    assert {c: v for c, v in explicit.items() if c in ("bm1880", "bm1684", "bm1684x")} == {
         "bm1880": {"tiu": 0xFFFF, "tdma": 0xFFFF}, "bm1684": {"tiu": 0xFFFF, "gdma": 0xFFFF},
         "bm1684x": {"tiu": 0xFFFFF, "gdma": 0xFFFFF}}
+    for c in ("bm1688", "bm1690", "cv184x"):
+        assert all(e.implicit_ids and e.own_id is None and e.id_max == 0 for e in load_chip(c).encoded_engines)
 
 
 def test_bm1684x_classes_and_lengths():
@@ -165,7 +170,8 @@ MULTI = {"name": "m", "selector": ["op"], "head": [{"name": "op", "bit": 0, "wid
 
 def test_engine_classes_selector_index():
     from bmk.isa.spec import build_engine_classes
-    classes, head, selector, index = build_engine_classes("m.toml", MULTI)
+    classes, head, selector, index, alternates = build_engine_classes("m.toml", MULTI)
+    assert alternates == ()
     assert [c.nbytes for c in classes] == [1, 2]
     assert {k: c.name for k, c in index.items()} == {(0,): "A", (1,): "B", (2,): "B"}
 
@@ -237,3 +243,134 @@ def test_bmk_magics_are_not_the_vendors():
         assert spec.legacy_magics == (old,) and spec.reads_magic(old) and spec.detect
         assert magic_owners()[spec.magic] == chip
     assert magic_owners()[0xA5] == "bm1880"
+
+
+# ---- newer chips: alternate heads, implicit ids, wait masks, lent waits, messages, opaque engines
+
+ALT = {"name": "m", "selector": ["s", "op", "eu"],
+       "head": [{"name": "s", "bit": 0, "width": 1}, {"name": "op", "bit": 1, "width": 2},
+                {"name": "eu", "bit": 3, "width": 3}],
+       "alternates": [{"name": "narrow", "selector": ["op", "eu"],
+                       "head": [{"name": "op", "bit": 1, "width": 2}, {"name": "eu", "bit": 3, "width": 2}]}],
+       "classes": [
+           {"name": "A", "bytes": 1, "keys": [{"s": 0, "op": 0}], "fields": [
+               {"name": "s", "bit": 0, "width": 1}, {"name": "op", "bit": 1, "width": 2},
+               {"name": "eu", "bit": 3, "width": 3}, {"name": "x", "bit": 6, "width": 2}]},
+           {"name": "N", "bytes": 2, "head": "narrow", "keys": [{"op": 2}], "fields": [
+               {"name": "imm", "bit": 0, "width": 1}, {"name": "op", "bit": 1, "width": 2},
+               {"name": "eu", "bit": 3, "width": 2}, {"name": "y", "bit": 5, "width": 11}]}]}
+
+
+def test_alternate_head_is_tried_when_the_head_picks_no_class():
+    """BM1688 SYS_TR_ACC's shape: its bit 0 is data and its eu is narrower than the head's."""
+    from bmk.isa.spec import Engine, build_engine_classes
+    classes, head, selector, index, alternates = build_engine_classes("m.toml", ALT)
+    eng = Engine("m", 0, classes, head, selector, index=index, alternates=alternates)
+    assert eng.head_nbytes == 1
+    assert eng.classify(bytes([0b00000000])).name == "A"
+    assert eng.classify(bytes([0b00000101])).name == "N"        # s=1 (imm data), op=2: no head class
+    assert eng.classify(bytes([0b11100101])).name == "N"        # bits 5..7 are not the narrow head's
+    assert eng.classify(bytes([0b00000011])) is None            # op=1: nothing
+    assert eng.class_for({"op": 2, "eu": 0}).name == "N" and eng.class_for({"op": 0}).name == "A"
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda t: t["classes"][1].update(head="wide"), r"classes\[1\] \(N\): head must name one of the alternates "
+                                                    r"\['narrow'\], not 'wide'"),
+    (lambda t: t["classes"][1].update(keys=[{"op": 0}]), r"class 'N' \(alternate head 'narrow'\) keys\[0\] is "
+                                                         r"shadowed by class 'A'"),
+    (lambda t: t["classes"][1].update(keys=[{"s": 1}]), r"classes\[1\] \(N\): keys\[0\] must map selector fields "
+                                                        r"\['op', 'eu'\]"),
+    (lambda t: t["classes"][1]["fields"][2].update(width=3, bit=3) or t["classes"][1]["fields"][3].update(
+        bit=6, width=10), r"classes\[1\] \(N\): narrow head field 'eu' must be at bits \[3, 5\)"),
+    (lambda t: t["alternates"][0].update(name="not an id"), r"alternates\[0\] \(not an id\): name must be a new "
+                                                            r"identifier"),
+    (lambda t: t["alternates"][0].update(selector=["nope"]), r"alternates\[0\] \(narrow\): selector must list head "
+                                                             r"fields"),
+])
+def test_alternate_heads_are_checked(change, message):
+    import copy
+
+    from bmk.isa.spec import build_engine_classes
+    table = copy.deepcopy(ALT)
+    change(table)
+    with pytest.raises(SpecError, match="m.toml: " + message):
+        build_engine_classes("m.toml", table)
+
+
+SYNC_ENGINE = {"name": "e", "bytes": 4, "fields": [
+    {"name": "dep", "bit": 0, "width": 8}, {"name": "op", "bit": 8, "width": 4},
+    {"name": "imm", "bit": 12, "width": 20}],
+    "instructions": [{"name": "send", "match": {"op": 1}}, {"name": "wait", "match": {"op": 2}}]}
+
+
+def _engines(**e):
+    return {"e": {"id": 0, "format": "e", **e}, "f": {"id": 1, "format": "e"}}
+
+
+@pytest.mark.parametrize("engine, message", [
+    (_engines(ids="positional"), "ids must be 'explicit' or 'implicit', not 'positional'"),
+    (_engines(ids="implicit", own_id="dep"), r"own_id names a field, but ids are implicit"),
+    (_engines(wait_for={"f": "dep"}, wait_mask=0x1FF), r"wait_mask 0x1FF is wider than the 8-bit field 'dep'"),
+    (_engines(missing_wait="previous"), "missing_wait must be 'none' or 'next', not 'previous'"),
+    (_engines(messages={"send": "send", "wait": "nope", "id": ["imm", 0, 7], "count": ["imm", 8, 3]}),
+     "messages: wait names unknown instruction kind 'nope'"),
+    (_engines(messages={"send": "send", "wait": "wait", "id": ["imm2", 0, 7], "count": ["imm", 8, 3]}),
+     "messages: id names field 'imm2', which class 'e' lacks"),
+    (_engines(messages={"send": "send", "wait": "wait", "id": ["imm", 0, 7], "count": ["imm", 16, 5]}),
+     r"messages count: width must be an integer in \[1, 4\], not 5"),
+    (_engines(messages={"send": "send", "wait": "wait", "id": "imm"}), r"messages: missing keys \['count'\]"),
+    ({"e": {"id": 0, "format": "e", "opaque": True}}, "an opaque engine has no format"),
+    ({"e": {"id": 0, "ids": "implicit"}}, "sync fields and stream rules need a format"),
+])
+def test_sync_keys_are_checked(engine, message):
+    from bmk.isa.spec import build_chip
+    with pytest.raises(SpecError, match=r"specs/bm1880/chip.toml \[engines.e\]" + r".*" + message):
+        build_chip("bm1880", chip_with(engines=engine), lambda filename: SYNC_ENGINE)
+
+
+def test_sync_keys_load():
+    from bmk.isa.spec import build_chip
+    spec = build_chip("bm1880", chip_with(engines={
+        **_engines(ids="implicit", wait_for={"f": "dep"}, wait_mask=0x7F, missing_wait="next",
+                   messages={"send": "send", "wait": "wait", "id": ["imm", 0, 7], "count": ["imm", 16, 3]}),
+        "h": {"id": 2, "opaque": True}}), lambda filename: SYNC_ENGINE)
+    e = spec.engine("e")
+    assert e.implicit_ids and e.own_id is None and e.wait_mask == 0x7F and e.missing_wait == "next"
+    assert e.messages.msg_id({"imm": 0x4001E}) == 30 and e.messages.msg_count({"imm": 0x4001E}) == 4
+    assert spec.engine("h").opaque and [x.name for x in spec.stream_engines] == ["e", "f", "h"]
+
+
+def test_newer_chip_facts():
+    """Class counts and lengths of the decode-only chips (newer-chips.md 1)."""
+    def lengths(chip, engine):
+        return sorted({c.nbytes for c in load_chip(chip).engine(engine).classes})
+    assert [len(load_chip("bm1688").engine(e).classes) for e in ("tiu", "gdma")] == [29, 12]
+    assert lengths("bm1688", "tiu") == [16, 32, 48, 64, 128] and lengths("bm1688", "gdma") == [16, 96]
+    bm1690 = load_chip("bm1690")
+    assert [len(bm1690.engine(e).classes) for e in ("tiu", "gdma", "sdma", "cdma")] == [33, 16, 16, 10]
+    assert bm1690.engine("tiu").cls("sLIN").nbytes == 36 and lengths("bm1690", "cdma") == [16, 32, 64]
+    assert bm1690.engine("hau").opaque and bm1690.engine("gdma").wait_mask == 0xFFFFF
+    assert load_chip("cv184x").engine("tiu").cls("SYS").nbytes == 8
+    for chip in ("bm1688", "bm1690", "cv184x"):
+        tiu = load_chip(chip).engine("tiu")
+        assert [a.name for a in tiu.alternates] == ["short_sys_tr_acc"]
+        assert tiu.cls("SYS_TR_ACC").by_name["tsk_eu_typ"].width == 3 and tiu.missing_wait == "next"
+        # bit 0 set (imm0 data) and tsk_typ 12: only the alternate head finds the class
+        assert tiu.classify((1 | 12 << 41 | 0b11 << 48).to_bytes(tiu.head_nbytes, "little")).name == "SYS_TR_ACC"
+    for chip in ("cv180x", "cv181x", "cv182x"):
+        spec = load_chip(chip)
+        assert spec.engine("tiu").format.nbytes == 112 and spec.engine("tdma").format.nbytes == 64
+    assert {c: load_chip(c).magic for c in ("cv183x", "cv182x", "cv181x", "cv180x")} == {
+        "cv183x": 0xA5, "cv182x": 0xA6, "cv181x": 0xA7, "cv180x": 0xA8}
+    assert load_chip("cv180x").param("npu_num") == 2 and load_chip("cv181x").param("npu_num") == 8
+
+
+def test_cv183x_is_bm1880_under_its_own_name():
+    """CV183X = BM1880v2, the encoder bm1880 follows: the same layouts and kinds; a 0xA5 buffer
+    read without a chip name is bm1880's (detect = false), `--chip cv183x` reads it as CV183X."""
+    from bmk.isa import magic_owners
+    a, b = load_chip("bm1880"), load_chip("cv183x")
+    for e in ("tiu", "tdma"):
+        assert a.engine(e).format == b.engine(e).format
+    assert b.magic == a.magic == 0xA5 and not b.detect and magic_owners()[0xA5] == "bm1880"
