@@ -231,16 +231,14 @@ def asm(file, output, chip, raw, out_dir):
             label, form, gbuf, gbodies, gpads = groups.setdefault(
                 parser.groups, (parser.group, parser.group_form, bytearray(), {}, {}))
             gbuf += head + body
-            gbodies.setdefault(rec.engine, []).append(body)
-            gpads[rec.engine] = rec.header.get(PAD)
+            _add_body(gbodies, gpads, rec, body)
             continue
         if parser.groups > 1:
             fail(f"{name}: a listing of several command groups (.group lines): write them with --dir DIR")
         buf += head
         buf += body
         if raw:
-            bodies.setdefault(rec.engine, []).append(body)
-            pads[rec.engine] = rec.header.get(PAD)
+            _add_body(bodies, pads, rec, body)
     if out_dir:
         _write_groups(parser.chip, out_dir, groups.values())
         if not (output or raw):
@@ -252,6 +250,16 @@ def asm(file, output, chip, raw, out_dir):
     del buf
     for engine, path in outputs:
         _write(path, frame_stream(parser.chip.engine(engine).stream, bodies.get(engine, []), pads.get(engine)))
+
+
+def _add_body(bodies, pads, rec, body):
+    """One engine's command bytes for its raw stream: the padding a record carries (`PAD`) goes
+    after it when another command follows (a stream of several closed streams), else at the end."""
+    engine = rec.engine
+    if pads.get(engine):
+        bodies[engine][-1] += bytes(pads[engine])
+    bodies.setdefault(engine, []).append(body)
+    pads[engine] = rec.header.get(PAD)
 
 
 def _write_groups(chip, out_dir, groups):

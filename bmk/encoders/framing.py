@@ -300,9 +300,9 @@ def decode_stream(chip, engine, data, core=0):
         records.append(attrs.evolve(rec, core=core) if core else rec)
         offset += size
     pad = len(data) - offset
-    if records and pad != _rule_pad(rule, offset):
-        last = records[-1]
-        records[-1] = attrs.evolve(last, header={**last.header, PAD: pad})
+    if records and (pad != _rule_pad(rule, offset) or PAD in records[-1].header):
+        last = records[-1]           # padding already skipped after it (a short last block) counts too
+        records[-1] = attrs.evolve(last, header={**last.header, PAD: last.header.get(PAD, 0) + pad})
     return records
 
 

@@ -135,3 +135,12 @@ def test_cvimodel_buffers_are_cv181x_by_their_magic(path):
     assert all(r.kind is not None for r in recs)
     with pytest.raises(bmk.DecodeError, match="unknown engine id 2"):
         loading.load(g.cmdbuf, "bm1684x")          # named as the old bm1684x magic's chip: not its buffer
+
+
+def test_zero_bytes_past_the_padded_end_are_kept():
+    """A closed, padded stream with a few more zero bytes: all of it is the end command's
+    padding, and encode gives every byte back (found by tests/cli/test_fuzz_newer.py)."""
+    data = bmk.load_model(F.YOLO_1690).groups()[0].streams["sdma"] + bytes(17)
+    recs = decode_stream(load_chip("bm1690"), "sdma", data)
+    assert recs[-1].kind == "dma.sys.chain_end" and recs[-1].header["pad"] == 112 + 17
+    assert bmk.encode("bm1690", recs, raw=True) == {"sdma": data}
