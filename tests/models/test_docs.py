@@ -53,3 +53,18 @@ def test_the_round_trip_example(monkeypatch, tmp_path):
     assert open(rebase["g.tiu.bin"], "rb").read() == g.streams["tiu"]
     assert open(rebase["g.gdma.bin"], "rb").read() == g.streams["gdma"]
     assert os.path.exists(rebase["g.s"])
+
+
+def test_the_whole_listing_example(monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)
+    lines = [line.split("#")[0].split() for line in _blocks("sh")[3].strip().splitlines()]
+    (dis, *dis_args), (_, *asm_args) = lines
+    assert dis == "bmk-disasm" and asm_args[-2] == "--dir"
+    rebase = {a: str(tmp_path / a) for a in ("m.s", "out")}
+    runner = CliRunner()
+    assert runner.invoke(disasm, [rebase.get(a, a) for a in dis_args]).exit_code == 0
+    assert runner.invoke(asm, [rebase.get(a, a) for a in asm_args]).exit_code == 0
+    m = bmk.load_model(dis_args[0])
+    for g in m.groups():
+        for engine, data in g.streams.items():
+            assert (tmp_path / "out" / f"{g.label.replace('/', '.')}.{engine}.bin").read_bytes() == data
