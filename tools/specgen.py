@@ -295,6 +295,15 @@ def bm1684_defaults(reset: dict, fields) -> dict:
     return out
 
 
+def storage_word_bytes(storage):
+    """The bytes of the word N-packed local storage interleaves batches in ("4N (4 batches
+    interleaved per 32-bit word); int16 2N")."""
+    m = re.search(r"per (\d+)-bit word", storage)
+    if m is None:
+        raise SystemExit(f"int8_storage names no word size: {storage!r}")
+    return int(m.group(1)) // 8
+
+
 def gen_bm1684(facts: dict, out: Path):
     p = facts["params"]
     eng = facts["engines"]
@@ -441,7 +450,7 @@ def gen_bm1684(facts: dict, out: Path):
         f"taylor_table_len = {TAYLOR_LEN_1684}           # SFU_TAILOR_L_TABLE_SIZE: num_series in [1, 64]",
         f"bdc_clock_mhz = {p['bdc_clock_mhz_profile']}           # tpu-mlir profiler clocks",
         f"gdma_clock_mhz = {p['gdma_clock_mhz_profile']}",
-        "# not an integer, so not a param: int8 tensors are stored 4N (4 batches per 32-bit word), int16 2N",
+        f"storage_word_bytes = {storage_word_bytes(p['int8_storage'])}        # int8 local tensors are stored 4N (4 batches per word), int16 2N: their strides count words",
         "",
         "# Address spaces the commands address (base, size in bytes).",
         "[memory.local]                # debugger window 0x08000000..0x10000000; 64 lanes x 512 KiB are backed",

@@ -7,10 +7,14 @@
     streams = ctx.acquire_streams()               # {"tiu": bytes, "gdma": bytes}
 
 Layout of this package (a function's row, record, checks and lowering in parallel places):
-api.py (op table, by the seed's groups), params.py (records, one per C signature),
-checks/<group>.py, lowering/<group>.py, context.py (Context: the Common functions that
-drive the scheduler), layout.py (Common and Utils module functions), constants.py
-(op_type_t, mul_type_t), types.py (dim4, dim2, Padding). Simulator: bmk/sim/bm1684/.
+api.py (op table, by the seed's groups: each row carries its family check and lowering
+functions with their parameters), params.py (records, one per C signature),
+checks/<group>.py (family checks on `checks.common.Check`, the chip's kind of
+bmk.checks.Check), lowering/<group>.py (family lowerings: every code from the chip they are
+given), geometry.py (shapes and strides from a chip's spec), context.py (Context: the Common
+functions that drive the scheduler), layout.py (Common and Utils module functions),
+constants.py (op_type_t, mul_type_t), types.py (dim4, dim2, Padding). Simulator:
+bmk/sim/bm1684/.
 """
 from bmk.bm1684.constants import *  # noqa: F401,F403  (op_type_t / mul_type_t names, as in C)
 from bmk.bm1684.context import Context

@@ -56,7 +56,3 @@ def mul_type_dtypes(mul_type):
     """(src0 16-bit, src1 8-bit, dst 16-bit) DTypes of a mul_type_t value."""
     return _int(16, bool(mul_type & 1)), _int(8, bool(mul_type & 2)), _int(16, bool(mul_type & 4))
 
-
-def op_type_name(value):
-    """The enumerator name(s) of an op_type_t value, for messages."""
-    return next((n for n, v in OP_TYPES.items() if v == value), None)

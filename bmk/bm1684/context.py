@@ -6,8 +6,9 @@ Here: the Common functions that drive the scheduler (seed 003 "Common Functions"
 okk_parallel_start / okk_parallel_end / okk_is_parallel_state / okk_poll.
 """
 from bmk.bm1684 import api
-from bmk.bm1684.layout import chip
+from bmk.bm1684.checks.common import Check
 from bmk.errors import ScheduleError
+from bmk.isa import load_chip
 from bmk.program import Program
 from bmk.scheduler import PARALLEL
 
@@ -18,10 +19,11 @@ class Context(Program):
     """okk_initialize(): an empty command buffer for BM1684 (TIU and GDMA streams)."""
 
     OPS = api.OPS
+    CHECK = Check
     REGISTER = "initialize"
 
     def __init__(self, cmdbuf_size=1 << 26):
-        super().__init__(chip(), cmdbuf_size)
+        super().__init__(load_chip("bm1684"), cmdbuf_size)
 
     def is_parallel_state(self):
         """okk_is_parallel_state (seed 003 Common): True while the parallel mode is active."""

@@ -1,6 +1,10 @@
-"""Shapes of the FP32 Neural Network functions (seed 003 "FP32 Neural Network Functions"),
-shared by their checks, lowering, tests and the demo.
+"""Shapes and strides of bm1684 tensors, computed from the chip given (its spec's params), shared
+by the checks, the lowering, the module functions (layout.py), tests and the demo.
 
+- Local tensors (isa-facts bm1684-memory.md): a local_addr_t A starts on NPU A // lane bytes;
+  channel c lives on NPU (start + c) % npu_num. Strides count elements; 8-bit tensors are
+  stored 4N and 16-bit ones 2N, whose strides count the storage word (`storage_word_bytes`),
+  so their aligned strides are the 32-bit ones of the same shape: `aligned_words`.
 - Output size of a window (conv2d, depthwise2d, pooling; the seed's remark):
   out = (in + pad0 + pad1 - ((kernel - 1) * dilation + 1)) // stride + 1.
 - 2IC-mode conv2d weight (isa-facts bm1684-memory.md "2IC-mode"): a (ceil(IC/2), OC, kh, kw)
@@ -12,16 +16,57 @@ shared by their checks, lowering, tests and the demo.
 - Matrix layout (bm1684-memory.md "Matrix Layout"; okk_bdc_matmul, the GDMA matrix functions):
   a rows x cols fp32 matrix with cols_per_channel = w is the (rows, ceil(cols / w), 1, w) tensor
   in the 128-byte aligned layout; element (x, y) is (n = x, c = y // w, h = 0, w = y % w).
+Everything here computes with its integer arguments only (the call-template rule, bmk/checks.py).
 """
-from bmk.bm1684 import layout
-from bmk.bm1684.types import Padding, dim2, dim4
-from bmk.layout import ceil_div, compact_stride
+from bmk import layout
+from bmk.bm1684.types import Padding, dim2
+from bmk.layout import ceil_div, dim4
 
-PAIR_BYTES = 8          # one 2IC weight element: two fp32 words
+PAIR_WORDS = 2          # one 2IC weight element: the fp32 words of two input channels
 NO_PADDING = Padding(0, 0, 0, 0)
 ONE = dim2(1, 1)
 
 
+# -- local tensors -------------------------------------------------------------------------------
+def word_bytes(chip):
+    """Bytes of the local storage word: a 32-bit element, or 4 int8 (4N) / 2 int16 (2N) batches."""
+    return chip.param("storage_word_bytes")
+
+
+def start_npu(chip, addr):
+    """The NPU a local address starts on."""
+    return addr // chip.space("local").lane_bytes
+
+
+def aligned_words(chip, start, shape):
+    """The 128-byte aligned strides, in storage words, of a shape starting on NPU `start`
+    (okk_128_byte_aligned_stride_for_32bit: c = ALIGN(H*W, 32), n = c * channel slots)."""
+    cs = layout.align_up(shape[2] * shape[3], chip.param("channel_align_bytes") // word_bytes(chip))
+    return dim4(cs * layout.slots(shape[1], chip.param("npu_num"), start), cs, shape[3], 1)
+
+
+def compact(chip, start, shape):
+    """The compact strides (c = H*W) of a shape starting on NPU `start`."""
+    return dim4(*layout.compact_stride(shape, chip.param("npu_num"), start))
+
+
+def aligned_or_compact(chip, addr, shape, aligned):
+    """The 32-bit strides of a local tensor at addr: 128-byte aligned or compact."""
+    start = start_npu(chip, addr)
+    return aligned_words(chip, start, shape) if aligned else compact(chip, start, shape)
+
+
+def int8_1n(chip, addr, shape, aligned):
+    """(n, c, h, w) byte strides of a 1N int8 local tensor (okk_bdc_int8_to_fp32's source and
+    work): channels start on 128 bytes (aligned) or on a storage word (the approximate compact
+    layout: C stride ALIGN(H*W, 4))."""
+    n, c, h, w = shape
+    align = chip.param("channel_align_bytes") if aligned else word_bytes(chip)
+    cs = layout.align_up(h * w, align)
+    return dim4(cs * layout.slots(c, chip.param("npu_num"), start_npu(chip, addr)), cs, w, 1)
+
+
+# -- windows, weights, matrices ----------------------------------------------------------------
 def window_out(size, pad0, pad1, kernel, stride=1, dilation=1):
     """Output length of a window of `kernel` taps (spaced `dilation`) sliding by `stride`."""
     return (size + pad0 + pad1 - ((kernel - 1) * dilation + 1)) // stride + 1
@@ -35,14 +80,12 @@ def output_hw(h, w, kernel_h, kernel_w, padding=NO_PADDING, stride=ONE, dilation
 
 def conv_weight_shape(ic, oc, kernel_h, kernel_w):
     """The 2IC weight tensor's shape, in fp32 pairs: (ceil(IC/2), OC, kh, kw)."""
-    return dim4(ceil_div(ic, 2), oc, kernel_h, kernel_w)
+    return dim4(ceil_div(ic, PAIR_WORDS), oc, kernel_h, kernel_w)
 
 
-def conv_weight_stride(weight_addr, ic, oc, kernel_h, kernel_w):
+def conv_weight_stride(chip, weight_addr, ic, oc, kernel_h, kernel_w):
     """The NULL kernel_stride: compact stride of the 2IC weight shape, counted in pairs."""
-    # the unchecked helper (arguments checked by the caller): arithmetic only, for call templates
-    shape = conv_weight_shape(ic, oc, kernel_h, kernel_w)
-    return dim4(*compact_stride(shape, layout.npu_num(), weight_addr // layout.local_mem_size_per_npu()))
+    return compact(chip, start_npu(chip, weight_addr), conv_weight_shape(ic, oc, kernel_h, kernel_w))
 
 
 def per_channel_shape(c):

@@ -469,16 +469,22 @@ class ChipSpec:
         return (1 << self.param("npu_num")) - 1
 
     def param(self, name):
+        params = self.memo.get("params")
+        if params is None:          # read on every call of a chip's checks: one dict, built once
+            params = self.memo["params"] = dict(self.params)
         try:
-            return dict(self.params)[name]
+            return params[name]
         except KeyError:
             raise SpecError(f"chip {self.name!r} has no parameter {name!r}") from None
 
     def space(self, name):
-        for m in self.memory:
-            if m.name == name:
-                return m
-        raise SpecError(f"chip {self.name!r} has no memory space {name!r}")
+        spaces = self.memo.get("spaces")
+        if spaces is None:
+            spaces = self.memo["spaces"] = {m.name: m for m in self.memory}
+        try:
+            return spaces[name]
+        except KeyError:
+            raise SpecError(f"chip {self.name!r} has no memory space {name!r}") from None
 
     def space_of(self, address):
         """The memory space holding a device address, or None."""

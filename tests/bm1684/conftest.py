@@ -3,13 +3,15 @@ lists (OpRow.kinds): checked on every lowering, by wrapping the Context's pack s
 import pytest
 
 from bmk.bm1684 import Context
-from bmk.bm1684.layout import chip
+from bmk.isa import load_chip
+
+CHIP = load_chip("bm1684")
 
 ROWS = {name: row for row in Context.OPS for name in row.names}
 
 
 def _kind(engine, fields):
-    fmt = chip().engine(engine).format
+    fmt = CHIP.engine(engine).format
     ins = fmt.instruction_of({**fmt.defaults, **fields})
     return f"{engine}.{ins.name}" if ins else f"{engine}.<no kind>"
 

@@ -9,18 +9,20 @@ import pytest
 
 import bmk
 from bmk.encoders import Record
-from bmk.bm1684.layout import chip
+from bmk.isa import load_chip
 from bmk.bm1684.lowering import common as lo
 from bmk.errors import SimulationError
 from tests.bm1684.helpers import get, npu_addr, put
+
+CHIP = load_chip("bm1684")
 
 rng = np.random.default_rng(1684)
 SHAPE = (2, 70, 3, 5)                     # 70 channels: crosses the 64-NPU boundary
 
 
 def command(kind, **fields):
-    tiu = chip().engine("tiu").format
-    return Record("tiu", tiu.name, kind, {**tiu.defaults, **lo.kind(kind), "cmd_en": 1, "cmd_id_en": 1,
+    tiu = CHIP.engine("tiu").format
+    return Record("tiu", tiu.name, kind, {**tiu.defaults, **CHIP.kind("tiu", kind), "cmd_en": 1, "cmd_id_en": 1,
                                           **fields})
 
 
@@ -36,12 +38,12 @@ def attr_id(r, i):
 
 def fp32_command(kind, res, a, b, shape=SHAPE, a_const=False, b_const=False, **extra):
     f = {}
-    lo.tensor(f, "res0", res, None, shape=shape)
+    lo.tensor(CHIP, f, "res0", res, None, shape=shape)
     for slot, v, is_const in (("opd0", a, a_const), ("opd1", b, b_const)):
         if is_const:
-            lo.const(f, slot, lo.fp32_bits(v))
+            lo.const(CHIP, f, slot, lo.fp32_bits(v))
         else:
-            lo.tensor(f, slot, v, None)
+            lo.tensor(CHIP, f, slot, v, None)
     return command(kind, **f, **extra)
 
 
@@ -124,7 +126,7 @@ def test_fp32_select_value(op, cond, cls):
     put(sim, A, a)
     put(sim, B, b)
     rec = fp32_command(f"{cls}.{op}", R, A, B)
-    rec = command(rec.kind, **{**rec.fields, "tsk_opd_num": 3, **lo.const({}, "opd2", 0xDEADBEEF)})
+    rec = command(rec.kind, **{**rec.fields, "tsk_opd_num": 3, **lo.const(CHIP, {}, "opd2", 0xDEADBEEF)})
     run([rec], sim)
     expect = np.where(cond(a, b), np.uint32(0xDEADBEEF), np.uint32(0))
     assert np.array_equal(get(sim, R, SHAPE, dtype="uint32"), expect)
@@ -137,19 +139,19 @@ def test_per_channel_operand_broadcasts():
     put(sim, npu_addr(3, 0), a)
     put(sim, npu_addr(3, 8192), scale, stride=bmk.bm1684.compact_stride(3, (1, SHAPE[1], 1, 1)))
     rec = fp32_command("md_scalar.mul", npu_addr(3, 16384), npu_addr(3, 0), npu_addr(3, 8192))
-    rec = command(rec.kind, **{**rec.fields, "short_opd1_str": lo.code("tiu", "short_opd1_str", "offset")})
+    rec = command(rec.kind, **{**rec.fields, "short_opd1_str": CHIP.code("tiu", "short_opd1_str", "offset")})
     run([rec], sim)
     assert np.array_equal(get(sim, npu_addr(3, 16384), SHAPE), a * scale)
 
 
 def test_mixed_precisions_are_refused():
     rec = fp32_command("arith.add", 8192, 0, 4096, shape=(1, 1, 1, 4))
-    rec = command(rec.kind, **{**rec.fields, "opt_opd1_prec": lo.code("tiu", "opt_opd1_prec", "int8")})
+    rec = command(rec.kind, **{**rec.fields, "opt_opd1_prec": CHIP.code("tiu", "opt_opd1_prec", "int8")})
     with pytest.raises(SimulationError, match="arith.add: precisions must be all fp32"):
         run([rec], bmk.Simulator("bm1684"))
-    rec = command("md_scalar.divide", **{**rec.fields, **lo.kind("md_scalar.divide"),
-                                        "opt_opd0_prec": lo.code("tiu", "opt_opd0_prec", "int8"),
-                                        "opt_res0_prec": lo.code("tiu", "opt_res0_prec", "int8")})
+    rec = command("md_scalar.divide", **{**rec.fields, **CHIP.kind("tiu", "md_scalar.divide"),
+                                        "opt_opd0_prec": CHIP.code("tiu", "opt_opd0_prec", "int8"),
+                                        "opt_res0_prec": CHIP.code("tiu", "opt_res0_prec", "int8")})
     with pytest.raises(SimulationError, match="md_scalar.divide: integer precisions are not supported"):
         run([rec], bmk.Simulator("bm1684"))
 
@@ -165,9 +167,9 @@ def int_command(kind, prec, signs, shape, **extra):
     """res0 at 16384, opd0 at 0, opd1 at 8192 (NPU 0), all of precision `prec`; signs =
     (opd0, opd1, result)."""
     f = {"opt_opd2_sign": signs[2]}
-    lo.tensor(f, "res0", 16384, None, prec=prec, shape=shape)
-    lo.tensor(f, "opd0", 0, None, prec=prec, signed=signs[0])
-    lo.tensor(f, "opd1", 8192, None, prec=prec, signed=signs[1])
+    lo.tensor(CHIP, f, "res0", 16384, None, prec=prec, shape=shape)
+    lo.tensor(CHIP, f, "opd0", 0, None, prec=prec, signed=signs[0])
+    lo.tensor(CHIP, f, "opd1", 8192, None, prec=prec, signed=signs[1])
     return command(kind, **f, **extra)
 
 
@@ -205,9 +207,9 @@ def test_int8_mdscalar_add_with_constant_saturates_4N():
     shape = (7, 2, 1, 3)
     a = ints(np.int8, shape)
     f = {"opt_opd2_sign": 1}
-    lo.tensor(f, "res0", 16384, None, prec="int8", shape=shape)
-    lo.tensor(f, "opd0", 0, None, prec="int8", signed=1)
-    lo.const(f, "opd1", lo.bits(-100, 8), prec="int8", signed=1)
+    lo.tensor(CHIP, f, "res0", 16384, None, prec="int8", shape=shape)
+    lo.tensor(CHIP, f, "opd0", 0, None, prec="int8", signed=1)
+    lo.const(CHIP, f, "opd1", lo.bits(-100, 8), prec="int8", signed=1)
     sim = bmk.Simulator("bm1684")
     put(sim, 0, a, dtype=np.int8, pack=4)
     run([command("md_scalar.add", **f)], sim)
@@ -219,8 +221,8 @@ def test_int8_mdscalar_add_with_constant_saturates_4N():
 def test_overlapping_huge_res0_is_refused_quickly(kind):
     """A malformed command with zero strides and a huge res0 would need terabytes of arrays."""
     f = {}
-    lo.tensor(f, "res0", 0, (0, 0, 0, 0), shape=(65535, 4095, 65535, 65535))
-    lo.tensor(f, "opd0", 0, (0, 0, 0, 0))
-    lo.tensor(f, "opd1", 0, (0, 0, 0, 0))
+    lo.tensor(CHIP, f, "res0", 0, (0, 0, 0, 0), shape=(65535, 4095, 65535, 65535))
+    lo.tensor(CHIP, f, "opd0", 0, (0, 0, 0, 0))
+    lo.tensor(CHIP, f, "opd1", 0, (0, 0, 0, 0))
     with pytest.raises(SimulationError, match=f"{kind}: res0 must hold at most 524288 bytes per NPU"):
         run([command(kind, **f)], bmk.Simulator("bm1684"))

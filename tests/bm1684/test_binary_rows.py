@@ -5,8 +5,10 @@ import pytest
 import bmk
 from bmk import bm1684
 from bmk.bm1684 import api
-from bmk.bm1684.layout import chip
+from bmk.isa import load_chip
 from bmk.text import asm as asmtext
+
+CHIP = load_chip("bm1684")
 
 SHAPE, D, A, B, W = (5, 66, 2, 3), 32768, 0, 16384, 49152
 S8, S16 = bm1684.S8_OP_S8_TO_S16, bm1684.S16_OP_S16_TO_S16
@@ -48,5 +50,5 @@ def test_a_program_of_every_row_round_trips_through_the_text_tools():
     buf = ctx.acquire_cmdbuf()
     records = bmk.decode("bm1684", buf)
     assert len(records) == len(api.BINARY) + 2            # 16bit_mul_8bit and split_low emit two
-    text = asmtext.disassemble(chip(), records)
+    text = asmtext.disassemble(CHIP, records)
     assert asmtext.assemble(text) == buf

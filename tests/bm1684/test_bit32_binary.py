@@ -112,7 +112,7 @@ def test_C_shifted_by_tensor(kind, C):
 
 @pytest.mark.parametrize("name, args, match", [
     ("bdc_32bit_and", (0, 4096, 8194, (1, 1, 1, 1)), "src1_addr must be divisible by 4"),
-    ("bdc_32bit_or", (0, LANE, 8192, (1, 1, 1, 1)), "src0_addr must be a local address on the NPU where"),
+    ("bdc_32bit_or", (0, LANE, 8192, (1, 1, 1, 1)), "src0_addr must be an address on NPU"),
     ("bdc_32bit_xor", (0, 4096, 8192, (1, 4096, 1, 1)), r"shape.c must be an integer in \[1, 4095\]"),
     ("bdc_32bit_and_C", (0, 4096, 2**32, (1, 1, 1, 1)), r"C must be an integer in \[-2147483648, 4294967295\]"),
     ("bdc_32bit_or_C", (0, 4096, -2**31 - 1, (1, 1, 1, 1)), r"C must be an integer in"),
@@ -122,9 +122,9 @@ def test_C_shifted_by_tensor(kind, C):
     ("bdc_32bit_C_arithmetic_shift", (0, 4096, 2**31, (1, 1, 1, 1)),
      r"C must be an integer in \[-2147483648, 2147483647\]"),
     ("bdc_32bit_C_logical_shift", (0, 4096, -1, (1, 1, 1, 1)), r"C must be an integer in \[0, 4294967295\]"),
-    ("bdc_32bit_arithmetic_shift", (0, 4096, 8192, (1, 1, 1, 1), None, None, (0, 1, 1)), "src1_stride must be a dim4"),
+    ("bdc_32bit_arithmetic_shift", (0, 4096, 8192, (1, 1, 1, 1), None, None, (0, 1, 1)), r"src1_stride must be None \(the default layout\) or a dim4 stride"),
     ("bdc_32bit_logical_shift", (LANE - 4, 4096, 8192, (1, 1, 1, 2)),
-     "dst_addr must be the address of a tensor that fits"),
+     "dst_addr must be such that the tensor fits"),
 ])
 def test_remarks(name, args, match):
     ctx = bm1684.Context()

@@ -238,7 +238,7 @@ S8 = constants.S8_OP_S8_TO_S8
     ("add", (D, LANE, B, SHAPE, None, None, None, S8, 0), "src0_addr must be a local address on NPU 0"),
     ("add", (D, A, B + 2, SHAPE, None, None, None, S8, 0), "src1_addr must be divisible by 4"),
     ("add", (LANE - 4, A, B, (5, 1, 1, 1), None, None, None, S8, 0),
-     "dst_addr must be the address of a tensor that fits"),
+     "dst_addr must be such that the tensor fits"),
     ("add", (D, A, B, (1, 4096, 1, 1), None, None, None, S8, 0), r"shape.c must be an integer in \[1, 4095\]"),
     ("add_C", (D, A, 256, SHAPE, None, None, constants.S8_OP_U8_TO_S8, 0), r"C must be an integer in \[0, 255\]"),
     ("add_C", (D, A, -129, SHAPE, None, None, S8, 0), r"C must be an integer in \[-128, 127\]"),

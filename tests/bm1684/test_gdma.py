@@ -130,7 +130,7 @@ def test_vendor_s2l_rebuilt_with_equal_fields():
     ("gdma_16bit_cpy_L2S", (0, GMEM, (1, 1, 1, 1), None, None), r"dst_addr must be a system address"),
     ("gdma_32bit_cpy_L2L", (0, 64 * LANE, (1, 1, 1, 1), None, None), r"src_addr must be a local address"),
     ("gdma_32bit_cpy_S2L", (0, GMEM, (1, 1, 1, 65536), None, None), r"shape.w must be an integer in \[1, 65535\]"),
-    ("gdma_32bit_cpy_S2L", (LANE - 64, GMEM, (1, 1, 4, 8), None, None), r"dst_addr must be the address of a tensor that fits"),
+    ("gdma_32bit_cpy_S2L", (LANE - 64, GMEM, (1, 1, 4, 8), None, None), r"dst_addr must be such that the tensor fits"),
     ("gdma_32bit_cpy_S2S", (0x2FFFFFFF0 + 0x10, GMEM, (1, 1, 1, 8), None, None), r"dst_addr must be"),
     ("gdma_8bit_set_C_local", (0, 256, (1, 1, 1, 1), None), r"C must be an integer in \[-128, 255\]"),
     ("gdma_16bit_set_C_system", (GMEM, -32769, (1, 1, 1, 1), None), r"C must be an integer in \[-32768, 65535\]"),

@@ -12,13 +12,15 @@ import numpy as np
 import pytest
 
 import bmk
-from bmk.bm1684.layout import chip
+from bmk.isa import load_chip
 from bmk.bm1684.lowering import common as lo
 from bmk.encoders import Record
 from bmk.errors import SimulationError
 from bmk.sim.semantics import Semantics
 from tests.bm1684.helpers import get, npu_addr, put
 from tests.vectors.vendor import streams
+
+CHIP = load_chip("bm1684")
 
 f32 = np.float32
 rng = np.random.default_rng(84)
@@ -31,8 +33,8 @@ def renumber(records):
 
 
 def command(kind, **fields):
-    tiu = chip().engine("tiu").format
-    return Record("tiu", tiu.name, kind, {**tiu.defaults, **lo.kind(kind), "cmd_en": 1, "cmd_id_en": 1, **fields})
+    tiu = CHIP.engine("tiu").format
+    return Record("tiu", tiu.name, kind, {**tiu.defaults, **CHIP.kind("tiu", kind), "cmd_en": 1, "cmd_id_en": 1, **fields})
 
 
 def run(records, sim=None):
@@ -50,7 +52,7 @@ def test_tables_are_in_l2_sram_on_construction():
     sim = bmk.Simulator("bm1684")
     l2 = sim.space("l2sram")
     assert (l2.base, l2.size) == (0x10000000, 0x400000)                    # 4 MiB covers offset 0x300000+
-    p = chip().param
+    p = CHIP.param
     assert (p("l2_sram_exp_int_table"), p("l2_sram_exp_table"), p("l2_sram_exp_taylor_table"),
             p("l2_sram_int2float_table")) == (0x300000, 0x300400, 0x300C00, 0x301300)   # the streams' opd1_addr
     k = np.r_[0:128, -128:0]                                               # index i is the int8 i
@@ -87,7 +89,7 @@ def test_the_vendor_silu_sequence_computes_x_sigmoid_x():
     silu = vendor_silu()
     x_rec, out_rec = silu[0], silu[-1]
     shape = (x_rec.fields["res0_n"], x_rec.fields["res0_c"], x_rec.fields["res0_h"], x_rec.fields["res0_w"])
-    base = chip().space("local").base
+    base = CHIP.space("local").base
     x_addr, out_addr = x_rec.fields["opd0_addr"] - base, out_rec.fields["res0_addr"] - base
     x = rng.uniform(-20, 20, shape).astype(f32)
     x.flat[:5] = [0.0, 1.0, -1.0, 87.0, -87.0]
@@ -103,8 +105,8 @@ def test_fp32_to_int_saturates_to_the_result_precision():
     shape = (1, 3, 1, 4)
     x = np.array([-40000.0, 40000.0, 2.5, -2.5, 3.5, np.nan, -np.inf, 1e10, 0.49, -0.51, 7.0, 100.0], f32)
     f = {}
-    lo.tensor(f, "res0", 4096, None, prec="int16", shape=shape)
-    lo.tensor(f, "opd0", 0, None)
+    lo.tensor(CHIP, f, "res0", 4096, None, prec="int16", shape=shape)
+    lo.tensor(CHIP, f, "opd0", 0, None)
     sim = bmk.Simulator("bm1684")
     put(sim, 0, x.reshape(shape))
     run([command("md_sfu.fp32_to_int", **f)], sim)
@@ -118,9 +120,9 @@ def test_lut_index_is_the_low_bits_of_an_int8_or_a_word():
     shape = (5, 2, 1, 3)
     idx = rng.integers(-128, 128, shape).astype(np.int8)
     f = {}
-    lo.tensor(f, "res0", npu_addr(62, 4096), None, shape=shape)
-    lo.tensor(f, "opd0", npu_addr(62, 0), None, prec="int8", signed=True)
-    f.update(opd1_addr=chip().param("l2_sram_int2float_table"), opd1_h=8)
+    lo.tensor(CHIP, f, "res0", npu_addr(62, 4096), None, shape=shape)
+    lo.tensor(CHIP, f, "opd0", npu_addr(62, 0), None, prec="int8", signed=True)
+    f.update(opd1_addr=CHIP.param("l2_sram_int2float_table"), opd1_h=8)
     sim = bmk.Simulator("bm1684")
     put(sim, npu_addr(62, 0), idx, dtype="int8", pack=4)
     run([command("lut", **f)], sim)
@@ -128,9 +130,9 @@ def test_lut_index_is_the_low_bits_of_an_int8_or_a_word():
 
     words = np.array([300, -1, 5, 256], np.int32).reshape(1, 1, 1, 4)
     f = {}
-    lo.tensor(f, "res0", 8192, None, prec="int32", shape=words.shape)
-    lo.tensor(f, "opd0", 0, None)                                          # default fp32: the word as an int
-    f.update(opd1_addr=chip().param("l2_sram_uint2float_table"), opd1_h=8)
+    lo.tensor(CHIP, f, "res0", 8192, None, prec="int32", shape=words.shape)
+    lo.tensor(CHIP, f, "opd0", 0, None)                                          # default fp32: the word as an int
+    f.update(opd1_addr=CHIP.param("l2_sram_uint2float_table"), opd1_h=8)
     sim = bmk.Simulator("bm1684")
     put(sim, 0, words, dtype="int32")
     run([command("lut", **f)], sim)
@@ -146,8 +148,8 @@ def test_taylor_is_horner_in_fp32_of_the_table_at_opd1():
     sim.memories["l2sram"].store(0x200000, np.array([2, 3, 4], "<f4").view(np.uint8))
     put(sim, 0, x)
     f = {}
-    lo.tensor(f, "res0", 1024, None, shape=shape)
-    lo.tensor(f, "opd0", 0, None)
+    lo.tensor(CHIP, f, "res0", 1024, None, shape=shape)
+    lo.tensor(CHIP, f, "opd0", 0, None)
     run([command("md_sfu.taylor", opd1_addr=0x200000, opd1_n=3, **f)], sim)
     want = x * (f32(2) + x * (f32(3) + x * f32(4)))
     assert np.array_equal(get(sim, 1024, shape), want)
@@ -166,7 +168,7 @@ def test_taylor_is_horner_in_fp32_of_the_table_at_opd1():
 ])
 def test_fields_the_semantics_do_not_model(kind, fields, match):
     f = {}
-    lo.tensor(f, "res0", 4096, None, shape=(1, 1, 1, 4))
-    lo.tensor(f, "opd0", 0, None)
+    lo.tensor(CHIP, f, "res0", 4096, None, shape=(1, 1, 1, 4))
+    lo.tensor(CHIP, f, "opd0", 0, None)
     with pytest.raises(SimulationError, match=match):
         run([command(kind, **{**f, **fields})])

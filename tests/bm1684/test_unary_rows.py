@@ -6,8 +6,10 @@ import pytest
 import bmk
 from bmk import bm1684
 from bmk.bm1684 import api
-from bmk.bm1684.layout import chip
+from bmk.isa import load_chip
 from bmk.text import asm as asmtext
+
+CHIP = load_chip("bm1684")
 
 SHAPE, D, S, W = (3, 66, 2, 3), 32768, 0, 16384
 ARGS = {
@@ -46,6 +48,6 @@ def test_a_program_of_every_row_round_trips_through_the_text_tools():
     buf = ctx.acquire_cmdbuf()
     records = bmk.decode("bm1684", buf)
     assert len(records) == sum(LENGTHS.get(row.name, 1) for row in ROWS)
-    assert asmtext.assemble(asmtext.disassemble(chip(), records)) == buf
+    assert asmtext.assemble(asmtext.disassemble(CHIP, records)) == buf
     report = bmk.Simulator("bm1684").run(buf)                 # zeroed data: every kind is modelled
     assert len(report.instructions) == len(records)

@@ -1,43 +1,31 @@
-"""Checks of the 32-Bit Binary functions (seed 003 "32-Bit Binary Functions", seed 004).
-
-Remarks: addresses divisible by 4, shape ranges, strides, same start NPU, tensors fit (as the
-FP32 binary functions); C of and/or/xor an x32; C of arithmetic_shift_C / logical_shift_C an
-int in [-32, 32]; C of C_arithmetic_shift an int, of C_logical_shift an unsigned int. The
-elements of a shift-amount tensor must be in [-32, 32]: data, not arguments, so the call
-cannot check them (the simulator shifts any amount: see bmk/sim/bm1684/arith.py).
+"""Checks of the 32-Bit Binary functions (seed 003 "32-Bit Binary Functions", seed 004), by
+family: `tensors` (and, or, xor, the tensor shifts: the FP32 binary remarks), `logic_const`
+(C an x32), `shift_const` (C of arithmetic_shift_C / logical_shift_C an int in [-32, 32]) and
+`const_shift` (C of C_arithmetic_shift an int, of C_logical_shift an unsigned int: the op
+table gives the C type). The elements of a shift-amount tensor must be in [-32, 32]: data, not
+arguments, so the call cannot check them (the simulator shifts any amount:
+bmk/sim/bm1684/arith.py).
 """
-from bmk.bm1684.checks import common as c
 from bmk.bm1684.checks.fp32_binary import TC, TT, operands
 
-
-def binary(call, r):
-    operands(call, r, TT)
+SHIFT_MAX = 32          # the seed's shift range [-32, 32]
 
 
-def logic_C(call, r):
-    operands(call, r, TC)
-    c.bits(call, "C", r.C, 32)
+def tensors(c, p):
+    operands(c, p, TT)
 
 
-def shift_C(call, r):
-    operands(call, r, TC)
-    c.integer(call, "C", r.C, -32, 32)
+def logic_const(c, p):
+    operands(c, p, TC)
+    c.bits("C", p.C, 32)
 
 
-def C_shift(call, r, lo, hi):
-    operands(call, r, TC)
-    c.integer(call, "C", r.C, lo, hi)
+def shift_const(c, p):
+    operands(c, p, TC)
+    c.integer("C", p.C, -SHIFT_MAX, SHIFT_MAX)
 
 
-def bdc_32bit_and(ctx, r): binary("bdc_32bit_and", r)                                        # noqa: E704
-def bdc_32bit_or(ctx, r): binary("bdc_32bit_or", r)                                          # noqa: E704
-def bdc_32bit_xor(ctx, r): binary("bdc_32bit_xor", r)                                        # noqa: E704
-def bdc_32bit_and_C(ctx, r): logic_C("bdc_32bit_and_C", r)                                   # noqa: E704
-def bdc_32bit_or_C(ctx, r): logic_C("bdc_32bit_or_C", r)                                     # noqa: E704
-def bdc_32bit_xor_C(ctx, r): logic_C("bdc_32bit_xor_C", r)                                   # noqa: E704
-def bdc_32bit_arithmetic_shift(ctx, r): binary("bdc_32bit_arithmetic_shift", r)              # noqa: E704
-def bdc_32bit_logical_shift(ctx, r): binary("bdc_32bit_logical_shift", r)                    # noqa: E704
-def bdc_32bit_arithmetic_shift_C(ctx, r): shift_C("bdc_32bit_arithmetic_shift_C", r)         # noqa: E704
-def bdc_32bit_logical_shift_C(ctx, r): shift_C("bdc_32bit_logical_shift_C", r)               # noqa: E704
-def bdc_32bit_C_arithmetic_shift(ctx, r): C_shift("bdc_32bit_C_arithmetic_shift", r, -2**31, 2**31 - 1)  # noqa: E704
-def bdc_32bit_C_logical_shift(ctx, r): C_shift("bdc_32bit_C_logical_shift", r, 0, 2**32 - 1)  # noqa: E704
+def const_shift(c, p, dtype):
+    """C shifted by the tensor: C in the range of its C type `dtype` (int or unsigned int)."""
+    operands(c, p, TC)
+    c.integer("C", p.C, dtype.min, dtype.max)

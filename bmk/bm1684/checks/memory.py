@@ -1,23 +1,24 @@
-"""Checks of the Memory functions (seed 003 "Memory Functions")."""
-from bmk.bm1684.checks import common as c
+"""Checks of the Memory functions (seed 003 "Memory Functions"): okk_bdc_32bit_cpy and
+okk_bdc_32bit_set_C (`copy` also checks okk_bdc_reciprocal and okk_bdc_neg, whose signature
+and remarks are the same)."""
 
 
-def bdc_32bit_cpy(ctx, r, call="bdc_32bit_cpy"):
+def copy(c, p):
     """Remarks: 32-bit data; same start NPU; addresses divisible by 4; shape ranges; NULL
     stride = 128-byte aligned layout."""
-    dst = c.local_addr(call, "dst_addr", r.dst_addr)
-    src = c.local_addr(call, "src_addr", r.src_addr)
-    shape = c.shape(call, r.shape)
-    dst_stride = c.stride(call, "dst_stride", r.dst_stride)
-    src_stride = c.stride(call, "src_stride", r.src_stride)
-    c.same_npu(call, dst_addr=dst, src_addr=src)
-    c.fits_local(call, "dst_addr", dst, shape, dst_stride)
-    c.fits_local(call, "src_addr", src, shape, src_stride)
+    dst = c.address("dst_addr", p.dst_addr)
+    src = c.address("src_addr", p.src_addr)
+    shape = c.shape(p.shape)
+    dst_stride = c.stride("dst_stride", p.dst_stride)
+    src_stride = c.stride("src_stride", p.src_stride)
+    c.same_start_npu("dst_addr", dst, src_addr=src)
+    c.fits("dst_addr", dst, shape, dst_stride)
+    c.fits("src_addr", src, shape, src_stride)
 
 
-def bdc_32bit_set_C(ctx, r, call="bdc_32bit_set_C"):
+def set_C(c, p):      # noqa: N802 (the seed's name)
     """Remarks: 32-bit data; dst_addr divisible by 4; shape ranges; C an x32."""
-    dst = c.local_addr(call, "dst_addr", r.dst_addr)
-    shape = c.shape(call, r.shape)
-    c.bits(call, "C", r.C, 32)
-    c.fits_local(call, "dst_addr", dst, shape, c.stride(call, "dst_stride", r.dst_stride))
+    dst = c.address("dst_addr", p.dst_addr)
+    shape = c.shape(p.shape)
+    c.bits("C", p.C, 32)
+    c.fits("dst_addr", dst, shape, c.stride("dst_stride", p.dst_stride))

@@ -1,4 +1,6 @@
-"""Lowering of the 32-Bit Binary functions (seed 003 "32-Bit Binary Functions", seed 004).
+"""Lowering of the 32-Bit Binary functions (seed 003 "32-Bit Binary Functions", seed 004), by
+family: `logic` (and, or, xor), `logic_const`, `shift` and `shift_const`; the op table gives
+the kind, whether a shift is arithmetic and the constant's slot.
 
 One ar_op command each, every operand int32 precision (isa-facts bm1684-lowering.md: "ar_op 3,
 prec 4"): arith.and / or / xor on the bit patterns; arith.shift for the shifts, the amount in
@@ -9,29 +11,23 @@ semantics read the sign only). The amount opd1 is signed. Constants are int32 bi
 opdX_addr: opd1 for the _C forms, opd0 for the C_ forms (C shifted by the tensor).
 """
 from bmk.bm1684.lowering import common as lo
-from bmk.bm1684.lowering.fp32_binary import binary, with_const
+from bmk.bm1684.lowering.fp32_binary import binary, const_binary
+
+UNSIGNED = (0, 0, 0)        # the (opd0, opd1, result) signs of the bitwise functions
 
 
-def _logic(kind):
-    return lambda chip, r: binary(kind, r, prec="int32", signed=(0, 0, 0))
+def logic(chip, p, kind):
+    return binary(chip, kind, p, prec="int32", signed=UNSIGNED)
 
 
-def _logic_C(kind):
-    return lambda chip, r: with_const(kind, r, "opd1", lo.bits(r.C, 32), prec="int32", signed=(0, 0, 0))
+def logic_const(chip, p, kind):
+    return const_binary(chip, kind, p, "opd1", lo.bits(p.C, 32), prec="int32", signed=UNSIGNED)
 
 
-def _shift(arithmetic):
-    return lambda chip, r: binary("arith.shift", r, prec="int32", signed=(arithmetic, 1, arithmetic))
+def shift(chip, p, arithmetic):
+    return binary(chip, "arith.shift", p, prec="int32", signed=(arithmetic, 1, arithmetic))
 
 
-def _shift_C(arithmetic, const_slot):
-    return lambda chip, r: with_const("arith.shift", r, const_slot, lo.bits(r.C, 32), prec="int32",
-                                      signed=(arithmetic, 1, arithmetic))
-
-
-bdc_32bit_and, bdc_32bit_or, bdc_32bit_xor = _logic("arith.and"), _logic("arith.or"), _logic("arith.xor")
-bdc_32bit_and_C, bdc_32bit_or_C = _logic_C("arith.and"), _logic_C("arith.or")
-bdc_32bit_xor_C = _logic_C("arith.xor")
-bdc_32bit_arithmetic_shift, bdc_32bit_logical_shift = _shift(1), _shift(0)
-bdc_32bit_arithmetic_shift_C, bdc_32bit_logical_shift_C = _shift_C(1, "opd1"), _shift_C(0, "opd1")
-bdc_32bit_C_arithmetic_shift, bdc_32bit_C_logical_shift = _shift_C(1, "opd0"), _shift_C(0, "opd0")
+def shift_const(chip, p, arithmetic, slot):
+    return const_binary(chip, "arith.shift", p, slot, lo.bits(p.C, 32), prec="int32",
+                        signed=(arithmetic, 1, arithmetic))

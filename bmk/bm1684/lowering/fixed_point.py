@@ -1,4 +1,7 @@
-"""Lowering of the Fixed Point Binary and Unary functions (seed 003).
+"""Lowering of the Fixed Point Binary and Unary functions (seed 003), by family: `binary`
+(add, sub, mul, max, min and their _C / C_ forms: the op table gives the kind, the constant's
+slot and whether rshift applies), `mac`, `shift16`, `shift16_const`, `mul_8bit`,
+`split_high`, `split_low`.
 
 Each binary function is one ar_op command (isa-facts bm1684-lowering.md section 4: add 2,
 sub 3, mul 0, mac 1, max 4, min 5, shift 6) whose operand precisions (int8 / int16) and signs
@@ -27,104 +30,88 @@ Sequences (no single command does them):
 """
 from bmk.bm1684 import constants as k
 from bmk.bm1684.lowering import common as lo
-from bmk.bm1684.lowering.fp32_binary import binary, with_const
-from bmk.templates import as_int, fixed
+from bmk.bm1684.lowering.fp32_binary import binary as _binary
+from bmk.bm1684.lowering.fp32_binary import const_binary
+from bmk.checks import as_int, fixed
+from bmk.dtypes import INT8, INT16
+
+BYTE = INT8.bits            # the high byte of a 16-bit value is 8 bits up
 
 
 def _prec(dtype):
-    return "int8" if dtype.bits == 8 else "int16"
+    return "int8" if dtype.bits == INT8.bits else "int16"
 
 
 def _types(op_type):
+    """(precisions (res0, opd0, opd1), signs (opd0, opd1, result), (src0, src1) DTypes) of op_type."""
     s0, s1, d = k.op_type_dtypes(int(fixed(op_type)))
     return (_prec(d), _prec(s0), _prec(s1)), (s0.signed, s1.signed, d.signed), (s0, s1)
 
 
-def _binary(kind, shifts=True):
-    def lower(chip, r):
-        precs, signs, _ = _types(r.op_type)
-        f = {"opt_right_shift": as_int(r.rshift)} if shifts else {}
-        return binary(kind, r, prec=precs, signed=signs, f=f)
-    return lower
+def binary(chip, p, kind, slot=None, shifts=True):
+    """dst = (src0 OP src1 + round) RSH rshift (slot None), src OP C (opd1), C OP src (opd0);
+    `shifts` False: max / min, which have no rshift."""
+    precs, signs, (s0, s1) = _types(p.op_type)
+    f = {"opt_right_shift": as_int(p.rshift)} if shifts else {}
+    if slot is None:
+        return _binary(chip, kind, p, prec=precs, signed=signs, f=f)
+    width = (s0 if slot == "opd0" else s1).bits
+    return const_binary(chip, kind, p, slot, lo.bits(p.C, width), prec=precs, signed=signs, f=f)
 
 
-def _binary_C(kind, const_slot="opd1", shifts=True):
-    def lower(chip, r):
-        precs, signs, (s0, s1) = _types(r.op_type)
-        width = (s0 if const_slot == "opd0" else s1).bits
-        f = {"opt_right_shift": as_int(r.rshift)} if shifts else {}
-        return with_const(kind, r, const_slot, lo.bits(r.C, width), prec=precs, signed=signs, f=f)
-    return lower
+def mac(chip, p, const=False):
+    """dst = (dst * 2^lshift + src0 * src1 (or src * C) + round) RSH rshift."""
+    precs, signs, (_, s1) = _types(p.op_type)
+    f = {"opt_left_shift": as_int(p.lshift), "opt_right_shift": as_int(p.rshift),
+         "opt_res_add_sign": int(bool(p.is_origin_dst_signed))}
+    if const:
+        return const_binary(chip, "arith.mac", p, "opd1", lo.bits(p.C, s1.bits), prec=precs, signed=signs, f=f)
+    return _binary(chip, "arith.mac", p, prec=precs, signed=signs, f=f)
 
 
-def _mac(const):
-    def lower(chip, r):
-        precs, signs, (_, s1) = _types(r.op_type)
-        f = {"opt_left_shift": as_int(r.lshift), "opt_right_shift": as_int(r.rshift),
-             "opt_res_add_sign": int(bool(r.is_origin_dst_signed))}
-        if const:
-            return with_const("arith.mac", r, "opd1", lo.bits(r.C, s1.bits), prec=precs, signed=signs, f=f)
-        return binary("arith.mac", r, prec=precs, signed=signs, f=f)
-    return lower
+def shift16(chip, p, logical):
+    return _binary(chip, "arith.shift", p, prec="int16", signed=(not logical, 1, not logical))
 
 
-def _shift(logical):
-    return lambda chip, r: binary("arith.shift", r, prec="int16", signed=(not logical, 1, not logical))
+def shift16_const(chip, p, logical, slot):
+    return const_binary(chip, "arith.shift", p, slot, lo.bits(p.C, INT16.bits), prec="int16",
+                        signed=(not logical, 1, not logical))
 
 
-def _shift_C(logical, const_slot):
-    return lambda chip, r: with_const("arith.shift", r, const_slot, lo.bits(r.C, 16), prec="int16",
-                                      signed=(not logical, 1, not logical))
-
-
-def _shift_cmd(res, src, stride, res_stride, amount, res_prec, shape):
+def _shift_cmd(chip, res, src, stride, res_stride, amount, res_prec, shape):
     """arith.shift: res (res_prec, signed) = src (int16, signed) shifted by the constant amount."""
-    f = {"opt_opd2_sign": 1, "opt_shift_typ": 0}
-    lo.tensor(f, "res0", res, res_stride, prec=res_prec, shape=shape)
-    lo.tensor(f, "opd0", src, stride, prec="int16", signed=1)
-    lo.const(f, "opd1", lo.bits(amount, 16), prec="int16", signed=1)
-    return lo.tiu("arith.shift", **f)
+    f = lo.tensor(chip, {"opt_opd2_sign": 1, "opt_shift_typ": 0}, "res0", res, res_stride, prec=res_prec,
+                  shape=shape)
+    lo.tensor(chip, f, "opd0", src, stride, prec="int16", signed=1)
+    lo.const(chip, f, "opd1", lo.bits(amount, INT16.bits), prec="int16", signed=1)
+    return lo.tiu(chip, "arith.shift", **f)
 
 
-def bdc_fixed_point_packed_16bit_split_high_8bit(chip, r):
-    return (_shift_cmd(r.dst_addr, r.src_addr, lo.stride4(r.src_stride), lo.stride4(r.dst_stride), -8, "int8",
-                       lo.shape4(r.shape)),)
+def split_high(chip, p):
+    """dst = src RSH 8 (int16 -> int8)."""
+    return (_shift_cmd(chip, p.dst_addr, p.src_addr, lo.stride4(p.src_stride), lo.stride4(p.dst_stride), -BYTE,
+                       "int8", lo.shape4(p.shape)),)
 
 
-def bdc_fixed_point_packed_16bit_split_low_8bit(chip, r):
-    shape, work = lo.shape4(r.shape), lo.stride4(r.work_stride)
-    return (_shift_cmd(r.work_addr, r.src_addr, lo.stride4(r.src_stride), work, 8, "int16", shape),
-            _shift_cmd(r.dst_addr, r.work_addr, work, lo.stride4(r.dst_stride), -8, "int8", shape))
+def split_low(chip, p):
+    """work = src LSH 8; dst = work RSH 8."""
+    shape, work = lo.shape4(p.shape), lo.stride4(p.work_stride)
+    return (_shift_cmd(chip, p.work_addr, p.src_addr, lo.stride4(p.src_stride), work, BYTE, "int16", shape),
+            _shift_cmd(chip, p.dst_addr, p.work_addr, work, lo.stride4(p.dst_stride), -BYTE, "int8", shape))
 
 
-def bdc_fixed_point_packed_16bit_mul_8bit(chip, r):
-    s0, s1, d = k.mul_type_dtypes(int(fixed(r.mul_type)))
-    shape, dst = lo.shape4(r.shape), lo.stride4(r.dst_stride)
+def mul_8bit(chip, p):
+    """dst = high * src1; dst = (dst * 2^8 + low * src1 + round) RSH rshift."""
+    s0, s1, d = k.mul_type_dtypes(int(fixed(p.mul_type)))
+    shape, dst = lo.shape4(p.shape), lo.stride4(p.dst_stride)
     mid_signed = s0.signed or s1.signed
-    mul = {"opt_opd2_sign": int(mid_signed), "opt_shift_typ": 0}
-    lo.tensor(mul, "res0", r.dst_addr, dst, prec="int16", shape=shape)
-    lo.tensor(mul, "opd0", r.src0_high_addr, lo.stride4(r.src0_high_stride), prec="int8", signed=s0.signed)
-    lo.tensor(mul, "opd1", r.src1_addr, lo.stride4(r.src1_stride), prec="int8", signed=s1.signed)
-    mac = {"opt_opd2_sign": int(d.signed), "opt_shift_typ": 0, "opt_left_shift": 8,
-           "opt_right_shift": as_int(r.rshift), "opt_res_add_sign": int(mid_signed)}
-    lo.tensor(mac, "res0", r.dst_addr, dst, prec="int16", shape=shape)
-    lo.tensor(mac, "opd0", r.src0_low_addr, lo.stride4(r.src0_low_stride), prec="int8", signed=0)
-    lo.tensor(mac, "opd1", r.src1_addr, lo.stride4(r.src1_stride), prec="int8", signed=s1.signed)
-    return lo.tiu("arith.mul", **mul), lo.tiu("arith.mac", **mac)
-
-
-bdc_fixed_point_packed_add, bdc_fixed_point_packed_sub = _binary("arith.add"), _binary("arith.sub")
-bdc_fixed_point_packed_mul = _binary("arith.mul")
-bdc_fixed_point_packed_add_C, bdc_fixed_point_packed_sub_C = _binary_C("arith.add"), _binary_C("arith.sub")
-bdc_fixed_point_packed_C_sub = _binary_C("arith.sub", "opd0")
-bdc_fixed_point_packed_mul_C = _binary_C("arith.mul")
-bdc_fixed_point_packed_mac, bdc_fixed_point_packed_mac_C = _mac(False), _mac(True)
-bdc_fixed_point_packed_max = _binary("arith.max", shifts=False)
-bdc_fixed_point_packed_min = _binary("arith.min", shifts=False)
-bdc_fixed_point_packed_max_C = _binary_C("arith.max", shifts=False)
-bdc_fixed_point_packed_min_C = _binary_C("arith.min", shifts=False)
-bdc_fixed_point_packed_16bit_arithmetic_shift, bdc_fixed_point_packed_16bit_logical_shift = _shift(0), _shift(1)
-bdc_fixed_point_packed_16bit_arithmetic_shift_C = _shift_C(0, "opd1")
-bdc_fixed_point_packed_16bit_logical_shift_C = _shift_C(1, "opd1")
-bdc_fixed_point_packed_16bit_C_arithmetic_shift = _shift_C(0, "opd0")
-bdc_fixed_point_packed_16bit_C_logical_shift = _shift_C(1, "opd0")
+    mul = lo.tensor(chip, {"opt_opd2_sign": int(mid_signed), "opt_shift_typ": 0}, "res0", p.dst_addr, dst,
+                    prec="int16", shape=shape)
+    lo.tensor(chip, mul, "opd0", p.src0_high_addr, lo.stride4(p.src0_high_stride), prec="int8", signed=s0.signed)
+    lo.tensor(chip, mul, "opd1", p.src1_addr, lo.stride4(p.src1_stride), prec="int8", signed=s1.signed)
+    mac_ = lo.tensor(chip, {"opt_opd2_sign": int(d.signed), "opt_shift_typ": 0, "opt_left_shift": BYTE,
+                            "opt_right_shift": as_int(p.rshift), "opt_res_add_sign": int(mid_signed)},
+                     "res0", p.dst_addr, dst, prec="int16", shape=shape)
+    lo.tensor(chip, mac_, "opd0", p.src0_low_addr, lo.stride4(p.src0_low_stride), prec="int8", signed=0)
+    lo.tensor(chip, mac_, "opd1", p.src1_addr, lo.stride4(p.src1_stride), prec="int8", signed=s1.signed)
+    return lo.tiu(chip, "arith.mul", **mul), lo.tiu(chip, "arith.mac", **mac_)

@@ -1,4 +1,5 @@
-"""Lowering of the FP32 Unary functions (seed 003 "FP32 Unary Functions").
+"""Lowering of the FP32 Unary functions (seed 003 "FP32 Unary Functions"), one function per
+API function or family (exp, sigmoid and tanh take `tunable`: num_series from the call, else 32).
 
 Single commands (fields as the vendor's yolov5s stream fills the same commands: aligned
 operands with default strides, the shape in res0 only, constants as fp32 bits in opdX_addr):
@@ -34,156 +35,132 @@ Accuracy, in fp32 ulp from the correctly rounded result where it is a normal flo
 remark's range (tests/bm1684/test_fp32_unary.py pins it): rsqrt 0, sqrt 1, lookup_exp 0,
 taylor_exp 3 (32 series, |x| < 1), exp 2, sigmoid 3, tanh 3 (with 8 to 64 series as well).
 """
-from bmk.bm1684 import layout
 from bmk.bm1684.lowering import common as lo
 from bmk.bm1684.lowering.converting import addrs, table_lookup
-from bmk.templates import as_int
+from bmk.checks import as_int
 
 EXP_MIN, EXP_MAX = -103.0, 88.0     # the seed's input range of exp / sigmoid / tanh (and the vendor's clamp)
 DEFAULT_SERIES = 32                 # "okk_bdc_exp() is equivalent to okk_bdc_exp_tunable() with num_series = 32"
 
 
-def _aligned(f, slot, addr, **kw):
-    return lo.tensor(f, slot, addr, None, **kw)
+def _res(chip, dst, shape, **kw):
+    return lo.tensor(chip, {}, "res0", dst, None, shape=shape, **kw)
 
 
-def _res(dst, shape, **kw):
-    return _aligned({}, "res0", dst, shape=shape, **kw)
-
-
-def md(kind, dst, a, b, shape, *, a_const=None, b_const=None):
+def md(chip, kind, dst, a, b, shape, *, a_const=None, b_const=None):
     """md_scalar `kind`: dst = a op b, a / b an aligned tensor or (with *_const) an fp32 constant."""
-    f = _res(dst, shape)
+    f = _res(chip, dst, shape)
     for slot, addr, value in (("opd0", a, a_const), ("opd1", b, b_const)):
         if value is None:
-            _aligned(f, slot, addr)
+            lo.tensor(chip, f, slot, addr, None)
         else:
-            lo.const(f, slot, lo.fp32_bits(value))
-    return lo.tiu(kind, **f)
+            lo.const(chip, f, slot, lo.fp32_bits(value))
+    return lo.tiu(chip, kind, **f)
 
 
-def ar_const(kind, dst, src, value, shape):
+def ar_const(chip, kind, dst, src, value, shape):
     """ar `kind` with a constant opd1 (the vendor's clamp: opt_shift_typ 0 on its ar commands)."""
-    f = _aligned(_res(dst, shape), "opd0", src)
-    lo.const(f, "opd1", lo.fp32_bits(value))
-    return lo.tiu(kind, opt_shift_typ=0, **f)
+    f = lo.tensor(chip, _res(chip, dst, shape), "opd0", src, None)
+    lo.const(chip, f, "opd1", lo.fp32_bits(value))
+    return lo.tiu(chip, kind, opt_shift_typ=0, **f)
 
 
-def sfu(kind, dst, src, shape, *, prec="fp32", **extra):
-    f = _aligned(_res(dst, shape, prec=prec), "opd0", src)
-    return lo.tiu(kind, **f, **extra)
+def sfu(chip, kind, dst, src, shape, *, prec="fp32", **extra):
+    f = lo.tensor(chip, _res(chip, dst, shape, prec=prec), "opd0", src, None)
+    return lo.tiu(chip, kind, **f, **extra)
 
 
-def lut(dst, src, table, shape):
-    return table_lookup(_aligned(_res(dst, shape), "opd0", src), table)
+def lut(chip, dst, src, table, shape):
+    return table_lookup(chip, lo.tensor(chip, _res(chip, dst, shape), "opd0", src, None), table)
 
 
-def taylor(dst, src, num_series, shape):
-    return sfu("md_sfu.taylor", dst, src, shape, opd1_addr=layout.chip().param("l2_sram_exp_taylor_table"),
+def taylor(chip, dst, src, num_series, shape):
+    return sfu(chip, "md_sfu.taylor", dst, src, shape, opd1_addr=chip.param("l2_sram_exp_taylor_table"),
                opd1_n=as_int(num_series))
 
 
-def exp_parts(w, d, num_series, shape):
+def exp_parts(chip, w, d, num_series, shape):
     """Steps 3-8 of the exp sequence: W holds the clamped input; after them D = e^k, W = e^f - 1."""
-    return (sfu("md_sfu.fp32_to_int", d, w, shape, prec="int32"),
-            lut(d, d, "l2_sram_int2float_table", shape),
-            md("md_scalar.sub", w, w, d, shape),
-            sfu("md_sfu.fp32_to_int", d, d, shape, prec="int32"),
-            lut(d, d, "l2_sram_exp_table", shape),
-            taylor(w, w, num_series, shape))
+    return (sfu(chip, "md_sfu.fp32_to_int", d, w, shape, prec="int32"),
+            lut(chip, d, d, "l2_sram_int2float_table", shape),
+            md(chip, "md_scalar.sub", w, w, d, shape),
+            sfu(chip, "md_sfu.fp32_to_int", d, d, shape, prec="int32"),
+            lut(chip, d, d, "l2_sram_exp_table", shape),
+            taylor(chip, w, w, num_series, shape))
 
 
-def clamp(w, src, shape):
-    return (ar_const("arith.min", w, src, EXP_MAX, shape), ar_const("arith.max", w, w, EXP_MIN, shape))
+def clamp(chip, w, src, shape):
+    return (ar_const(chip, "arith.min", w, src, EXP_MAX, shape), ar_const(chip, "arith.max", w, w, EXP_MIN, shape))
 
 
-def exp_sequence(d, s, w, num_series, shape):
+def exp_sequence(chip, d, s, w, num_series, shape):
     """D = e^S (steps 1-10 of the module docstring)."""
-    return (*clamp(w, s, shape), *exp_parts(w, d, num_series, shape),
-            md("md_scalar.mul", w, w, d, shape),
-            md("md_scalar.add", d, d, w, shape))
+    return (*clamp(chip, w, s, shape), *exp_parts(chip, w, d, num_series, shape),
+            md(chip, "md_scalar.mul", w, w, d, shape),
+            md(chip, "md_scalar.add", d, d, w, shape))
 
 
-def bdc_rsqrt(chip, r):
-    return (sfu("md_sfu.rsqrt", *addrs(r, "dst_addr", "src_addr"), lo.shape4(r.shape)),)
+def rsqrt(chip, p):
+    return (sfu(chip, "md_sfu.rsqrt", *addrs(p, "dst_addr", "src_addr"), lo.shape4(p.shape)),)
 
 
-def bdc_sqrt(chip, r):
-    (dst, src), shape = addrs(r, "dst_addr", "src_addr"), lo.shape4(r.shape)
-    return (sfu("md_sfu.rsqrt", dst, src, shape),
-            md("md_scalar.divide", dst, None, dst, shape, a_const=1.0))
+def sqrt(chip, p):
+    (dst, src), shape = addrs(p, "dst_addr", "src_addr"), lo.shape4(p.shape)
+    return (sfu(chip, "md_sfu.rsqrt", dst, src, shape),
+            md(chip, "md_scalar.divide", dst, None, dst, shape, a_const=1.0))
 
 
-def bdc_taylor_exp(chip, r):
-    (dst, src), shape = addrs(r, "dst_addr", "src_addr"), lo.shape4(r.shape)
-    return (taylor(dst, src, r.num_series, shape),
-            md("md_scalar.add", dst, dst, None, shape, b_const=1.0))
+def taylor_exp(chip, p):
+    (dst, src), shape = addrs(p, "dst_addr", "src_addr"), lo.shape4(p.shape)
+    return (taylor(chip, dst, src, p.num_series, shape),
+            md(chip, "md_scalar.add", dst, dst, None, shape, b_const=1.0))
 
 
-def bdc_lookup_exp(chip, r):
-    return (lut(*addrs(r, "dst_addr", "src_addr"), "l2_sram_exp_table", lo.shape4(r.shape)),)
+def lookup_exp(chip, p):
+    return (lut(chip, *addrs(p, "dst_addr", "src_addr"), "l2_sram_exp_table", lo.shape4(p.shape)),)
 
 
-def _work(r):
-    return (*addrs(r, "dst_addr", "src_addr", "work_addr"), lo.shape4(r.shape))
+def _work(p, tunable):
+    """(dst, src, work, shape, num_series) of a function with a work tensor."""
+    return (*addrs(p, "dst_addr", "src_addr", "work_addr"), lo.shape4(p.shape),
+            p.num_series if tunable else DEFAULT_SERIES)
 
 
-def bdc_exp_tunable(chip, r):
-    d, s, w, shape = _work(r)
-    return exp_sequence(d, s, w, r.num_series, shape)
+def exp(chip, p, tunable):
+    d, s, w, shape, series = _work(p, tunable)
+    return exp_sequence(chip, d, s, w, series, shape)
 
 
-def bdc_exp(chip, r):
-    d, s, w, shape = _work(r)
-    return exp_sequence(d, s, w, DEFAULT_SERIES, shape)
+def sigmoid(chip, p, tunable):
+    d, s, w, shape, series = _work(p, tunable)
+    return (md(chip, "md_scalar.mul", w, s, None, shape, b_const=-1.0),
+            *exp_sequence(chip, d, w, w, series, shape),
+            md(chip, "md_scalar.add", d, d, None, shape, b_const=1.0),
+            md(chip, "md_scalar.divide", d, None, d, shape, a_const=1.0))
 
 
-def _sigmoid(r, num_series):
-    d, s, w, shape = _work(r)
-    return (md("md_scalar.mul", w, s, None, shape, b_const=-1.0),
-            *exp_sequence(d, w, w, num_series, shape),
-            md("md_scalar.add", d, d, None, shape, b_const=1.0),
-            md("md_scalar.divide", d, None, d, shape, a_const=1.0))
+def tanh(chip, p, tunable):
+    d, s, w, shape, series = _work(p, tunable)
+    return (md(chip, "md_scalar.mul", w, s, None, shape, b_const=2.0),
+            *clamp(chip, w, w, shape), *exp_parts(chip, w, d, series, shape),
+            md(chip, "md_scalar.mul", w, w, d, shape),
+            md(chip, "md_scalar.sub", d, d, None, shape, b_const=1.0),
+            md(chip, "md_scalar.add", d, d, w, shape),
+            md(chip, "md_scalar.add", w, d, None, shape, b_const=2.0),
+            md(chip, "md_scalar.divide", d, d, w, shape))
 
 
-def bdc_sigmoid_tunable(chip, r):
-    return _sigmoid(r, r.num_series)
+def reciprocal(chip, p):
+    dst, src = addrs(p, "dst_addr", "src_addr")
+    f = lo.tensor(chip, {}, "res0", dst, lo.stride4(p.dst_stride), shape=lo.shape4(p.shape))
+    lo.const(chip, f, "opd0", lo.fp32_bits(1.0))
+    lo.tensor(chip, f, "opd1", src, lo.stride4(p.src_stride))
+    return (lo.tiu(chip, "md_scalar.divide", **f),)
 
 
-def bdc_sigmoid(chip, r):
-    return _sigmoid(r, DEFAULT_SERIES)
-
-
-def _tanh(r, num_series):
-    d, s, w, shape = _work(r)
-    return (md("md_scalar.mul", w, s, None, shape, b_const=2.0),
-            *clamp(w, w, shape), *exp_parts(w, d, num_series, shape),
-            md("md_scalar.mul", w, w, d, shape),
-            md("md_scalar.sub", d, d, None, shape, b_const=1.0),
-            md("md_scalar.add", d, d, w, shape),
-            md("md_scalar.add", w, d, None, shape, b_const=2.0),
-            md("md_scalar.divide", d, d, w, shape))
-
-
-def bdc_tanh_tunable(chip, r):
-    return _tanh(r, r.num_series)
-
-
-def bdc_tanh(chip, r):
-    return _tanh(r, DEFAULT_SERIES)
-
-
-def bdc_reciprocal(chip, r):
-    dst, src = addrs(r, "dst_addr", "src_addr")
-    f = lo.tensor({}, "res0", dst, lo.stride4(r.dst_stride), shape=lo.shape4(r.shape))
-    lo.const(f, "opd0", lo.fp32_bits(1.0))
-    lo.tensor(f, "opd1", src, lo.stride4(r.src_stride))
-    return (lo.tiu("md_scalar.divide", **f),)
-
-
-def bdc_neg(chip, r):
-    dst, src = addrs(r, "dst_addr", "src_addr")
-    f = lo.tensor({}, "res0", dst, lo.stride4(r.dst_stride), shape=lo.shape4(r.shape))
-    lo.tensor(f, "opd0", src, lo.stride4(r.src_stride))
-    lo.const(f, "opd1", lo.fp32_bits(-1.0))
-    return (lo.tiu("md_scalar.mul", **f),)
+def neg(chip, p):
+    dst, src = addrs(p, "dst_addr", "src_addr")
+    f = lo.tensor(chip, {}, "res0", dst, lo.stride4(p.dst_stride), shape=lo.shape4(p.shape))
+    lo.tensor(chip, f, "opd0", src, lo.stride4(p.src_stride))
+    lo.const(chip, f, "opd1", lo.fp32_bits(-1.0))
+    return (lo.tiu(chip, "md_scalar.mul", **f),)

@@ -8,15 +8,15 @@ so the fp32 precision of a copy carries int32 patterns unchanged.
 from bmk.bm1684.lowering import common as lo
 
 
-def bdc_32bit_cpy(chip, r):
+def copy(chip, p):
     f = {"tsk_opd_num": 1}
-    lo.tensor(f, "res0", r.dst_addr, lo.stride4(r.dst_stride), shape=lo.shape4(r.shape))
-    lo.tensor(f, "opd0", r.src_addr, lo.stride4(r.src_stride))
-    return (lo.tiu("arith.copy", **f),)
+    lo.tensor(chip, f, "res0", p.dst_addr, lo.stride4(p.dst_stride), shape=lo.shape4(p.shape))
+    lo.tensor(chip, f, "opd0", p.src_addr, lo.stride4(p.src_stride))
+    return (lo.tiu(chip, "arith.copy", **f),)
 
 
-def bdc_32bit_set_C(chip, r):
+def set_C(chip, p):       # noqa: N802 (the seed's name)
     f = {"tsk_opd_num": 1}
-    lo.tensor(f, "res0", r.dst_addr, lo.stride4(r.dst_stride), shape=lo.shape4(r.shape))
-    lo.const(f, "opd0", lo.bits(r.C, 32))
-    return (lo.tiu("arith.copy", **f),)
+    lo.tensor(chip, f, "res0", p.dst_addr, lo.stride4(p.dst_stride), shape=lo.shape4(p.shape))
+    lo.const(chip, f, "opd0", lo.bits(p.C, 32))
+    return (lo.tiu(chip, "arith.copy", **f),)

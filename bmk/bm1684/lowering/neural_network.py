@@ -1,4 +1,6 @@
-"""Lowering of the FP32 Neural Network functions (seed 003 "FP32 Neural Network Functions").
+"""Lowering of the FP32 Neural Network functions (seed 003 "FP32 Neural Network Functions"), by
+family: relu, `linear` (bias, scale, scale_bias: the op table gives opd1 and opd2), conv2d,
+depthwise2d, `pool` (the kind and where the scale comes from) and matmul.
 
 One TIU command per function (isa-facts bm1684-lowering.md section 4; C = seen in the vendor's
 yolov5s stream, P = plausible, U = our choice):
@@ -30,51 +32,30 @@ yolov5s stream, P = plausible, U = our choice):
   matrix layout leaves free (matrices have h = 1): K itself can exceed every shape field.
 """
 from bmk.bm1684 import geometry as g
-from bmk.bm1684 import layout
 from bmk.bm1684.lowering import common as lo
-from bmk.bm1684.types import Padding, dim2, dim4
-from bmk.layout import compact_stride
-from bmk.templates import as_int, fixed
+from bmk.bm1684.types import Padding, dim2
+from bmk.checks import as_int, fixed
+from bmk.layout import dim4
 
 
-def _elementwise(r, kind, opd1, opd2):
-    """res0 = dst, opd0 = src; opd1 / opd2: ("tensor", addr) per-channel or ("const", value)."""
-    shape = lo.shape4(r.shape)
-    f = {"tsk_opd_num": 3}
-    lo.tensor(f, "res0", r.dst_addr, lo.stride4(r.dst_stride), shape=shape)
-    lo.tensor(f, "opd0", r.src_addr, lo.stride4(r.src_stride))
-    for slot, (what, value) in (("opd1", opd1), ("opd2", opd2)):
-        if what == "const":
-            lo.const(f, slot, lo.fp32_bits(value))
+def relu(chip, p):
+    f = lo.tensor(chip, {"tsk_opd_num": 2}, "res0", p.dst_addr, lo.stride4(p.dst_stride), shape=lo.shape4(p.shape))
+    lo.tensor(chip, f, "opd0", p.src_addr, lo.stride4(p.src_stride))
+    lo.const(chip, f, "opd1", lo.fp32_bits(0.0))
+    return (lo.tiu(chip, "arith.max", **f),)
+
+
+def linear(chip, p, opd1, opd2):
+    """res0 = dst, opd0 = src; opd1 / opd2: the name of a per-channel tensor's address
+    argument, or an fp32 constant."""
+    f = lo.tensor(chip, {"tsk_opd_num": 3}, "res0", p.dst_addr, lo.stride4(p.dst_stride), shape=lo.shape4(p.shape))
+    lo.tensor(chip, f, "opd0", p.src_addr, lo.stride4(p.src_stride))
+    for slot, operand in (("opd1", opd1), ("opd2", opd2)):
+        if isinstance(operand, str):
+            lo.per_channel(chip, f, slot, getattr(p, operand))
         else:
-            _per_channel(f, slot, value)
-    return (lo.tiu(kind, **f),)
-
-
-def _per_channel(f, slot, addr):
-    f[f"{slot}_addr"] = lo.local_base() + as_int(addr)
-    f[f"opt_{slot}_prec"] = lo.code(lo.TIU, f"opt_{slot}_prec", "fp32")
-    f[f"short_{slot}_str"] = lo.code(lo.TIU, f"short_{slot}_str", "offset")
-
-
-def bdc_relu(chip, r):
-    f = {"tsk_opd_num": 2}
-    lo.tensor(f, "res0", r.dst_addr, lo.stride4(r.dst_stride), shape=lo.shape4(r.shape))
-    lo.tensor(f, "opd0", r.src_addr, lo.stride4(r.src_stride))
-    lo.const(f, "opd1", lo.fp32_bits(0.0))
-    return (lo.tiu("arith.max", **f),)
-
-
-def bdc_bias(chip, r):
-    return _elementwise(r, "md_linear.mac", ("const", 1.0), ("tensor", r.bias_addr))
-
-
-def bdc_scale(chip, r):
-    return _elementwise(r, "md_linear.mac", ("tensor", r.scale_addr), ("const", -0.0))
-
-
-def bdc_scale_bias(chip, r):
-    return _elementwise(r, "md_linear.mac", ("tensor", r.scale_addr), ("tensor", r.bias_addr))
+            lo.const(chip, f, slot, lo.fp32_bits(operand))
+    return (lo.tiu(chip, "md_linear.mac", **f),)
 
 
 # -- windows -----------------------------------------------------------------------------------
@@ -98,76 +79,66 @@ def _output_shape(n, c, h, w, kernel_h, kernel_w, pad, stride, dilation=g.ONE):
     return dim4(n, c, *g.output_hw(h, w, kernel_h, kernel_w, pad, stride, dilation))
 
 
-def bdc_conv2d(chip, r):
-    shape = lo.shape4(r.input_shape)
-    oc, kh, kw = as_int(r.output_c), as_int(r.kernel_h), as_int(r.kernel_w)
-    pad, stride, dilation = _padding(r.padding), _pair(r.stride), _pair(r.dilation)
+def conv2d(chip, p):
+    shape = lo.shape4(p.input_shape)
+    oc, kh, kw = as_int(p.output_c), as_int(p.kernel_h), as_int(p.kernel_w)
+    pad, stride, dilation = _padding(p.padding), _pair(p.stride), _pair(p.dilation)
     out = _output_shape(shape.n, oc, shape.h, shape.w, kh, kw, pad, stride, dilation)
-    f = {"tsk_opd_num": 3 if r.using_bias else 2, "opt_res_add": int(bool(r.result_add))}
-    lo.tensor(f, "res0", r.output_addr, None, shape=out)
-    lo.tensor(f, "opd0", r.input_addr, lo.stride4(r.input_stride), shape=shape)
-    kernel_stride = lo.stride4(r.kernel_stride)
+    f = {"tsk_opd_num": 3 if p.using_bias else 2, "opt_res_add": int(bool(p.result_add))}
+    lo.tensor(chip, f, "res0", p.output_addr, None, shape=out)
+    lo.tensor(chip, f, "opd0", p.input_addr, lo.stride4(p.input_stride), shape=shape)
+    kernel_stride = lo.stride4(p.kernel_stride)
     if kernel_stride is None:
-        kernel_stride = g.conv_weight_stride(as_int(r.weight_addr), shape.c, oc, kh, kw)
-    lo.tensor(f, "opd1", r.weight_addr, kernel_stride)
-    if r.using_bias:
-        _per_channel(f, "opd2", r.bias_addr)
-    return (lo.tiu("conv", **_window(f, kh, kw, pad, stride, dilation)),)
+        kernel_stride = g.conv_weight_stride(chip, as_int(p.weight_addr), shape.c, oc, kh, kw)
+    lo.tensor(chip, f, "opd1", p.weight_addr, kernel_stride)
+    if p.using_bias:
+        lo.per_channel(chip, f, "opd2", p.bias_addr)
+    return (lo.tiu(chip, "conv", **_window(f, kh, kw, pad, stride, dilation)),)
 
 
-def bdc_depthwise2d(chip, r):
-    shape = lo.shape4(r.input_shape)
-    kh, kw = as_int(r.kernel_h), as_int(r.kernel_w)
-    pad, stride, dilation = _padding(r.padding), _pair(r.stride), _pair(r.dilation)
-    f = {"tsk_opd_num": 3 if r.using_bias else 2}
-    lo.tensor(f, "res0", r.output_addr, None,
+def depthwise2d(chip, p):
+    shape = lo.shape4(p.input_shape)
+    kh, kw = as_int(p.kernel_h), as_int(p.kernel_w)
+    pad, stride, dilation = _padding(p.padding), _pair(p.stride), _pair(p.dilation)
+    f = {"tsk_opd_num": 3 if p.using_bias else 2}
+    lo.tensor(chip, f, "res0", p.output_addr, None,
               shape=_output_shape(shape.n, shape.c, shape.h, shape.w, kh, kw, pad, stride, dilation))
-    lo.tensor(f, "opd0", r.input_addr, None)
+    lo.tensor(chip, f, "opd0", p.input_addr, None)
     f["opd0_h"], f["opd0_w"] = shape.h, shape.w
-    start = as_int(r.weight_addr) // layout.local_mem_size_per_npu()
-    weight_stride = dim4(*compact_stride(dim4(1, shape.c, kh, kw), layout.npu_num(), start))
-    lo.tensor(f, "opd1", r.weight_addr, weight_stride)
-    if r.using_bias:
-        _per_channel(f, "opd2", r.bias_addr)
-    return (lo.tiu("pord.depthwise", **_window(f, kh, kw, pad, stride, dilation)),)
+    weight = as_int(p.weight_addr)
+    lo.tensor(chip, f, "opd1", weight, g.compact(chip, g.start_npu(chip, weight), dim4(1, shape.c, kh, kw)))
+    if p.using_bias:
+        lo.per_channel(chip, f, "opd2", p.bias_addr)
+    return (lo.tiu(chip, "pord.depthwise", **_window(f, kh, kw, pad, stride, dilation)),)
 
 
-def _pool(r, kind, scale=None):
-    shape = lo.shape4(r.input_shape)
-    kh, kw = as_int(r.kernel_h), as_int(r.kernel_w)
-    pad, stride = _padding(r.padding), _pair(r.stride)
+def pool(chip, p, kind, scale=None):
+    """A pooling command; scale: None (max), "kernel" (1 / (kh * kw)) or "argument" (p.scale)."""
+    shape = lo.shape4(p.input_shape)
+    kh, kw = as_int(p.kernel_h), as_int(p.kernel_w)
+    pad, stride = _padding(p.padding), _pair(p.stride)
     f = {"tsk_opd_num": 1 if scale is None else 2}
-    lo.tensor(f, "res0", r.output_addr, None,
+    lo.tensor(chip, f, "res0", p.output_addr, None,
               shape=_output_shape(shape.n, shape.c, shape.h, shape.w, kh, kw, pad, stride))
-    lo.tensor(f, "opd0", r.input_addr, None)
+    lo.tensor(chip, f, "opd0", p.input_addr, None)
     f["opd0_h"], f["opd0_w"] = shape.h, shape.w
-    if scale is not None:
-        lo.const(f, "opd1", lo.fp32_bits(scale))
-    return (lo.tiu(kind, **_window(f, kh, kw, pad, stride)),)
-
-
-def bdc_avg_pool2d(chip, r):
-    return _pool(r, "pord.avgpooling", 1.0 / (fixed(r.kernel_h) * fixed(r.kernel_w)))
-
-
-def bdc_avg_pool2d_v2(chip, r):
-    return _pool(r, "pord.avgpooling", float(r.scale))
-
-
-def bdc_max_pool2d(chip, r):
-    return _pool(r, "pord.maxpooling")
+    if scale == "kernel":
+        lo.const(chip, f, "opd1", lo.fp32_bits(1.0 / (fixed(p.kernel_h) * fixed(p.kernel_w))))
+    elif scale == "argument":
+        lo.const(chip, f, "opd1", lo.fp32_bits(float(p.scale)))
+    return (lo.tiu(chip, kind, **_window(f, kh, kw, pad, stride)),)
 
 
 # -- matrix multiplication ---------------------------------------------------------------------
-def bdc_matmul(chip, r):
-    m, k, n = as_int(r.left_rows), as_int(r.left_cols), as_int(r.right_cols)
-    lw, rw = as_int(r.left_cols_per_channel), as_int(r.right_cols_per_channel)
-    f = {"tsk_opd_num": 3 if r.using_bias else 2}
-    lo.tensor(f, "res0", r.output_addr, None, shape=g.matrix_shape(m, n, rw))
+def matmul(chip, p):
+    m, k, n = as_int(p.left_rows), as_int(p.left_cols), as_int(p.right_cols)
+    lw, rw = as_int(p.left_cols_per_channel), as_int(p.right_cols_per_channel)
+    f = {"tsk_opd_num": 3 if p.using_bias else 2}
+    lo.tensor(chip, f, "res0", p.output_addr, None, shape=g.matrix_shape(m, n, rw))
     left = g.matrix_shape(m, k, lw)
-    lo.tensor(f, "opd0", r.left_addr, None, shape=left._replace(h=k - (left.c - 1) * lw))
-    lo.tensor(f, "opd1", r.right_addr, None)
+    lo.tensor(chip, f, "opd0", p.left_addr, None, shape=left._replace(h=k - (left.c - 1) * lw))
+    lo.tensor(chip, f, "opd1", p.right_addr, None)
     f["opd1_c"], f["opd1_w"] = -(-n // rw), rw
-    if r.using_bias:
-        lo.tensor(f, "opd2", r.bias_addr, None)
-    return (lo.tiu("mm.mac" if r.result_add else "mm.mul", **f),)
+    if p.using_bias:
+        lo.tensor(chip, f, "opd2", p.bias_addr, None)
+    return (lo.tiu(chip, "mm.mac" if p.result_add else "mm.mul", **f),)
