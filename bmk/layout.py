@@ -59,11 +59,6 @@ def continuous_stride(shape):
     return (c * h * w, h * w, w, 1)
 
 
-def lane_of(addr, lane_bytes):
-    """(lane, offset) of a local address: lane = addr // lane_bytes (bm1684 / bm1684x local_addr_t)."""
-    return divmod(addr, lane_bytes)
-
-
 def element_location(addr, index, stride, itemsize, lane_bytes, npu_num):
     """(lane, byte offset in that lane) of element index=(n, c, h, w) of a local tensor at addr."""
     l0, off = divmod(addr, lane_bytes)
