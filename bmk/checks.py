@@ -93,9 +93,13 @@ class Check:
         hi = hi if isinstance(hi, tuple) else (hi,) * 4
         out = []
         for dim, v, a, b in zip("nchw", (n, c, h, w), lo, hi):
-            if not is_integer(v) or not a <= v <= b:
+            if type(v) is not int:          # the common case (a plain int) takes no call
+                if not is_integer(v):
+                    self.fail(f"{name}.{dim}", f"an integer in [{a}, {b}]", v)
+                v = as_int(v)
+            if not a <= v <= b:
                 self.fail(f"{name}.{dim}", f"an integer in [{a}, {b}]", v)
-            out.append(as_int(v))
+            out.append(v)
         return dim4(*out)
 
     def stride4(self, name, value, hi, rule="None (the default layout) or a dim4 stride"):

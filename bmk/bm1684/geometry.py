@@ -18,6 +18,8 @@ by the checks, the lowering, the module functions (layout.py), tests and the dem
   in the 128-byte aligned layout; element (x, y) is (n = x, c = y // w, h = 0, w = y % w).
 Everything here computes with its integer arguments only (the call-template rule, bmk/checks.py).
 """
+from typing import NamedTuple
+
 from bmk import layout
 from bmk.bm1684.types import Padding, dim2
 from bmk.layout import ceil_div, dim4
@@ -28,26 +30,47 @@ ONE = dim2(1, 1)
 
 
 # -- local tensors -------------------------------------------------------------------------------
+class Facts(NamedTuple):
+    """The chip facts every local-tensor computation reads, looked up once per chip."""
+    npu_num: int
+    lane_bytes: int
+    local_base: int         # device address of local_addr_t 0
+    word_bytes: int         # the local storage word: a 32-bit element, 4 int8 (4N) / 2 int16 (2N) batches
+    align_words: int        # the aligned layout's channel alignment (channel_align_bytes), in words
+
+
+_FACTS = ("bm1684.geometry", "facts")
+
+
+def facts(chip):
+    return chip.derived(_FACTS, _facts, chip)
+
+
+def _facts(chip):
+    local, word = chip.space("local"), chip.param("storage_word_bytes")
+    return Facts(chip.param("npu_num"), local.lane_bytes, local.base, word, chip.param("channel_align_bytes") // word)
+
+
 def word_bytes(chip):
-    """Bytes of the local storage word: a 32-bit element, or 4 int8 (4N) / 2 int16 (2N) batches."""
-    return chip.param("storage_word_bytes")
+    return facts(chip).word_bytes
 
 
 def start_npu(chip, addr):
     """The NPU a local address starts on."""
-    return addr // chip.space("local").lane_bytes
+    return addr // facts(chip).lane_bytes
 
 
 def aligned_words(chip, start, shape):
     """The 128-byte aligned strides, in storage words, of a shape starting on NPU `start`
     (okk_128_byte_aligned_stride_for_32bit: c = ALIGN(H*W, 32), n = c * channel slots)."""
-    cs = layout.align_up(shape[2] * shape[3], chip.param("channel_align_bytes") // word_bytes(chip))
-    return dim4(cs * layout.slots(shape[1], chip.param("npu_num"), start), cs, shape[3], 1)
+    k = facts(chip)
+    cs = layout.align_up(shape[2] * shape[3], k.align_words)
+    return dim4(cs * layout.slots(shape[1], k.npu_num, start), cs, shape[3], 1)
 
 
 def compact(chip, start, shape):
     """The compact strides (c = H*W) of a shape starting on NPU `start`."""
-    return dim4(*layout.compact_stride(shape, chip.param("npu_num"), start))
+    return dim4(*layout.compact_stride(shape, facts(chip).npu_num, start))
 
 
 def aligned_or_compact(chip, addr, shape, aligned):
@@ -61,9 +84,9 @@ def int8_1n(chip, addr, shape, aligned):
     work): channels start on 128 bytes (aligned) or on a storage word (the approximate compact
     layout: C stride ALIGN(H*W, 4))."""
     n, c, h, w = shape
-    align = chip.param("channel_align_bytes") if aligned else word_bytes(chip)
-    cs = layout.align_up(h * w, align)
-    return dim4(cs * layout.slots(c, chip.param("npu_num"), start_npu(chip, addr)), cs, w, 1)
+    k = facts(chip)
+    cs = layout.align_up(h * w, k.align_words * k.word_bytes if aligned else k.word_bytes)
+    return dim4(cs * layout.slots(c, k.npu_num, start_npu(chip, addr)), cs, w, 1)
 
 
 # -- windows, weights, matrices ----------------------------------------------------------------

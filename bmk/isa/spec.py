@@ -364,13 +364,13 @@ class ChipSpec:
     # -- the lookup vocabulary: every chip's checks, lowering and simulator read facts through
     # these, from the ChipSpec they are given (never a module-level one). Each answer is
     # computed once per (chip, question) and kept in `memo`.
-    def derived(self, key, compute):
-        """A value derived from this spec, computed once (compute()) and kept under `key`:
+    def derived(self, key, compute, *args):
+        """A value derived from this spec, computed once (compute(*args)) and kept under `key`:
         the lookups below, and chip code's own derived tables (key: a tuple naming them)."""
         try:
             return self.memo[key]
         except KeyError:
-            value = self.memo[key] = compute()
+            value = self.memo[key] = compute(*args)
             return value
 
     def fmt(self, engine, cls=None):
@@ -389,6 +389,10 @@ class ChipSpec:
         """{field: value} that identify instruction kind `name` of an engine's class: the class's
         selector key and the kind's match (e.g. bm1684 kind("tiu", "arith.add") -> tsk_typ,
         tsk_eu_typ). A fresh dict: callers add their fields to it."""
+        known = self.memo.get(("kind", engine, name, cls))     # every lowered command asks: no closure then
+        if known is not None:
+            return dict(known)
+
         def compute():
             fmt = self.fmt(engine, cls)
             ins = fmt.instruction(name)
@@ -419,6 +423,10 @@ class ChipSpec:
 
     def code(self, engine, field, member, cls=None):
         """The value of enum member `member` of a field, e.g. code("tiu", "opt_res0_prec", "fp32")."""
+        known = self.memo.get(("code", engine, field, member, cls))   # every lowered operand asks: no closure then
+        if known is not None:
+            return known
+
         def compute():
             value = self.field(engine, field, cls).enum_value(member)
             if value is None:
@@ -436,6 +444,10 @@ class ChipSpec:
                               lambda: {v: n for n, v in self.field(engine, field, cls).enum})
 
     def _parts(self, engine, name, cls):
+        known = self.memo.get(("parts", engine, name, cls))       # every split address asks: no closure then
+        if known is not None:
+            return known
+
         def compute():
             fmt = self.fmt(engine, cls) if cls is not None or self.engine(engine).format else None
             classes = (fmt,) if fmt else self.engine(engine).classes

@@ -41,17 +41,13 @@ class Check(checks.Check):
     def stride(self, name, value, engine="tiu", w_one=False):
         """None (the remark's NULL layout) or a dim4 of element strides within `engine`'s
         stride fields."""
-        s = self.stride4(name, value, self._stride_max(engine))
-        if w_one and s is not None and s.w != 1:
+        if value is None:
+            return None
+        s = self.stride4(name, value, self.chip.derived(("bm1684.checks", "stride max", engine), _stride_max,
+                                                        self.chip, engine))
+        if w_one and s.w != 1:
             self.fail(f"{name}.w", "1 (only allowed to be one)", s.w)
         return s
-
-    def _stride_max(self, engine):
-        def compute():
-            if engine == "tiu":
-                return tuple(self.chip.limit("tiu", f"res0_{d}_str") for d in "nchw")
-            return tuple(self.chip.limit("gdma", f"src_{d}stride") for d in "nchw")
-        return self.chip.derived(("bm1684.checks", "stride max", engine), compute)
 
     def bits(self, name, value, k):
         """An x8/x16/x32 constant: an int in [-2^(k-1), 2^k - 1], or for k = 32 a Python or
@@ -98,15 +94,21 @@ class Check(checks.Check):
     def fits(self, name, addr, shape, stride, itemsize=None, pack=1):
         """A local tensor fits its NPUs' memory (stride None: the aligned layout). Strides count
         elements of `itemsize` bytes (default: the storage word); 8- / 16-bit tensors are 4N / 2N
-        (pack 4 / 2): their strides count words and n counts groups of `pack` batches."""
-        lane = self.lane_bytes
-        itemsize = itemsize or g.word_bytes(self.chip)
-        s = self.aligned(addr, shape) if stride is None else stride
-        off = addr % lane
-        slots = (addr // lane + shape[1] + self.npu_num - 1) // self.npu_num
-        groups = (shape[0] + pack - 1) // pack
-        self.fits_lane(name, addr, off + itemsize * (1 + (groups - 1) * s[0] + (slots - 1) * s[1]
-                                                     + (shape[2] - 1) * s[2] + (shape[3] - 1) * s[3]))
+        (pack 4 / 2): their strides count words and n counts groups of `pack` batches. (The
+        arithmetic of geometry.aligned_words, inline: every tensor of every call comes here.)"""
+        k = g.facts(self.chip)
+        lane, npus = k.lane_bytes, k.npu_num
+        n, c, h, w = shape
+        slots = (addr // lane + c + npus - 1) // npus
+        if stride is None:
+            cs = (h * w + k.align_words - 1) // k.align_words * k.align_words
+            sn, sc, sh, sw = cs * slots, cs, w, 1
+        else:
+            sn, sc, sh, sw = stride
+        end = addr % lane + (itemsize or k.word_bytes) * (1 + ((n + pack - 1) // pack - 1) * sn + (slots - 1) * sc
+                                                          + (h - 1) * sh + (w - 1) * sw)
+        if end > lane:
+            self.fits_lane(name, addr, end)
 
     def fits_compact(self, name, addr, shape, itemsize=None):
         self.fits(name, addr, shape, self.compact(addr, shape), itemsize)
@@ -117,3 +119,8 @@ class Check(checks.Check):
         self.fits_global(name, addr, addr + itemsize * (1 + sum((d - 1) * st for d, st in zip(shape, s))))
 
 
+def _stride_max(chip, engine):
+    """The largest (n, c, h, w) strides an engine's stride fields hold."""
+    if engine == "tiu":
+        return tuple(chip.limit("tiu", f"res0_{d}_str") for d in "nchw")
+    return tuple(chip.limit("gdma", f"src_{d}stride") for d in "nchw")

@@ -14,17 +14,47 @@ short_X_str = aligned and default strides, any other layout short_X_str = free w
 n/c/h/w strides; a constant operand sets opt_opdX_const and puts the value's bits in
 opdX_addr (fp32 bits for fp32 commands).
 """
+from typing import NamedTuple
+
 import numpy as np
 
 from bmk.checks import as_int
 from bmk.layout import dim4
 
 TIU, GDMA = "tiu", "gdma"
+SLOTS = ("res0", "opd0", "opd1", "opd2")
+
+
+class Tables(NamedTuple):
+    """What every lowered TIU operand reads from the chip, looked up once per chip (derived)."""
+    local_base: int         # device address of local_addr_t 0
+    prec: dict              # slot -> {precision member: code} (opt_<slot>_prec)
+    layout: dict            # slot -> {layout member: code} (short_<slot>_str)
+    kinds: dict             # instruction kind -> its identifying {field: value}, filled as asked
+
+
+def _tables(chip):
+    return Tables(chip.space("local").base,
+                  {s: {m: v for v, m in chip.members(TIU, f"opt_{s}_prec").items()} for s in SLOTS},
+                  {s: {m: v for v, m in chip.members(TIU, f"short_{s}_str").items()} for s in SLOTS}, {})
+
+
+def tables(chip):
+    return chip.derived(("bm1684.lowering", "tables"), _tables, chip)
 
 
 def tiu(chip, kind, **fields):
     """A TIU descriptor of an instruction kind: ("tiu", {kind fields, **fields})."""
-    return TIU, {**chip.kind(TIU, kind), **fields}
+    kinds = tables(chip).kinds
+    known = kinds.get(kind)
+    if known is None:
+        known = kinds[kind] = chip.kind(TIU, kind)
+    return TIU, {**known, **fields}
+
+
+def _code(chip, table, slot, field, member):
+    code = table[slot].get(member)
+    return chip.code(TIU, field, member) if code is None else code      # (SpecError when it names none)
 
 
 def fp32_bits(value):
@@ -52,7 +82,7 @@ def stride4(value):
 def local(chip, addr):
     """The device address of local_addr_t addr (the TIU and GDMA see local memory through the
     window specs/bm1684 [memory.local])."""
-    return chip.space("local").base + as_int(addr)
+    return tables(chip).local_base + as_int(addr)
 
 
 def tensor(chip, f, slot, addr, stride, *, prec="fp32", signed=None, shape=None):
@@ -61,14 +91,15 @@ def tensor(chip, f, slot, addr, stride, *, prec="fp32", signed=None, shape=None)
     stride None: the 128-byte aligned layout (short_X_str aligned; the engine derives the
     strides from the shape); otherwise the free layout with the given (n, c, h, w) strides.
     shape: written only where the vendor writes it (conv/pool operands, res0 always)."""
-    f[f"{slot}_addr"] = local(chip, addr)
-    f[f"opt_{slot}_prec"] = chip.code(TIU, f"opt_{slot}_prec", prec)
+    t = tables(chip)
+    f[f"{slot}_addr"] = t.local_base + as_int(addr)
+    f[f"opt_{slot}_prec"] = _code(chip, t.prec, slot, f"opt_{slot}_prec", prec)
     if signed is not None:
         f[f"opt_{slot}_sign"] = int(signed)
     if stride is None:
-        f[f"short_{slot}_str"] = chip.code(TIU, f"short_{slot}_str", "aligned")
+        f[f"short_{slot}_str"] = _code(chip, t.layout, slot, f"short_{slot}_str", "aligned")
     else:
-        f[f"short_{slot}_str"] = chip.code(TIU, f"short_{slot}_str", "free")
+        f[f"short_{slot}_str"] = _code(chip, t.layout, slot, f"short_{slot}_str", "free")
         f[f"{slot}_n_str"], f[f"{slot}_c_str"], f[f"{slot}_h_str"], f[f"{slot}_w_str"] = stride
     if shape is not None:
         f[f"{slot}_n"], f[f"{slot}_c"], f[f"{slot}_h"], f[f"{slot}_w"] = shape
@@ -79,8 +110,9 @@ def per_channel(chip, f, slot, addr):
     """Operand `slot` is an fp32 per-channel tensor (short_X_str offset: one element per
     channel, the [1, C, 1, 1] compact layout) at local_addr_t addr."""
     f[f"{slot}_addr"] = local(chip, addr)
-    f[f"opt_{slot}_prec"] = chip.code(TIU, f"opt_{slot}_prec", "fp32")
-    f[f"short_{slot}_str"] = chip.code(TIU, f"short_{slot}_str", "offset")
+    t = tables(chip)
+    f[f"opt_{slot}_prec"] = _code(chip, t.prec, slot, f"opt_{slot}_prec", "fp32")
+    f[f"short_{slot}_str"] = _code(chip, t.layout, slot, f"short_{slot}_str", "offset")
     return f
 
 
@@ -88,7 +120,7 @@ def const(chip, f, slot, bits, *, prec="fp32", signed=None):
     """Operand `slot` is the constant whose bit pattern is `bits` (an unsigned 32-bit int)."""
     f[f"opt_{slot}_const"] = 1
     f[f"{slot}_addr"] = bits
-    f[f"opt_{slot}_prec"] = chip.code(TIU, f"opt_{slot}_prec", prec)
+    f[f"opt_{slot}_prec"] = _code(chip, tables(chip).prec, slot, f"opt_{slot}_prec", prec)
     if signed is not None:
         f[f"opt_{slot}_sign"] = int(signed)
     return f
