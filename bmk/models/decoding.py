@@ -86,7 +86,7 @@ def group_counts(model, group):
     for engine, blob in group.parts.items():
         if engine in counts:
             continue
-        if engine not in known:
+        if engine not in known or spec.engine(engine).opaque:     # opaque (HAU): no commands bmk can count
             counts[engine] = None
             continue
         try:

@@ -43,7 +43,7 @@ def test_listing_per_core_with_messages_and_opaque_streams(runner):
     assert lines[0] == ".chip bm1690"
     groups = [line for line in lines if line.startswith(".group ")]
     assert groups == [f".group net0/stage0/subnet0/core{c}/group0" for c in range(8)]
-    assert lines[1] == f"# {F.YOLO_1690} net0/stage0/subnet0/core0/group0: tiu 1277, gdma 356, sdma 121, hau 1"
+    assert lines[1] == f"# {F.YOLO_1690} net0/stage0/subnet0/core0/group0: tiu 1277, gdma 356, sdma 121, hau ?"
     first = lines[3]
     assert first.split()[2:] == ["tiu.system.send_msg", "id=1", "wait.gdma=0", "send.msg=48", "msg.count=32",
                                  "tsk_typ=SYS"]

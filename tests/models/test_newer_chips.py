@@ -144,3 +144,19 @@ def test_zero_bytes_past_the_padded_end_are_kept():
     recs = decode_stream(load_chip("bm1690"), "sdma", data)
     assert recs[-1].kind == "dma.sys.chain_end" and recs[-1].header["pad"] == 112 + 17
     assert bmk.encode("bm1690", recs, raw=True) == {"sdma": data}
+
+
+def test_each_vendor_magic_picks_its_chip():
+    """cvikernel bm_kernel.h: 0xA6 CV182X, 0xA7 CV181X, 0xA8 CV180X (the same layouts), and 0xA5
+    BM1880v2 = CV183X, which is bm1880's magic too: read as bm1880 unless cv183x is named."""
+    cmdbuf = bmk.load_model(F.HAND_181X).groups()[0].cmdbuf
+    offsets = loading.load(cmdbuf).records.offsets
+    for magic, chip in ((0xA6, "cv182x"), (0xA7, "cv181x"), (0xA8, "cv180x")):
+        buf = bytearray(cmdbuf)
+        for off in offsets:
+            buf[off] = magic
+        listing = loading.load(bytes(buf))
+        assert listing.chip.name == chip and bmk.encode(chip, list(listing.records)) == bytes(buf)
+    bm1880 = loading.load(bytes.fromhex("a5400200000000000000") + bytes(62))
+    assert bm1880.chip.name == "bm1880"
+    assert loading.load(bytes.fromhex("a5400200000000000000") + bytes(62), "cv183x").chip.name == "cv183x"
