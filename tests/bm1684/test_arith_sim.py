@@ -166,7 +166,7 @@ def test_every_arith_and_mdscalar_kind_of_the_family_is_registered():
 def int_command(kind, prec, signs, shape, **extra):
     """res0 at 16384, opd0 at 0, opd1 at 8192 (NPU 0), all of precision `prec`; signs =
     (opd0, opd1, result)."""
-    f = {"opt_opd2_sign": signs[2]}
+    f = {"opt_opd2_sign": signs[2], "opt_shift_typ": 0}          # the OKKernel / vendor ar value
     lo.tensor(CHIP, f, "res0", 16384, None, prec=prec, shape=shape)
     lo.tensor(CHIP, f, "opd0", 0, None, prec=prec, signed=signs[0])
     lo.tensor(CHIP, f, "opd1", 8192, None, prec=prec, signed=signs[1])

@@ -1,9 +1,8 @@
 """FP32 Neural Network functions (seed 003): bias/scale, conv2d, depthwise2d, pooling, matmul,
 through bytes and the simulator against numpy references written from the seed's formulas.
 
-Numerics (bmk/sim/bm1684/nn.py): fp32 products rounded, then added, in a documented order.
-Each result is checked twice: bit-exactly against a float32 reference that accumulates in
-that order, and against a float64 reference of the formula within the rigorous bound of
+Numerics (bmk/sim/bm1684/nn.py): the exact window or matrix sum rounded to fp32 once, then the
+bias added in fp32. Each result is checked twice: bit-exactly against that (`documented`), and against a float64 reference of the formula within the rigorous bound of
 recursive summation, |got - exact| <= (terms + 2) * 2^-24 * sum(|terms|). Small-integer data
 make every partial sum exact, so there the float64 reference must match exactly.
 """
@@ -103,9 +102,17 @@ def test_per_channel_fields():
 
 
 # -- conv2d --------------------------------------------------------------------------------------
+def documented(exact, bias=None):
+    """The simulator's documented numerics (bmk/sim/bm1684/nn.py): the exact window or matrix
+    sum rounded to fp32 once, then the bias added in fp32."""
+    out = np.asarray(exact, np.float64).astype(np.float32)
+    if bias is not None:
+        out = out + np.asarray(bias, np.float32).reshape((1, -1) + (1,) * (out.ndim - 2))
+    return out
+
+
 def conv_reference(x, w, b, pad, stride, dil, dtype=np.float64):
-    """The seed's conv2d: out(n, oc) = sum over (ic, i, j) of in_padded * weight, + bias.
-    dtype float32: accumulated as the simulator documents (ic, then i, then j; products rounded)."""
+    """The seed's conv2d: out(n, oc) = sum over (ic, i, j) of in_padded * weight, + bias."""
     n, ic, h, wd = x.shape
     oc, kh, kw = w.shape[1:]
     oh, ow = geometry.output_hw(h, wd, kh, kw, pad, stride, dil)
@@ -167,7 +174,7 @@ def _conv_case(case, ints, seed_result=None):
     put(sim, out_addr, old)
     got = get(run(ctx, sim), out_addr, old.shape)
     base = old if result_add else 0
-    order = conv_reference(x, w, b, pad, stride, dil, np.float32)
+    order = documented(conv_reference(x, w, None, pad, stride, dil), b)
     exact = conv_reference(x, w, b, pad, stride, dil) + base
     magnitude = conv_reference(np.abs(x), np.abs(w), None if b is None else np.abs(b), pad, stride, dil) + np.abs(base)
     return got, (order + base if result_add else order), exact, magnitude, shape[1] * kh * kw + 2
@@ -217,7 +224,7 @@ def test_depthwise2d(shape, k, pad, stride, dil, use_bias, npu, ints):
                           j * dil.w:j * dil.w + (ow - 1) * stride.w + 1:stride.w] * wt[:, :, i:i + 1, j:j + 1]
         return out + b.astype(dtype) if use_bias else out
 
-    assert np.array_equal(got, ref(x, wt, b, np.float32))
+    assert np.array_equal(got, documented(ref(x, wt, b, np.float64) - (b if use_bias else 0), b if use_bias else None))
     exact = ref(x, wt, b, np.float64)
     if ints:
         assert np.array_equal(got, exact)
@@ -272,9 +279,7 @@ def test_avg_pool2d(shape, k, pad, stride, npu, scale):
     wins, out_shape = _windows(x, *k, pad, stride, 0.0)
     got = get(run(ctx, sim), out_addr, out_shape)
     s = np.float32(1.0 / (k[0] * k[1]) if scale is None else scale)
-    order = np.zeros(out_shape, np.float32)
-    for win in wins:
-        order += win * s
+    order = documented(np.sum(np.array(wins, np.float64) * np.float64(s), axis=0))
     assert np.array_equal(got, order)
     # seed: the average over the kernel_h x kernel_w window (zero paddings counted) / its sum * scale
     exact = np.sum(np.array(wins, np.float64), axis=0) * (1.0 / (k[0] * k[1]) if scale is None else scale)
@@ -330,9 +335,7 @@ def test_matmul(m, k, n, lw, rw, use_bias, result_add, npu, ints):
     put_matrix(sim, bias, b, rw)
     put_matrix(sim, out, old, rw)
     got = get_matrix(run(ctx, sim), out, m, n, rw)
-    order = np.zeros((m, n), np.float32)
-    for kk in range(k):
-        order += a[:, kk:kk + 1] * bm[kk:kk + 1]
+    order = (a.astype(np.float64) @ bm).astype(np.float32)
     order = (order + b if use_bias else order)
     order = old + order if result_add else order
     assert np.array_equal(got, order)
@@ -402,7 +405,7 @@ def test_vendor_conv_simulated():
     sim.run([bmk.encoders.Record("tiu", rec.cls, rec.kind, f)])
     got = get(sim, f["res0_addr"] - base, (1, 32, 54, 320))
     pad, two = bm1684.Padding(2, 0, 2, 2), bm1684.dim2(2, 2)
-    assert np.array_equal(got, conv_reference(x, w, b, pad, two, geometry.ONE, np.float32))
+    assert np.array_equal(got, documented(conv_reference(x, w, None, pad, two, geometry.ONE), b))
 
 
 # -- op table ------------------------------------------------------------------------------------

@@ -161,7 +161,7 @@ def test_taylor_is_horner_in_fp32_of_the_table_at_opd1():
     ("lut", {"opd1_h": 8, "opt_res0_prec": 0}, "lut: opt_res0_prec must be 32-bit"),
     ("lut", {"opd1_h": 8, "opt_opd0_prec": 1}, "lut: opt_opd0_prec must be an integer precision"),
     ("lut", {"opd1_h": 8, "opd1_addr": 0x3FFFFC}, "lut table .opd1. must be inside l2sram"),
-    ("md_sfu.taylor", {"opd1_n": 0}, r"taylor: opd1_n \(number of series\) must be at least 1"),
+    ("md_sfu.taylor", {"opd1_n": 0}, r"taylor: opd1_n \(number of series\) must be in \[1, 64\]"),
     ("md_sfu.taylor", {"opd1_n": 4, "opt_opd0_prec": 4}, "taylor: opt_opd0_prec must be fp32, not int32"),
     ("md_sfu.fp32_to_int", {}, "fp32_to_int: opt_res0_prec must be an integer precision, not fp32"),
     ("md_sfu.rsqrt", {"opt_opd0_prec": 0}, "rsqrt: opt_opd0_prec must be fp32, not int8"),

@@ -196,7 +196,9 @@ def test_run_a_model(runner):
     assert runner.invoke(run, [str(F.RETINAFACE), "--input", "input=x.npy"]).exit_code == 0
 
 
-def test_run_refusals_are_one_line(runner):
+def test_run_refusals_are_one_line(runner, monkeypatch):
+    from tests.models.test_run import without_trans
+    without_trans(monkeypatch)
     msg = _one_line(runner.invoke(run, [str(F.FACE_DETECTION), "--input", "data=missing.npy"]), "run")
     assert "no semantics for gdma.dma.trans" in msg           # said before the input file is looked for
     msg = _one_line(runner.invoke(run, [str(F.RETINAFACE), "--chip", "bm1684"]), "run")

@@ -1,14 +1,21 @@
 """bm1684 instruction semantics for the simulator, and its cost model.
 
-`SEMANTICS` maps (engine, kind) to the function executing one decoded command of that kind
-(kinds: the `instructions` tables of specs/bm1684/*.toml). One module per family of the
-OKKernel seed groups, each exporting `KINDS = {(engine, kind): fn(m, fields)}`:
-  memory.py   arith.copy                      (okk_bdc_32bit_cpy, okk_bdc_32bit_set_C)
-  sfu.py      md_sfu.fp32_to_int, md_sfu.rsqrt, md_sfu.taylor, lut   (Converting, FP32 Unary)
-  gdma.py     dma.tensor, dma.constant, ...   (okk_gdma_*)
-  arith.py    arith.* (but copy), md_scalar.*  (FP32 / 32-bit / fixed-point binary functions)
-  nn.py       conv, pord.*, mm.*, md_linear.mac (FP32 Neural Network Functions)
+`SEMANTICS` maps (engine, kind) to the function executing one decoded command of that kind,
+for every kind of specs/bm1684/*.toml. One module per family, each exporting
+`KINDS = {(engine, kind): fn(m, fields)}`:
+  elementwise.py  arith.*, md_scalar.*, md_sfu.* (every eu type)
+  compare.py      md_cmp.* (and the cmp / select / cmp_select eu types of the others)
+  sfu.py          lut (and the special-function numerics elementwise.py uses)
+  linear.py       md_linear.*, md_sum
+  nn.py           conv, pord.*, mm.*
+  correlation.py  cc.*, vc.*
+  unmodelled.py   mm2, lmem_arrangement, decompress (refused: no public meaning)
+  gdma.py         dma.* (tensor, trans, constant, cw_trans, lrn_shift, format; winograd and
+                  filter refused)
 Operands and layouts: common.py. No kind is defined twice (checked at import).
+No silent field (contract.py): every function carries a Contract, and `check` (run once per
+distinct instruction, before any executes) refuses a field that the kind neither executes
+nor ignores with a reason while it is away from its neutral value.
 A family may export `INIT(m)`: what a fresh chip holds (sfu.py: the L2 SRAM lookup tables,
 tables.py); all of them run when a Simulator is constructed (Semantics.init).
 
@@ -21,15 +28,19 @@ the profiler's clocks are 550 MHz BDC and 575 MHz GDMA):
 """
 from bmk.errors import SimulationError
 from bmk.layout import ceil_div
-from bmk.sim.bm1684 import arith, gdma, memory, nn, sfu
+from bmk.sim.bm1684 import compare, correlation, elementwise, gdma, linear, nn, sfu, unmodelled
+from bmk.sim.bm1684.contract import check_fields
 from bmk.sim.semantics import Semantics
 
 FAMILIES = (
-    memory,
-    gdma,
-    arith,
-    nn,
+    elementwise,
+    compare,
     sfu,
+    linear,
+    nn,
+    correlation,
+    unmodelled,
+    gdma,
 )
 
 TIU_STARTUP = 16
@@ -45,6 +56,19 @@ def _kinds():
                 raise SimulationError(f"{module.__name__} defines {key} again")
             kinds[key] = fn
     return kinds
+
+
+KINDS = _kinds()
+
+
+def check(chip, engine, fields):
+    """The no-silent-field check (contract.py) of one decoded command."""
+    fmt = chip.fmt(engine)
+    ins = fmt.instruction_of(fields)
+    fn = KINDS.get((engine, ins.name)) if ins is not None else None
+    if fn is None:
+        return          # the simulator names a kind without semantics itself
+    check_fields(chip, engine, ins.name, fn, fields)
 
 
 def _lanes(m, f, slot, c):
@@ -72,4 +96,4 @@ def init(m):
             module.INIT(m)
 
 
-SEMANTICS = Semantics(_kinds(), cycles=cycles, init=init)
+SEMANTICS = Semantics(KINDS, check=check, cycles=cycles, init=init)

@@ -11,8 +11,10 @@ A TIU operand X (res0, opd0, opd1, opd2) is read from its fields:
 - a constant: opt_X_const = 1 and X_addr holds the value's bits (fp32 bits for fp32).
 8-bit local tensors are stored 4N and 16-bit ones 2N: their strides count 32-bit words
 (bmk/bm1684/layout.py, bmk/sim/memory.py). 32-bit tensors are plain.
-The vendor sets opt_relu = 1 on every command of its streams, also where no ReLU is meant
-(yolov5s has none), so the semantics do not read it as "apply ReLU".
+opt_relu: the vendor sets it to 1 on every command of its streams, also where no ReLU is meant
+(yolov5s has none; retinaface's convolutions keep the negative values onnxruntime has before
+each LeakyRelu), and so does the OKKernel lowering: 1 is executed as "no ReLU"; 0, which no
+stream seen carries, is refused (storer).
 """
 
 import numpy as np
@@ -107,3 +109,85 @@ def write(m, f, slot, dtype, values, shape=None):
     """Store values (wrapped to dtype's storage type) into operand `slot` (default res0's shape)."""
     shape = res0_shape(f) if shape is None else shape
     view(m, f, slot, dtype, shape, write=True).write(np.asarray(values).astype(dtype.numpy, copy=False))
+
+
+# -- per-instruction plans: views made once, then only read and written ------------------------------
+# A kind's semantics build, on an instruction's first run, closures over the memory views its
+# fields name (views never move: the memories' arrays are fixed), kept in the plan's memo
+# (Simulator.memo) and run again for every instruction equal to it. Each read or write logs its
+# access-log entry for the race detector, as a fresh view would.
+def _local_view(m, f, slot, dtype, shape, stride, write):
+    from bmk.sim.memory import AccessLog
+    addr = local_offset(m, f, slot)
+    if stride is None:
+        stride = strides(m, f, slot, shape, dtype, addr)
+    log = AccessLog()
+    view = m.lmem.tensor(slot, addr, tuple(shape), tuple(stride), log, write, dtype.numpy, pack_of(dtype))
+    return view, log.entries[0]
+
+
+def reader(m, f, slot, dtype, shape, stride=None):
+    """() -> the values of local operand `slot` ((N, C, H, W) of dtype), logging the read."""
+    view, entry = _local_view(m, f, slot, dtype, shape, stride, False)
+
+    def read():
+        m.log.entries.append(entry)
+        return view.read()
+    return read
+
+
+def lane_enabled(m, f, slot, channels):
+    """Per channel of a local operand: is its NPU's bit set in tsk_lane_num? None when every
+    lane is (the vendor's value)."""
+    mask = f["tsk_lane_num"]
+    if mask == m.chip.all_lanes:
+        return None
+    start = local_offset(m, f, slot) // m.lmem.lane_size
+    lanes = (start + np.arange(channels)) % m.npu_num
+    return ((mask >> lanes) & 1).astype(bool).reshape(1, channels, 1, 1)
+
+
+def writer(m, f, slot, dtype, shape, stride=None):
+    """(values) -> None: store values (wrapped to dtype) into local operand `slot`, keeping the
+    old values of channels on lanes tsk_lane_num disables."""
+    view, entry = _local_view(m, f, slot, dtype, shape, stride, True)
+    enabled = lane_enabled(m, f, slot, shape[1])
+    npd = dtype.numpy
+    if enabled is not None:
+        old_view, old_entry = _local_view(m, f, slot, dtype, shape, stride, False)
+
+    def write(values):
+        values = np.asarray(values)
+        if values.dtype != npd:
+            values = values.astype(npd)
+        if enabled is not None:
+            m.log.entries.append(old_entry)
+            values = np.where(enabled, values, old_view.read())
+        m.log.entries.append(entry)
+        view.write(values)
+    return write
+
+
+def storer(m, f, kind, compute, slot="res0", shape=None, stride=None):
+    """run(m): compute() -> (DType, values); then opt_res_add (fp32: old res0 + values) and the
+    store into res0 (writer). opt_relu must be 1 (no ReLU: module docstring)."""
+    if f["opt_relu"] != 1:
+        raise SimulationError(f"{kind}: field opt_relu = {f['opt_relu']} is not modelled (1, the value of every "
+                              f"vendor and OKKernel command, is executed as no ReLU)")
+    shape = res0_shape(f) if shape is None else shape
+    add = f["opt_res_add"]
+    writers = {}
+
+    def run(m):
+        dt, values = compute()
+        w = writers.get(dt)
+        if w is None:
+            if add and not dt.is_float:
+                raise SimulationError(f"{kind}: opt_res_add with an integer result is not modelled")
+            w = writers[dt] = (writer(m, f, slot, dt, shape, stride),
+                               reader(m, f, slot, dt, shape, stride) if add else None)
+        if add:
+            with np.errstate(all="ignore"):
+                values = np.asarray(w[1]() + values, dt.numpy)
+        w[0](np.broadcast_to(values, shape))
+    return run

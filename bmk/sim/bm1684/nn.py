@@ -1,36 +1,44 @@
-"""Semantics of the commands the FP32 Neural Network functions lower to (seed 003 "FP32 Neural
-Network Functions"; fields: bmk/bm1684/lowering/neural_network.py).
+"""Semantics of the neural-network TIU classes: conv_op (conv), pord_op (pord.depthwise,
+.avgpooling, .maxpooling, and pord for the eu types no source defines) and mm_op (mm.mul, mm.mac).
+Fields: bm1684_defs.py (tpu-mlir profile_helper, CONV_NEURON / DEPTHWISE_OR_POOLING / FC),
+the OKKernel lowering (bmk/bm1684/lowering/neural_network.py) and the vendor's streams
+(yolov5s, retinaface, face_detection).
 
-Numerics: fp32 throughout, as numpy float32: every product is rounded to fp32 and then added
-(no fused multiply-add), accumulations run in a fixed order, NaN and infinities propagate as
-IEEE says and raise no warning. Only fp32 operands are modelled (other precisions:
-SimulationError).
+Numerics: fp32 operands (other precisions: SimulationError). A window or matrix sum is exact
+products (float64) summed in float64 and rounded to fp32 once, then the bias added in fp32
+and opt_res_add (out = fp32(old + result)); the engine's accumulation order is not public:
+this is within an fp32 rounding of the exact value whatever the order. NaN and infinities
+propagate as IEEE says.
 
-- conv: out(n, oc, y, x) = sum over ic (outer), then kernel row i, then column j, of
-  in_padded(n, ic, y * sy + i * dy, x * sx + j * dx) * weight(ic, oc, i, j), starting from 0;
-  then + bias(oc) (tsk_opd_num 3), then old out + that (opt_res_add). in_padded: opd0 with
-  opd0_{y,x}_ins0 zeros inserted between its rows / columns, then the paddings (zeros).
-  The weight is the 2IC tensor (ceil(IC/2), OC, kh, kw) of fp32 pairs (geometry.py): the
-  strides of opd1 count 8-byte pairs.
-- pord.depthwise: the same per channel, taps in (i, j) order, weight [1, C, kh, kw]; the
-  kernel's own layout (short_opd1_str aligned, the vendor's value) is compact: bm1684_defs.py
-  reads a pord kernel with is_aligned False, and the vendor's GDMA lays a 128-channel 3x3
-  kernel with channel slot stride 9 (retinaface; free/compact strides are taken as given).
-- pord.avgpooling: sum over (i, j) of in_padded * scale (scale = the fp32 constant opd1).
-- pord.maxpooling: max over (i, j) of in_padded, the padding (and inserted) value being
-  -3.4028234663852886e38 (0xff7fffff, the seed's implicit padding value).
-  Pooling and depthwise take n and c from res0 and h, w from opd0 (the vendor's fields).
-  Every window kind honours opt_res_add (out = old out + result) and needs a padded input
-  large enough for res0_h x res0_w outputs (SimulationError otherwise).
-- mm.mul / mm.mac: out(x, y) = sum over k = 0 .. K-1 (in order) of left(x, k) * right(k, y),
-  + bias(y) (tsk_opd_num 3), + old out for mm.mac or opt_res_add. Matrices in the matrix layout
-  (geometry.py): res0 (M, ceil(N/rw), 1, rw), opd0 (M, ceil(K/lw), 1, lw) with the columns of
-  its last channel in opd0_h, opd1 (K, opd1_c, 1, opd1_w), opd2 (1, res0_c, 1, res0_w). Every
-  column of res0's channels is computed (the last channel's columns past N from whatever the
-  right matrix's padding holds), as the engine works channel by channel.
-- md_linear.mac: res0 = opd0 * opd1 + opd2 (product rounded, then the sum), each of opd1, opd2
-  a constant, a per-channel tensor (short_X_str offset: the [1, C, 1, 1] compact layout) or a
-  tensor of res0's shape.
+- conv: out(n, oc, y, x) = sum over ic, i, j of in_padded(n, ic, y * sy + i * dy, x * sx + j * dx)
+  * weight(ic, oc, i, j) (+ bias(oc) when tsk_opd_num = 3). in_padded: opd0 (N = res0_n,
+  opd0_c, opd0_h, opd0_w; layout short_opd0_str) with opd0_{y,x}_ins0 zeros inserted between
+  its rows / columns, then opd0_{up,dn,lf,rt}_pad zeros. sy, sx = res_op_{y,x}_str; dy, dx =
+  opd1_{y,x}_ins0 + 1 (dilation). The weight is the 2IC tensor (ceil(IC/2), OC, kh, kw) of fp32
+  pairs (strides count 8-byte pairs; short_opd1_str free or compact); opt_kernel_rotate = 1
+  turns it by 180 degrees (weight(ic, oc, kh-1-i, kw-1-j): the vendor's deconvolutions, with
+  ins0 1 and the kernel rotated, face_detection); opt_opd1_const = 1: every weight is the fp32
+  constant opd1_addr. The bias (opd2, fp32) is per-channel compact (bm1684_defs.py reads a fp32
+  conv's bias without strides, whatever short_opd2_str says).
+- pord.depthwise: the same per channel, weight [1, C, kh, kw] compact when short_opd1_str is
+  aligned (the vendor's value; bm1684_defs.py reads a pord kernel with is_aligned False: the
+  vendor lays a 128-channel 3x3 kernel with channel slot stride 9, retinaface), free/compact
+  strides taken as given; bias as conv's.
+- pord.avgpooling: sum over (i, j) of in_padded * scale, the scale the fp32 constant opd1
+  (+ bias per channel when tsk_opd_num = 3, bm1684_defs.py's with_bias for avg pooling).
+- pord.maxpooling: max over (i, j), the padding (and inserted) value -3.4028234663852886e38
+  (0xff7fffff, the seed's implicit padding value).
+  Pooling and depthwise take n and c from res0 and h, w from opd0 (bm1684_defs.py).
+- pord (any other eu type): no source defines one: SimulationError naming tsk_eu_typ.
+- mm.mul / mm.mac: out(x, y) = sum over k < K of left(x, k) * right(k, y) (+ bias(y) with
+  tsk_opd_num 3, + old out for mm.mac or opt_res_add). Matrices in the matrix layout
+  (bmk/bm1684/geometry.py): res0 (M, ceil(N/rw), 1, rw), opd0 (M, ceil(K/lw), 1, lw) with the
+  columns of its last channel in opd0_h (the OKKernel lowering's choice: bm1684_defs.py puts
+  them in opd1_w; a command whose opd1_w differs from res0_w is refused, not misread), opd1
+  (K, opd1_c, 1, opd1_w), opd2 (1, res0_c, 1, res0_w); opt_left_tran = 1 is refused.
+Every kind: opt_relu 1 = no ReLU (common.py), tsk_lane_num executed on the store.
+Bounded work: an array holds at most what the whole local memory holds in fp32, and a command
+does at most 2^31 multiply-adds and at most 2^20 per output element.
 """
 import numpy as np
 
@@ -38,28 +46,24 @@ from bmk import dtypes
 from bmk import layout as chip_layout
 from bmk.errors import SimulationError
 from bmk.sim.bm1684 import common as c
+from bmk.sim.bm1684.contract import contract
 
 FP32 = dtypes.FP32
 MAX_POOL_PAD = np.uint32(0xFF7FFFFF).view(np.float32)
-# Bounds on the work of one command, so that no decoded command (free layouts may have zero
-# strides and huge shapes) makes the simulator use unbounded memory or time: an array holds at
-# most what the whole local memory holds in fp32, and a command does at most 2^31 multiply-adds
-# in at most 2^20 passes (conv: IC * kh * kw; pooling: kh * kw; mm: K).
 MAX_STEPS = 1 << 31
-MAX_LOOPS = 1 << 20
+MAX_LOOPS = 1 << 20      # taps (conv: IC * kh * kw; pooling: kh * kw) or K per output element
+CHUNK = 1 << 22          # float64 window elements materialized at once (32 MiB)
 
 
 def _bounded(m, steps=0, loops=0, **arrays):
-    """SimulationError unless every named array shape, the multiply-adds and the loop passes
-    (numpy operations over a whole output, one per kernel tap or k) are within the bounds."""
     if loops > MAX_LOOPS:
         raise SimulationError(f"the command must take at most {MAX_LOOPS} passes over its output to be "
                               f"simulated, not {loops}")
     for name, shape in arrays.items():
         count = int(np.prod(shape, dtype=np.int64))
         if count > m.lmem.size // c.WORD_BYTES:
-            raise SimulationError(f"{name} must have at most {m.lmem.size // c.WORD_BYTES} elements to be simulated, not "
-                                  f"{count} (shape {tuple(shape)})")
+            raise SimulationError(f"{name} must have at most {m.lmem.size // c.WORD_BYTES} elements to be simulated, "
+                                  f"not {count} (shape {tuple(shape)})")
     if steps > MAX_STEPS:
         raise SimulationError(f"the command must take at most {MAX_STEPS} multiply-adds to be simulated, not {steps}")
 
@@ -81,200 +85,316 @@ def _layout(m, f, slot):
     return c.member(m, f"short_{slot}_str", f[f"short_{slot}_str"])
 
 
-def _channel_operand(m, f, slot, channels):
-    """A constant (numpy scalar) or a (1, C, 1, 1) per-channel array of operand `slot`."""
-    if f[f"opt_{slot}_const"]:
-        return c.const(f, slot, FP32)
+def _compact(m, f, slot, shape):
+    return chip_layout.compact_stride(shape, m.npu_num, c.local_offset(m, f, slot) // m.lmem.lane_size)
+
+
+def _bias(m, f, channels):
+    """() -> the (1, C, 1, 1) fp32 per-channel bias (opd2), compact; a constant when opt_opd2_const."""
+    if f["opt_opd2_const"]:
+        value = c.const(f, "opd2", FP32)
+        return lambda: value
     shape = (1, channels, 1, 1)
-    if _layout(m, f, slot) == "offset":
-        return c.view(m, f, slot, FP32, shape, stride=(1, 1, 1, 1)).read()
-    return c.view(m, f, slot, FP32, shape).read()
-
-
-def _operand(m, f, slot, shape):
-    """Constant, per-channel (offset layout) or full tensor of `shape`."""
-    if f[f"opt_{slot}_const"] or _layout(m, f, slot) == "offset":
-        return _channel_operand(m, f, slot, shape[1])
-    return c.read(m, f, slot, FP32, shape)
-
-
-def _finish(m, f, result):
-    """opt_res_add, then store into res0."""
-    if f["opt_res_add"]:
-        result = c.read(m, f, "res0", FP32, c.res0_shape(f)) + result
-    c.write(m, f, "res0", FP32, result)
+    return c.reader(m, f, "opd2", FP32, shape, _compact(m, f, "opd2", shape))
 
 
 # -- windows -----------------------------------------------------------------------------------
-def _padded(m, x, f, value):
-    """opd0 with opd0_{y,x}_ins0 inserted elements between rows / columns and the paddings."""
-    dy, dx = f["opd0_y_ins0"] + 1, f["opd0_x_ins0"] + 1
-    up, dn, lf, rt = f["opd0_up_pad"], f["opd0_dn_pad"], f["opd0_lf_pad"], f["opd0_rt_pad"]
-    n, ch, h, w = x.shape
-    hh, ww = (h - 1) * dy + 1, (w - 1) * dx + 1
-    _bounded(m, padded_input=(n, ch, up + hh + dn, lf + ww + rt))
-    out = np.full((n, ch, up + hh + dn, lf + ww + rt), value, np.float32)
-    out[:, :, up:up + hh:dy, lf:lf + ww:dx] = x
-    return out
-
-
-def _taps(f, padded, oh, ow):
-    """[(i, j, window)]: the (N, C, oh, ow) inputs under kernel tap (i, j)."""
+def _geometry(f, ih, iw, oh, ow):
+    """Checked window geometry: (inserted dy, dx, pads, strides, dilations)."""
     kh, kw = f["opd1_h"], f["opd1_w"]
     sy, sx = f["res_op_y_str"], f["res_op_x_str"]
     dy, dx = f["opd1_y_ins0"] + 1, f["opd1_x_ins0"] + 1
+    iy, ix = f["opd0_y_ins0"] + 1, f["opd0_x_ins0"] + 1
+    up, dn, lf, rt = f["opd0_up_pad"], f["opd0_dn_pad"], f["opd0_lf_pad"], f["opd0_rt_pad"]
     if min(sy, sx) < 1:
         raise SimulationError(f"res_op_y_str and res_op_x_str must be at least 1, not {sy}, {sx}")
     if min(kh, kw) < 1:
         raise SimulationError(f"opd1_h and opd1_w (the kernel) must be at least 1, not {kh}, {kw}")
-    for side, k, d, s, out, size in (("h", kh, dy, sy, oh, padded.shape[2]), ("w", kw, dx, sx, ow, padded.shape[3])):
+    ph, pw = up + (ih - 1) * iy + 1 + dn, lf + (iw - 1) * ix + 1 + rt
+    for side, k, d, s, out, size in (("h", kh, dy, sy, oh, ph), ("w", kw, dx, sx, ow, pw)):
         need = (k - 1) * d + (out - 1) * s + 1
         if need > size:
             raise SimulationError(f"res0_{side} = {out} needs a padded input of at least {need} along {side} "
                                   f"(kernel {k}, dilation {d}, stride {s}), not {size}")
-    return [(i, j, padded[:, :, i * dy:i * dy + (oh - 1) * sy + 1:sy, j * dx:j * dx + (ow - 1) * sx + 1:sx])
-            for i in range(kh) for j in range(kw)]
+    return (iy, ix), (up, dn, lf, rt), (ph, pw), (sy, sx), (dy, dx), (kh, kw)
 
 
-def _input(m, f, n, ch):
-    return c.read(m, f, "opd0", FP32, (n, ch, f["opd0_h"], f["opd0_w"]))
+def _padded(x, geo, value, dtype):
+    (iy, ix), (up, dn, lf, rt), (ph, pw) = geo[:3]
+    n, ch, h, w = x.shape
+    out = np.full((n, ch, ph, pw), value, dtype)
+    out[:, :, up:up + (h - 1) * iy + 1:iy, lf:lf + (w - 1) * ix + 1:ix] = x
+    return out
 
 
+def _windows(padded, geo, oh, ow):
+    """(N, C, oh, ow, kh, kw) view: the input under every kernel tap of every output."""
+    (sy, sx), (dy, dx), (kh, kw) = geo[3:]
+    n, ch = padded.shape[:2]
+    s = padded.strides
+    return np.lib.stride_tricks.as_strided(padded, (n, ch, oh, ow, kh, kw),
+                                           (s[0], s[1], s[2] * sy, s[3] * sx, s[2] * dy, s[3] * dx), writeable=False)
+
+
+def _rows(oh, per_row):
+    """Output-row chunks [(y0, y1)] so that a chunk materializes at most CHUNK elements."""
+    step = max(1, CHUNK // max(1, per_row))
+    return [(y, min(oh, y + step)) for y in range(0, oh, step)]
+
+
+# -- conv --------------------------------------------------------------------------------------
 def _conv_weight(m, f, ic, oc, kh, kw):
-    """The 2IC weight as an (IC, OC, kh, kw) float32 array."""
+    """() -> the (IC, OC, kh, kw) float32 weight (2IC pairs; rotated by opt_kernel_rotate)."""
+    rotate = f["opt_kernel_rotate"]
+    if f["opt_opd1_const"]:
+        value = np.full((ic, oc, kh, kw), c.const(f, "opd1", FP32), np.float32)
+        return lambda: value
     shape = (-(-ic // 2), oc, kh, kw)
-    addr = c.local_offset(m, f, "opd1")
     mode = _layout(m, f, "opd1")
     if mode == "free":
         stride = (f["opd1_n_str"], f["opd1_c_str"], f["opd1_h_str"], f["opd1_w_str"])
     elif mode == "compact":
-        stride = chip_layout.compact_stride(shape, m.npu_num, addr // m.lmem.lane_size)
+        stride = _compact(m, f, "opd1", shape)
     else:
         raise SimulationError(f"short_opd1_str must be free or compact for the 2IC weight, not {mode!r}")
-    pairs = m.lmem.tensor("opd1", addr, shape, stride, m.log, False, np.dtype(f"<u{2 * c.WORD_BYTES}")).read()
-    words = np.ascontiguousarray(pairs).view("<f4").reshape(shape + (2,))
-    return words.transpose(0, 4, 1, 2, 3).reshape((2 * shape[0],) + shape[1:])[:ic]
+    from bmk.sim.memory import AccessLog
+    log = AccessLog()
+    view = m.lmem.tensor("opd1", c.local_offset(m, f, "opd1"), shape, stride, log, False,
+                         np.dtype(f"<u{2 * c.WORD_BYTES}"))
+    entry = log.entries[0]
+
+    def read():
+        m.log.entries.append(entry)
+        words = np.ascontiguousarray(view.read()).view("<f4").reshape(shape + (2,))
+        w = words.transpose(0, 4, 1, 2, 3).reshape((2 * shape[0],) + shape[1:])[:ic]
+        return w[:, :, ::-1, ::-1] if rotate else w
+    return read
 
 
-def conv(m, f):
+def _build_conv(m, f):
     with_bias = f["tsk_opd_num"] == 3
+    if f["tsk_opd_num"] not in (2, 3):
+        raise SimulationError(f"conv: field tsk_opd_num = {f['tsk_opd_num']} is not modelled (2: no bias, 3: bias)")
+    if f["opt_winograd"]:
+        raise SimulationError("conv: field opt_winograd = 1 is not modelled")
     _fp32(m, f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
-    _tensors(m, f, "opd0", "opd1")
+    _tensors(m, f, "opd0")
     n, oc, oh, ow = c.res0_shape(f)
-    ic, kh, kw = f["opd0_c"], f["opd1_h"], f["opd1_w"]
-    _bounded(m, ic * kh * kw * n * oc * oh * ow, ic * kh * kw, res0=(n, oc, oh, ow),
-             opd0=(n, ic, f["opd0_h"], f["opd0_w"]), opd1=(ic, oc, kh, kw))
-    x = _input(m, f, n, ic)
-    weight = _conv_weight(m, f, ic, oc, kh, kw)
-    taps = _taps(f, _padded(m, x, f, 0.0), oh, ow)
-    with np.errstate(all="ignore"):
-        acc = np.zeros((n, oc, oh, ow), np.float32)
-        for ci in range(ic):
-            for i, j, win in taps:
-                acc += win[:, ci:ci + 1] * weight[ci, :, i, j].reshape(1, oc, 1, 1)
-        if with_bias:
-            acc = acc + _channel_operand(m, f, "opd2", oc)
-        _finish(m, f, acc)
-
-
-def depthwise(m, f):
-    with_bias = f["tsk_opd_num"] == 3
-    _fp32(m, f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
-    _tensors(m, f, "opd0")
-    n, ch, oh, ow = c.res0_shape(f)
+    ic, ih, iw = f["opd0_c"], f["opd0_h"], f["opd0_w"]
     kh, kw = f["opd1_h"], f["opd1_w"]
-    _pord_bounds(m, f, n, ch, oh, ow)
-    weight = _pord_kernel(m, f, ch, kh, kw)
-    taps = _taps(f, _padded(m, _input(m, f, n, ch), f, 0.0), oh, ow)
-    with np.errstate(all="ignore"):
-        acc = np.zeros((n, ch, oh, ow), np.float32)
-        for i, j, win in taps:
-            acc += win * weight[:, :, i:i + 1, j:j + 1]
-        if with_bias:
-            acc = acc + _channel_operand(m, f, "opd2", ch)
-        _finish(m, f, acc)
+    _bounded(m, ic * kh * kw * n * oc * oh * ow, ic * kh * kw, res0=(n, oc, oh, ow), opd0=(n, ic, ih, iw), opd1=(ic, oc, kh, kw))
+    geo = _geometry(f, ih, iw, oh, ow)
+    x = c.reader(m, f, "opd0", FP32, (n, ic, ih, iw))
+    weight = _conv_weight(m, f, ic, oc, kh, kw)
+    bias = _bias(m, f, oc) if with_bias else None
+
+    def compute():
+        w64 = weight().astype(np.float64)
+        win = _windows(_padded(x(), geo, 0.0, np.float64), geo, oh, ow)
+        out = np.empty((n, oh, ow, oc), np.float64)
+        for y0, y1 in _rows(oh, n * ic * ow * kh * kw):
+            out[:, y0:y1] = np.tensordot(win[:, :, y0:y1], w64, axes=([1, 4, 5], [0, 2, 3]))
+        acc = out.transpose(0, 3, 1, 2).astype(np.float32)
+        if bias is not None:
+            with np.errstate(all="ignore"):
+                acc = np.asarray(acc + bias(), np.float32)
+        return FP32, acc
+    return c.storer(m, f, "conv", compute)
 
 
+# -- pord --------------------------------------------------------------------------------------
 def _pord_kernel(m, f, ch, kh, kw):
-    """The depthwise kernel (1, C, kh, kw): compact when short_opd1_str is aligned (the engine's
-    own layout for a pord kernel: bm1684_defs.py reads it with is_aligned False), else as given."""
     shape = (1, ch, kh, kw)
-    stride = None
-    if _layout(m, f, "opd1") == "aligned":
-        stride = chip_layout.compact_stride(shape, m.npu_num, c.local_offset(m, f, "opd1") // m.lmem.lane_size)
-    return c.view(m, f, "opd1", FP32, shape, stride=stride).read()
+    stride = _compact(m, f, "opd1", shape) if _layout(m, f, "opd1") == "aligned" else None
+    return c.reader(m, f, "opd1", FP32, shape, stride)
 
 
-def _pord_bounds(m, f, n, ch, oh, ow):
+def _pord(kind, m, f):
+    n, ch, oh, ow = c.res0_shape(f)
+    ih, iw = f["opd0_h"], f["opd0_w"]
     taps = f["opd1_h"] * f["opd1_w"]
-    _bounded(m, taps * n * ch * oh * ow, taps, res0=(n, ch, oh, ow),
-             opd0=(n, ch, f["opd0_h"], f["opd0_w"]), opd1=(1, ch, f["opd1_h"], f["opd1_w"]))
+    _bounded(m, taps * n * ch * oh * ow, taps, res0=(n, ch, oh, ow), opd0=(n, ch, ih, iw),
+             opd1=(1, ch, f["opd1_h"], f["opd1_w"]))
+    _tensors(m, f, "opd0")
+    geo = _geometry(f, ih, iw, oh, ow)
+    return (n, ch, oh, ow), geo, c.reader(m, f, "opd0", FP32, (n, ch, ih, iw))
 
 
-def avgpooling(m, f):
+def _window_sum(x, geo, oh, ow, weight):
+    """sum over taps of window * weight (weight (1, C, kh, kw) or a scalar), exact in float64."""
+    win = _windows(_padded(x, geo, 0.0, np.float64), geo, oh, ow)
+    w = np.asarray(weight, np.float64)
+    if w.ndim:
+        w = w.reshape(1, w.shape[1], 1, 1, w.shape[2], w.shape[3])
+    return (win * w).sum(axis=(4, 5)).astype(np.float32)
+
+
+def _with_bias(m, f, kind, ch):
+    if f["tsk_opd_num"] not in (2, 3):
+        raise SimulationError(f"{kind}: field tsk_opd_num = {f['tsk_opd_num']} is not modelled (2, or 3 with a bias)")
+    if f["tsk_opd_num"] == 3:
+        _fp32(m, f, "opd2")
+        return _bias(m, f, ch)
+    return None
+
+
+def _build_depthwise(m, f):
     _fp32(m, f, "res0", "opd0", "opd1")
-    _tensors(m, f, "opd0")
-    n, ch, oh, ow = c.res0_shape(f)
-    _pord_bounds(m, f, n, ch, oh, ow)
+    _tensors(m, f, "opd1")
+    (n, ch, oh, ow), geo, x = _pord("pord.depthwise", m, f)
+    weight = _pord_kernel(m, f, ch, f["opd1_h"], f["opd1_w"])
+    bias = _with_bias(m, f, "pord.depthwise", ch)
+
+    def compute():
+        acc = _window_sum(x(), geo, oh, ow, weight())
+        if bias is not None:
+            with np.errstate(all="ignore"):
+                acc = np.asarray(acc + bias(), np.float32)
+        return FP32, acc
+    return c.storer(m, f, "pord.depthwise", compute)
+
+
+def _build_avgpooling(m, f):
+    _fp32(m, f, "res0", "opd0", "opd1")
+    (n, ch, oh, ow), geo, x = _pord("pord.avgpooling", m, f)
     scale = c.const(f, "opd1", FP32)
-    taps = _taps(f, _padded(m, _input(m, f, n, ch), f, 0.0), oh, ow)
-    with np.errstate(all="ignore"):
-        acc = np.zeros((n, ch, oh, ow), np.float32)
-        for _, _, win in taps:
-            acc += win * scale
-        _finish(m, f, acc)
+    bias = _with_bias(m, f, "pord.avgpooling", ch)
+
+    def compute():
+        acc = _window_sum(x(), geo, oh, ow, scale)
+        if bias is not None:
+            with np.errstate(all="ignore"):
+                acc = np.asarray(acc + bias(), np.float32)
+        return FP32, acc
+    return c.storer(m, f, "pord.avgpooling", compute)
 
 
-def maxpooling(m, f):
+def _build_maxpooling(m, f):
     _fp32(m, f, "res0", "opd0")
-    _tensors(m, f, "opd0")
-    n, ch, oh, ow = c.res0_shape(f)
-    _pord_bounds(m, f, n, ch, oh, ow)
-    taps = _taps(f, _padded(m, _input(m, f, n, ch), f, MAX_POOL_PAD), oh, ow)
-    with np.errstate(all="ignore"):
-        acc = taps[0][2].copy()
-        for _, _, win in taps[1:]:
-            np.maximum(acc, win, out=acc)
-        _finish(m, f, acc)
+    if f["tsk_opd_num"] not in (1, 2):
+        raise SimulationError(f"pord.maxpooling: field tsk_opd_num = {f['tsk_opd_num']} is not modelled (1 or 2: "
+                              f"no bias)")
+    (n, ch, oh, ow), geo, x = _pord("pord.maxpooling", m, f)
+
+    def compute():
+        win = _windows(_padded(x(), geo, MAX_POOL_PAD, np.float32), geo, oh, ow)
+        return FP32, win.max(axis=(4, 5))
+    return c.storer(m, f, "pord.maxpooling", compute)
+
+
+def _no_pord(m, f):
+    raise SimulationError(f"pord: field tsk_eu_typ = {f['tsk_eu_typ']} has no public meaning for pord_op "
+                          f"(isa-facts: eu 1 depthwise / avg pooling, 4 max pooling)")
 
 
 # -- matrices ----------------------------------------------------------------------------------
-def mm(m, f, accumulate):
-    with_bias = f["tsk_opd_num"] == 3
-    _fp32(m, f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
-    _tensors(m, f, "opd0", "opd1", *(("opd2",) if with_bias else ()))
-    rows, cr, _, rw = c.res0_shape(f)
-    cl, lw, last = f["opd0_c"], f["opd0_w"], f["opd0_h"]
-    if not 1 <= last <= lw:
-        raise SimulationError(f"opd0_h (the columns of the left's last channel) must be in [1, {lw}], not {last}")
-    if (f["opd1_c"], f["opd1_w"]) != (cr, rw):
-        raise SimulationError(f"opd1_c, opd1_w must equal res0_c, res0_w ({cr}, {rw}), not "
-                              f"({f['opd1_c']}, {f['opd1_w']})")
-    k = (cl - 1) * lw + last
-    _bounded(m, k * rows * cr * rw, k, res0=(rows, cr, 1, rw), opd0=(rows, cl, 1, lw), opd1=(k, cr, 1, rw))
-    left = c.read(m, f, "opd0", FP32, (rows, cl, 1, lw)).reshape(rows, cl * lw)[:, :k]
-    right = c.read(m, f, "opd1", FP32, (k, cr, 1, rw)).reshape(k, cr * rw)
-    with np.errstate(all="ignore"):
-        acc = np.zeros((rows, cr * rw), np.float32)
-        for kk in range(k):
-            acc += left[:, kk:kk + 1] * right[kk:kk + 1]
-        if with_bias:
-            acc = acc + c.read(m, f, "opd2", FP32, (1, cr, 1, rw)).reshape(1, cr * rw)
-        acc = acc.reshape(rows, cr, 1, rw)
-        if accumulate:
-            acc = c.read(m, f, "res0", FP32, (rows, cr, 1, rw)) + acc
-            f = {**f, "opt_res_add": 0}
-        _finish(m, f, acc)
+def _build_mm(accumulate):
+    kind = "mm.mac" if accumulate else "mm.mul"
+
+    def build(m, f):
+        with_bias = f["tsk_opd_num"] == 3
+        if f["tsk_opd_num"] not in (2, 3):
+            raise SimulationError(f"{kind}: field tsk_opd_num = {f['tsk_opd_num']} is not modelled (2, 3)")
+        if f["opt_left_tran"]:
+            raise SimulationError(f"{kind}: field opt_left_tran = 1 (a transposed left matrix) is not modelled")
+        _fp32(m, f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
+        _tensors(m, f, "opd0", "opd1", *(("opd2",) if with_bias else ()))
+        rows, cr, _, rw = c.res0_shape(f)
+        cl, lw, last = f["opd0_c"], f["opd0_w"], f["opd0_h"]
+        if not 1 <= last <= lw:
+            raise SimulationError(f"opd0_h (the columns of the left's last channel) must be in [1, {lw}], not {last}")
+        if (f["opd1_c"], f["opd1_w"]) != (cr, rw):
+            raise SimulationError(f"opd1_c, opd1_w must equal res0_c, res0_w ({cr}, {rw}), not "
+                                  f"({f['opd1_c']}, {f['opd1_w']})")
+        k = (cl - 1) * lw + last
+        _bounded(m, k * rows * cr * rw, k, res0=(rows, cr, 1, rw), opd0=(rows, cl, 1, lw), opd1=(k, cr, 1, rw))
+        left = c.reader(m, f, "opd0", FP32, (rows, cl, 1, lw))
+        right = c.reader(m, f, "opd1", FP32, (k, cr, 1, rw))
+        bias = c.reader(m, f, "opd2", FP32, (1, cr, 1, rw)) if with_bias else None
+
+        def compute():
+            lm = np.asarray(left(), np.float64).reshape(rows, cl * lw)[:, :k]
+            rm = np.asarray(right(), np.float64).reshape(k, cr * rw)
+            acc = (lm @ rm).astype(np.float32)
+            with np.errstate(all="ignore"):
+                if bias is not None:
+                    acc = np.asarray(acc + bias().reshape(1, cr * rw), np.float32)
+            return FP32, acc.reshape(rows, cr, 1, rw)
+        # mm.mac adds the old result as opt_res_add does (once, whichever asks for it)
+        return c.storer(m, {**f, "opt_res_add": 1} if accumulate else f, kind, compute)
+    return build
 
 
-def mdlinear_mac(m, f):
-    _fp32(m, f, "res0", "opd0", "opd1", "opd2")
-    shape = c.res0_shape(f)
-    _bounded(m, res0=shape)
-    x = c.read(m, f, "opd0", FP32, shape)
-    with np.errstate(all="ignore"):
-        result = x * _operand(m, f, "opd1", shape) + _operand(m, f, "opd2", shape)
-    c.write(m, f, "res0", FP32, result)
+def _cached(build):
+    def fn(m, f):
+        run = m.memo.get("run")
+        if run is None:
+            run = m.memo["run"] = build(m, f)
+        run(m)
+    return fn
+
+
+FP32_SIGN = "fp32 has no sign mode"
+NO_SHIFT = "fp32: nothing is shifted or rounded by a shift"
+WINDOW = {"res0_n", "res0_c", "res0_h", "res0_w", "opd0_h", "opd0_w", "opd1_h", "opd1_w", "opd0_x_ins0",
+          "opd0_y_ins0", "opd1_x_ins0", "opd1_y_ins0", "opd0_up_pad", "opd0_dn_pad", "opd0_lf_pad", "opd0_rt_pad",
+          "res_op_x_str", "res_op_y_str", "opt_res_add", "opt_relu", "tsk_lane_num", "tsk_opd_num"}
+SIGNS = {"opt_opd0_sign": FP32_SIGN, "opt_opd1_sign": FP32_SIGN, "opt_opd2_sign": FP32_SIGN,
+         "opt_shift_typ": NO_SHIFT}
+UNREAD = "not an operand of this kind"
+BIAS_LAYOUT = "a fp32 bias is compact whatever its stride fields say (bm1684_defs.py)"
+BIAS = {"opd2_addr", "opt_opd2_prec", "opt_opd2_const"}
+BIAS_IGNORES = {"short_opd2_str": BIAS_LAYOUT, "opd2_n_str": BIAS_LAYOUT, "opd2_c_str": BIAS_LAYOUT,
+                "opd2_h_str": BIAS_LAYOUT, "opd2_w_str": BIAS_LAYOUT, "opd2_n": "a bias is (1, C, 1, 1)",
+                "opd2_c": "a bias is (1, C, 1, 1)", "opd2_h": "a bias is (1, C, 1, 1)", "opd2_w": "a bias is (1, C, 1, 1)"}
+POOL_SHAPE = {"opd0_n": "n and c come from res0 (bm1684_defs.py)", "opd0_c": "n and c come from res0 (bm1684_defs.py)"}
+NOT_WINDOW = {"opd1_n": "the kernel is (1, C, kh, kw)", "opd1_c": "the kernel's channels are res0_c"}
+
+conv = contract(
+    reads=WINDOW | BIAS | {"opd0_c", "opt_kernel_rotate", "opt_winograd", "opd1_addr", "opt_opd1_const",
+                           "opt_opd1_prec", "short_opd1_str", "opd1_n_str", "opd1_c_str", "opd1_h_str", "opd1_w_str"},
+    read_slots=("res0", "opd0"),
+    unread_slots={"opd3": UNREAD, "res1": UNREAD},
+    ignores={**SIGNS, **BIAS_IGNORES, "opd0_n": "the batch is res0_n (bm1684_defs.py)",
+             "opd1_n": "the weight's input channels are opd0_c", "opd1_c": "the weight's output channels are res0_c"},
+)(_cached(_build_conv))
+
+depthwise = contract(
+    reads=WINDOW | BIAS | {"opd1_addr", "opt_opd1_prec", "opt_opd1_const", "short_opd1_str", "opd1_n_str",
+                           "opd1_c_str", "opd1_h_str", "opd1_w_str"},
+    read_slots=("res0", "opd0"), unread_slots={"opd3": UNREAD, "res1": UNREAD},
+    ignores={**SIGNS, **BIAS_IGNORES, **POOL_SHAPE, **NOT_WINDOW})(_cached(_build_depthwise))
+
+avgpooling = contract(
+    reads=WINDOW | BIAS | {"opd1_addr", "opt_opd1_prec", "opt_opd1_const"},
+    read_slots=("res0", "opd0"), unread_slots={"opd3": UNREAD, "res1": UNREAD},
+    ignores={**SIGNS, **BIAS_IGNORES, **POOL_SHAPE, **NOT_WINDOW,
+             **{k: "the scale is the constant opd1_addr" for k in ("short_opd1_str", "opd1_n_str", "opd1_c_str",
+                                                                    "opd1_h_str", "opd1_w_str")}})(
+    _cached(_build_avgpooling))
+
+MAX_NO_KERNEL = "max pooling reads no kernel values (opd1_h, opd1_w give its size)"
+maxpooling = contract(
+    reads=WINDOW,
+    read_slots=("res0", "opd0"), unread_slots={"opd2": "max pooling has no bias", "opd3": UNREAD, "res1": UNREAD},
+    ignores={**SIGNS, **POOL_SHAPE, **NOT_WINDOW,
+             **{k: MAX_NO_KERNEL for k in ("opd1_addr", "opt_opd1_prec", "opt_opd1_const", "short_opd1_str",
+                                           "opd1_n_str", "opd1_c_str", "opd1_h_str", "opd1_w_str")}})(
+    _cached(_build_maxpooling))
+
+pord_other = contract(reads={"tsk_eu_typ"})(_no_pord)
+
+MM = {"res0_n", "res0_c", "res0_h", "res0_w", "opd0_c", "opd0_h", "opd0_w", "opd1_c", "opd1_w", "opt_res_add",
+      "opt_relu", "tsk_lane_num", "tsk_opd_num", "opt_left_tran"}
+MM_IGNORES = {**SIGNS, "opd0_n": "the rows are res0_n", "opd1_n": "K follows from opd0",
+              "opd1_h": "matrices have h = 1", "opd2_n": "the bias is (1, res0_c, 1, res0_w)",
+              "opd2_c": "the bias is (1, res0_c, 1, res0_w)", "opd2_h": "the bias is (1, res0_c, 1, res0_w)",
+              "opd2_w": "the bias is (1, res0_c, 1, res0_w)"}
+
+
+def _mm(accumulate):
+    return contract(reads=MM, read_slots=("res0", "opd0", "opd1", "opd2"), unread_slots={"opd3": UNREAD, "res1": UNREAD},
+                    ignores=MM_IGNORES)(_cached(_build_mm(accumulate)))
 
 
 KINDS = {
@@ -282,7 +402,7 @@ KINDS = {
     ("tiu", "pord.depthwise"): depthwise,
     ("tiu", "pord.avgpooling"): avgpooling,
     ("tiu", "pord.maxpooling"): maxpooling,
-    ("tiu", "mm.mul"): lambda m, f: mm(m, f, False),
-    ("tiu", "mm.mac"): lambda m, f: mm(m, f, True),
-    ("tiu", "md_linear.mac"): mdlinear_mac,
+    ("tiu", "pord"): pord_other,
+    ("tiu", "mm.mul"): _mm(False),
+    ("tiu", "mm.mac"): _mm(True),
 }

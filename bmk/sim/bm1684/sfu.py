@@ -1,80 +1,83 @@
-"""Semantics of the special-function commands: md_sfu (fp32_to_int, taylor, rsqrt) and lut.
+"""The special-function numerics (used by the md_sfu / ar / md_scalar eu types of
+elementwise.py) and the lut_op command (table lookup).
 
-Element-wise over res0's shape (the vendor puts the shape in res0 only); operands as in
-common.py. Seeds 003 "Data Type Converting Functions" and "FP32 Unary Functions"; the field
-use follows the yolov5s stream (isa-facts bm1684-lowering.md: md_sfu 14 and 13, lut 0 observed).
-
-- md_sfu.fp32_to_int: res0 = the fp32 opd0 rounded to the nearest integer, ties to even (the
-  IEEE default rounding; the seed's INT32() names no mode: our choice), saturated to res0's
-  integer precision (signed; NaN -> 0: bmk.numerics.to_int).
-- md_sfu.rsqrt: res0 = 1 / sqrt(opd0) in fp32, correctly rounded (computed in float64).
-- md_sfu.taylor: res0 = sum_{k<n} c_k * x^(k+1), n = opd1_n, x = opd0, c_k the fp32 words at
-  offset opd1_addr of L2 SRAM; fp32 Horner steps, each product and sum rounded:
-  acc = c_{n-1}; acc = acc * x + c_k (k = n-2 .. 0); res0 = acc * x. With the exp taylor
-  table (c_k = 1/(k+1)!) this is e^x - 1: the yolov5s stream adds 1.0 after its taylor command.
-- lut: res0 = table[i], i = the low opd1_h bits of opd0's integer value (opd0 int8/int16/int32 by
-  its precision and sign, 4N/2N for 8/16-bit; an fp32-precision opd0 is read as its 32-bit
-  word, as the vendor feeds fp32_to_int results with the default fp32 precision); the table
-  is 2^opd1_h 32-bit words at offset opd1_addr of L2 SRAM, written to res0 bit for bit (res0 is
-  32-bit). Only eu lut (0) is modelled.
+Seeds 003 "Data Type Converting Functions" and "FP32 Unary Functions"; field use from the
+yolov5s and retinaface streams (isa-facts bm1684-lowering.md: md_sfu 14 and 13, lut 0).
+- rsqrt: 1 / sqrt(x) in fp32, correctly rounded (computed in float64).
+- taylor: sum_{k<n} c_k * x^(k+1), n = opd1_n, c_k the fp32 words at offset opd1_addr of
+  L2 SRAM; fp32 Horner steps, each product and sum rounded: acc = c_{n-1};
+  acc = acc * x + c_k (k = n-2 .. 0); result = acc * x. With the exp taylor table
+  (c_k = 1/(k+1)!) this is e^x - 1: the vendor's exp adds 1.0 after its taylor command.
+- mantissa / biased_exponent (fp32_normalize / int_normalize, an assumption: elementwise.py).
+- lut (lut_op, eu lut = 0): res0 = table[i], i = the low opd1_h bits of opd0's integer value
+  (opd0 int8/int16/int32 by its precision and sign, 4N/2N for 8/16-bit; an fp32-precision
+  opd0 is read as its 32-bit word: the vendor feeds fp32_to_int results with the default fp32
+  precision); the table is 2^opd1_h 32-bit words at offset opd1_addr of L2 SRAM, written to
+  res0 (32-bit) bit for bit. eu 19 ("lut (copy)" in isa-facts) has no public meaning: refused.
+  opd1's other fields and opd2 are not read (bm1684_defs.py: a lut reads the index, the table
+  and writes the result). Shapes: res0's (the vendor puts the shape in res0 only).
 The tables themselves: tables.py (placed by the simulator on construction).
 """
 import numpy as np
 
 from bmk import dtypes
 from bmk.errors import SimulationError
-from bmk import numerics
 from bmk.sim.bm1684 import common as c
 from bmk.sim.bm1684 import tables
+from bmk.sim.bm1684.contract import contract
 
 MAX_INDEX_BITS = 16
 
 
-def _res0_int(m, f):
-    dt = c.dtype_of(m, f, "res0", signed=True)
-    if dt.is_float:
-        raise SimulationError(f"md_sfu fp32_to_int: opt_res0_prec must be an integer precision, not "
-                              f"{c.prec_name(m, f, 'res0')}")
-    return dt
-
-
-def _fp32_opd0(m, f, what):
-    if c.prec_name(m, f, "opd0") != "fp32":
-        raise SimulationError(f"{what}: opt_opd0_prec must be fp32, not {c.prec_name(m, f, 'opd0')}")
-    return dtypes.FP32
-
-
-def fp32_to_int(m, f):
-    x = c.read(m, f, "opd0", _fp32_opd0(m, f, "md_sfu fp32_to_int"), c.res0_shape(f))
-    dt = _res0_int(m, f)
-    c.write(m, f, "res0", dt, numerics.to_int(x, dt))
-
-
-def rsqrt(m, f):
-    x = c.read(m, f, "opd0", _fp32_opd0(m, f, "md_sfu rsqrt"), c.res0_shape(f))
+def rsqrt(x):
     with np.errstate(divide="ignore", invalid="ignore"):
-        y = (1.0 / np.sqrt(np.asarray(x, np.float64))).astype(np.float32)
-    c.write(m, f, "res0", dtypes.FP32, y)
+        return (1.0 / np.sqrt(np.asarray(x, np.float64))).astype(np.float32)
 
 
-def _l2_words(m, f, count, what):
-    """`count` 32-bit words of L2 SRAM at offset opd1_addr (logged as a read)."""
-    view = m.memories["l2sram"].tensor(what, f["opd1_addr"], (1, 1, 1, count), (1, 1, 1, 1), m.log,
-                                       dtype=np.dtype("<u4"))
-    return view.read().reshape(-1)
+def _l2_words(m, offset, count, what):
+    """() -> `count` 32-bit words of L2 SRAM at `offset` (logged as a read)."""
+    from bmk.sim.memory import AccessLog
+    log = AccessLog()
+    view = m.memories["l2sram"].tensor(what, offset, (1, 1, 1, count), (1, 1, 1, 1), log, dtype=np.dtype("<u4"))
+    entry = log.entries[0]
+
+    def read():
+        m.log.entries.append(entry)
+        return view.read().reshape(-1)
+    return read
 
 
-def taylor(m, f):
+def taylor_coefficients(m, f):
     n = f["opd1_n"]
-    if n < 1:
-        raise SimulationError(f"md_sfu taylor: opd1_n (number of series) must be at least 1, not {n}")
-    coeff = _l2_words(m, f, n, "md_sfu taylor table (opd1)").view(np.float32)
-    x = np.asarray(c.read(m, f, "opd0", _fp32_opd0(m, f, "md_sfu taylor"), c.res0_shape(f)), np.float32)
+    if not 1 <= n <= m.chip.param("taylor_table_len"):
+        raise SimulationError(f"taylor: opd1_n (number of series) must be in [1, {m.chip.param('taylor_table_len')}], "
+                              f"not {n}")
+    words = _l2_words(m, f["opd1_addr"], n, "taylor table (opd1)")
+    return lambda: words().view(np.float32)
+
+
+def horner(coeff, x):
+    x = np.asarray(x, np.float32)
+    n = len(coeff)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         acc = np.full(x.shape, coeff[n - 1], np.float32)
         for k in range(n - 2, -1, -1):
             acc = acc * x + coeff[k]
-        c.write(m, f, "res0", dtypes.FP32, acc * x)
+        return np.asarray(acc * x, np.float32)
+
+
+def mantissa(x):
+    """x's significand as an fp32 in [1, 2) with x's sign (0, inf, NaN: x itself)."""
+    bits = np.asarray(x, np.float32).view(np.uint32)
+    exp = (bits >> 23) & 0xFF
+    normal = (exp != 0) & (exp != 0xFF)
+    out = np.where(normal, (bits & np.uint32(0x807FFFFF)) | np.uint32(127 << 23), bits)
+    return out.astype(np.uint32).view(np.float32)
+
+
+def biased_exponent(x):
+    """x's biased exponent field (0..255) as an int32."""
+    return ((np.asarray(x, np.float32).view(np.uint32) >> 23) & 0xFF).astype(np.int32)
 
 
 def _index(m, f, bits):
@@ -83,8 +86,8 @@ def _index(m, f, bits):
         raise SimulationError("lut: opt_opd0_prec must be an integer precision or fp32 (the word as an "
                               "integer), not fp16")
     dt = dtypes.INT32 if prec == "fp32" else c.dtype_of(m, f, "opd0")
-    i = np.asarray(c.read(m, f, "opd0", dt, c.res0_shape(f))).astype(np.int64)
-    return i & ((1 << bits) - 1)
+    read = c.reader(m, f, "opd0", dt, c.res0_shape(f))
+    return lambda: np.asarray(read()).astype(np.int64) & ((1 << bits) - 1)
 
 
 def _lookup_eu(m):
@@ -92,25 +95,37 @@ def _lookup_eu(m):
     return m.chip.field("tiu", "tsk_eu_typ").default
 
 
+NOT_READ = "a lut reads the index (opd0), the table (opd1_addr, opd1_h) and writes res0 (bm1684_defs.py)"
+
+
+@contract(reads={"tsk_eu_typ", "opd1_addr", "opd1_h", "opt_relu", "opt_res_add", "tsk_lane_num",
+                 "res0_n", "res0_c", "res0_h", "res0_w"},
+          read_slots=("res0", "opd0"),
+          unread_slots={"opd2": NOT_READ, "opd3": NOT_READ, "res1": NOT_READ},
+          ignores={"tsk_opd_num": "the operand count is fixed by the kind",
+                   "opt_opd1_prec": NOT_READ, "opt_opd1_sign": NOT_READ, "opt_opd1_const": NOT_READ,
+                   "short_opd1_str": NOT_READ, "opd1_n": NOT_READ, "opd1_c": NOT_READ, "opd1_w": NOT_READ,
+                   "opd1_n_str": NOT_READ, "opd1_c_str": NOT_READ, "opd1_h_str": NOT_READ, "opd1_w_str": NOT_READ,
+                   "opd0_n": "shape from res0", "opd0_c": "shape from res0", "opd0_h": "shape from res0",
+                   "opd0_w": "shape from res0", "opt_opd2_sign": NOT_READ})
 def lut(m, f):
-    if f["tsk_eu_typ"] != _lookup_eu(m):
-        raise SimulationError(f"lut: tsk_eu_typ must be {_lookup_eu(m)} (the table lookup; only it is "
-                              f"modelled), not {f['tsk_eu_typ']}")
-    bits = f["opd1_h"]
-    if not 1 <= bits <= MAX_INDEX_BITS:
-        raise SimulationError(f"lut: opd1_h (index bits) must be in [1, {MAX_INDEX_BITS}], not {bits}")
-    if c.prec_name(m, f, "res0") not in ("fp32", "int32"):
-        raise SimulationError(f"lut: opt_res0_prec must be 32-bit (fp32 or int32), not {c.prec_name(m, f, 'res0')}")
-    table = _l2_words(m, f, 1 << bits, "lut table (opd1)")
-    words = table[_index(m, f, bits)]
-    dt = c.dtype_of(m, f, "res0", signed=True)
-    c.write(m, f, "res0", dt, words.view(dt.numpy))
+    run = m.memo.get("run")
+    if run is None:
+        if f["tsk_eu_typ"] != _lookup_eu(m):
+            raise SimulationError(f"lut: tsk_eu_typ must be {_lookup_eu(m)} (the table lookup; only it is "
+                                  f"modelled), not {f['tsk_eu_typ']}")
+        bits = f["opd1_h"]
+        if not 1 <= bits <= MAX_INDEX_BITS:
+            raise SimulationError(f"lut: opd1_h (index bits) must be in [1, {MAX_INDEX_BITS}], not {bits}")
+        if c.prec_name(m, f, "res0") not in ("fp32", "int32"):
+            raise SimulationError(f"lut: opt_res0_prec must be 32-bit (fp32 or int32), not "
+                                  f"{c.prec_name(m, f, 'res0')}")
+        table = _l2_words(m, f["opd1_addr"], 1 << bits, "lut table (opd1)")
+        index = _index(m, f, bits)
+        dt = c.dtype_of(m, f, "res0", signed=True)
+        run = m.memo["run"] = c.storer(m, f, "lut", lambda: (dt, table()[index()].view(dt.numpy)))
+    run(m)
 
 
-KINDS = {
-    ("tiu", "md_sfu.fp32_to_int"): fp32_to_int,
-    ("tiu", "md_sfu.rsqrt"): rsqrt,
-    ("tiu", "md_sfu.taylor"): taylor,
-    ("tiu", "lut"): lut,
-}
+KINDS = {("tiu", "lut"): lut}
 INIT = tables.load

@@ -1,0 +1,378 @@
+"""Semantics of the element-wise TIU classes: ar_op (arith.*), md_scalar_op (md_scalar.*) and
+md_sfu_op (md_sfu.*), every eu type of each (specs/bm1684/tiu.toml; isa-facts bm1684-lowering.md
+lists ar eu 0..24, md_scalar 0..20, md_sfu 0..24).
+
+Operands (common.py): res0 gives the shape (N, C, H, W) of every operand; bm1684_defs.py
+(tpu-mlir profile_helper) reads A, B and the result with res0's n, c, h, w for ar, md_scalar
+and md_sfu, so opdX_n/c/h/w are ignored (the vendor writes 1 there). An operand is a constant
+(opt_opdX_const, its bits in opdX_addr), a per-channel tensor (short_opdX_str offset: one
+element per channel in the compact [1, C, 1, 1] layout, broadcast over n, h, w) or a tensor of
+res0's shape in its short_X_str layout (aligned, compact, or free with X_n/c/h/w_str; zero
+strides broadcast, as the vendor's softmax does).
+
+What each eu computes (fp32 mode: every operand and res0 fp32, numpy float32, one rounding
+per operation, NaN/inf as IEEE; int mode: int8/int16/int32 operands, exact then saturated):
+- mul, add, sub, max, min: res = a op b. int: widened, exact, then add/sub/mul (and mac)
+  round a right shift of opt_right_shift bits as the seed's (x + 2^(r-1)) >> r, saturate to
+  res0's type; max/min saturate. The int result is signed iff opt_opd2_sign (BM1684 has no
+  res0 sign field; the OKKernel lowering's choice, seed 003).
+- mac: res = old * 2^opt_left_shift + a * b (int; old read with sign opt_res_add_sign) or
+  old + fp32(a * b) (fp32).
+- divide: fp32 a / b (int: SimulationError).
+- shift (int): a << b for b > 0, else a >> -b, arithmetic for a signed a, wrapped to res0.
+- and, or, xor: on the operands' bit patterns, wrapped to res0's width.
+- select_gt, select_eq: res = c if a > b (a == b) else 0, c = opd2 as res0-width bits.
+- copy: res = a, bit for bit in a's precision.
+- fp32_to_int: res0 (integer precision, signed) = a rounded to nearest, ties to even, saturated.
+- rsqrt: 1 / sqrt(a), correctly rounded.
+- taylor: sum_{k<n} c_k a^(k+1), n = opd1_n, c_k the fp32 words at L2 SRAM offset opd1_addr;
+  Horner in fp32 (sfu.py).
+- fp32_normalize, int_normalize (bm1684_defs.py: SFU_NORMA, SFU_NORMB): assumption (no public
+  formula): the mantissa of a as an fp32 in [1, 2) with a's sign (fp32_normalize) and its biased
+  exponent as an int32 (int_normalize) -- the split that the lnx table (ln 2 * (i - 127)) and
+  the ln taylor table serve. A real run would check: x = 6.0 -> 1.5 and 129.
+- square_sum, square_diff: assumption: (a + b)^2 and (a - b)^2 in fp32 (one rounding each
+  for the sum and the square).
+- cmp, select, cmp_select (opd0..opd3, res0 and res1, as md_cmp: compare.py): assumption.
+- add_tree: SimulationError: an element-wise add_tree has no public meaning (md_sum is the
+  add-tree reduction: linear.py).
+opt_res_add (fp32): res = old res0 + result; int: SimulationError (the order of the sum and
+the saturation is not public). opt_relu: 1, the value every vendor and OKKernel command
+carries, is "no ReLU" (common.py); 0 is refused (contract). tsk_lane_num: channels on
+disabled lanes keep their old values (common.store).
+Ignored: tsk_opd_num (the operand count follows from the eu: the vendor writes 2 on its
+one-operand md_sfu commands and 1 on its copies); opt_opd*_sign of fp32 operands (fp32 has no
+sign mode); opt_shift_typ in fp32 mode (nothing is shifted or rounded).
+Bounded work: res0 must hold at most one NPU's memory per NPU (SimulationError otherwise).
+"""
+import numpy as np
+
+from bmk import dtypes
+from bmk import layout as chip_layout
+from bmk import numerics
+from bmk.errors import SimulationError
+from bmk.sim.bm1684 import common as c
+from bmk.sim.bm1684 import sfu
+from bmk.sim.bm1684.contract import contract
+
+FP32 = dtypes.FP32
+WIDTH = {"int8": 8, "int16": 16, "int32": 32, "fp32": 32, "fp16": 16}
+NOT_READ = "this eu type does not read the operand"
+SHAPE_FROM_RES0 = "the engine takes every operand's shape from res0 (bm1684_defs.py reads A, B with res0's n, c, h, w)"
+OPD_NUM = "the operand count follows from the eu type (the vendor writes 2 on its one-operand md_sfu commands)"
+
+
+def _width(m, f, slot):
+    return WIDTH[c.prec_name(m, f, slot)]
+
+
+def _bounded(m, f, kind):
+    n, ch, h, w = c.res0_shape(f)
+    start = max(0, f["res0_addr"] - m.space("local").base) // m.lmem.lane_size % m.npu_num
+    per_lane = n * -(-(start + ch) // m.npu_num) * h * w
+    if per_lane * _width(m, f, "res0") // 8 > m.lmem.lane_size:
+        raise SimulationError(f"{kind}: res0 must hold at most {m.lmem.lane_size} bytes per NPU, not "
+                              f"{per_lane} elements of {_width(m, f, 'res0')} bits (shape {(n, ch, h, w)})")
+
+
+def _mode(m, f, kind, slots):
+    precs = {c.prec_name(m, f, s) for s in ("res0", *slots)}
+    if precs == {"fp32"}:
+        return "fp32"
+    if precs <= {"int8", "int16", "int32"}:
+        return "int"
+    raise SimulationError(f"{kind}: precisions must be all fp32 or all int8/int16/int32, not "
+                          f"{', '.join(f'{s} {c.prec_name(m, f, s)}' for s in ('res0', *slots))}")
+
+
+def operand(m, f, slot, dtype, shape=None):
+    """A reader () -> values of operand `slot` as dtype: a constant, a per-channel (1, C, 1, 1)
+    array or an (N, C, H, W) array of res0's shape (module docstring)."""
+    shape = c.res0_shape(f) if shape is None else shape
+    if f.get(f"opt_{slot}_const"):
+        value = c.const(f, slot, dtype)
+        return lambda: value
+    if c.member(m, f"short_{slot}_str", f[f"short_{slot}_str"]) == "offset":
+        per_channel = (1, shape[1], 1, 1)
+        start = c.local_offset(m, f, slot) // m.lmem.lane_size
+        stride = chip_layout.compact_stride(per_channel, m.npu_num, start)
+        return c.reader(m, f, slot, dtype, per_channel, stride)
+    return c.reader(m, f, slot, dtype, shape)
+
+
+def _ints(m, f, slot, exact=False):
+    read = operand(m, f, slot, c.dtype_of(m, f, slot))
+    if exact:
+        return lambda: np.asarray(read(), np.int64).astype(object)
+    return lambda: np.asarray(read(), np.int64)
+
+
+def _floats(m, f, slot):
+    read = operand(m, f, slot, FP32)
+    return read
+
+
+def res_dtype(m, f):
+    """The integer DType of res0: its precision, signed iff opt_opd2_sign."""
+    return dtypes.integer(_width(m, f, "res0"), bool(f["opt_opd2_sign"]))
+
+
+def _round_shift(x, n):
+    return x if n == 0 else (x + (1 << (n - 1))) >> n
+
+
+def _wide(m, f, slots):
+    return any(_width(m, f, s) == 32 for s in ("res0", *slots))
+
+
+def _int_shift_type(f, kind, shifts):
+    """The integer forms that shift or round read opt_shift_typ: 0 is the code the OKKernel
+    lowering and the vendor's ar commands carry, executed as the seed's rounding / the sign's
+    shift; 1 names another type no public source defines."""
+    if shifts and f["opt_shift_typ"] != 0:
+        raise SimulationError(f"{kind}: field opt_shift_typ = {f['opt_shift_typ']} is not modelled for integer "
+                              f"shifts and rounding right shifts (only 0, the OKKernel / vendor ar value)")
+
+
+# -- the eu table: build(m, f, kind) -> (slots read, compute() -> (dtype, values)) ---------------------
+def _binary(fp, integer, rounded):
+    def build(m, f, kind):
+        if _mode(m, f, kind, ("opd0", "opd1")) == "fp32":
+            a, b = _floats(m, f, "opd0"), _floats(m, f, "opd1")
+
+            def run():
+                with np.errstate(all="ignore"):
+                    return FP32, np.asarray(fp(a(), b()), np.float32)
+            return run
+        if integer is None:
+            raise SimulationError(f"{kind}: integer precisions are not supported (fp32 only)")
+        shift = f["opt_right_shift"] if rounded else 0
+        _int_shift_type(f, kind, shift)
+        if not rounded and f["opt_right_shift"]:
+            raise SimulationError(f"{kind}: field opt_right_shift = {f['opt_right_shift']} is not modelled "
+                                  f"(max/min do not round)")
+        wide = _wide(m, f, ("opd0", "opd1"))
+        a, b = _ints(m, f, "opd0", wide), _ints(m, f, "opd1", wide)
+        dt = res_dtype(m, f)
+
+        def run():
+            exact = _round_shift(integer(a(), b()), shift)
+            return dt, np.clip(exact, dt.min, dt.max).astype(dt.numpy)
+        return run
+    return build
+
+
+def _mac(m, f, kind):
+    shape = c.res0_shape(f)
+    if _mode(m, f, kind, ("opd0", "opd1")) == "fp32":
+        old, a, b = c.reader(m, f, "res0", FP32, shape), _floats(m, f, "opd0"), _floats(m, f, "opd1")
+
+        def run():
+            with np.errstate(all="ignore"):
+                return FP32, np.asarray(old() + np.asarray(a() * b(), np.float32), np.float32)
+        return run
+    shift, left = f["opt_right_shift"], f["opt_left_shift"]
+    _int_shift_type(f, kind, shift)
+    old_dt = dtypes.integer(_width(m, f, "res0"), bool(f["opt_res_add_sign"]))
+    wide = _wide(m, f, ("opd0", "opd1"))
+    old = c.reader(m, f, "res0", old_dt, shape)
+    a, b = _ints(m, f, "opd0", wide), _ints(m, f, "opd1", wide)
+    dt = res_dtype(m, f)
+
+    def run():
+        o = np.asarray(old(), np.int64)
+        o = o.astype(object) if wide else o
+        exact = _round_shift((o << left) + a() * b(), shift)
+        return dt, np.clip(exact, dt.min, dt.max).astype(dt.numpy)
+    return run
+
+
+def _shift(m, f, kind):
+    if _mode(m, f, kind, ("opd0", "opd1")) != "int":
+        raise SimulationError(f"{kind}: precisions must be int8/int16/int32")
+    _int_shift_type(f, kind, True)
+    if f["opt_right_shift"]:
+        raise SimulationError(f"{kind}: field opt_right_shift = {f['opt_right_shift']} is not modelled for shifts")
+    x_of, amount_of = _ints(m, f, "opd0"), _ints(m, f, "opd1")
+    width = _width(m, f, "opd0")
+    dt = res_dtype(m, f)
+
+    def run():
+        x, amount = np.broadcast_arrays(x_of(), amount_of())
+        left = (x.astype(np.uint64) & np.uint64((1 << width) - 1)) << np.clip(amount, 0, 32).astype(np.uint64)
+        right = x >> np.clip(-amount, 0, 63)
+        out = np.where(amount > 0, (left & np.uint64(0xFFFFFFFF)).astype(np.int64), right)
+        return dt, numerics.wrap(out, dt)
+    return run
+
+
+def _bits(m, f, slot):
+    read = operand(m, f, slot, dtypes.integer(_width(m, f, slot), False))
+    return lambda: np.asarray(read(), np.int64)
+
+
+def _logic(op):
+    def build(m, f, kind):
+        a, b = _bits(m, f, "opd0"), _bits(m, f, "opd1")
+        dt = dtypes.integer(_width(m, f, "res0"), False)
+        return lambda: (dt, numerics.wrap(op(a(), b()), dt))
+    return build
+
+
+def _select(cond):
+    def build(m, f, kind):
+        if _mode(m, f, kind, ("opd0", "opd1")) == "fp32":
+            a, b = _floats(m, f, "opd0"), _floats(m, f, "opd1")
+        else:
+            a, b = _ints(m, f, "opd0"), _ints(m, f, "opd1")
+        dt = dtypes.integer(_width(m, f, "res0"), False)
+        value = operand(m, f, "opd2", dt)
+        zero = np.zeros((), dt.numpy)
+        return lambda: (dt, np.where(cond(a(), b()), value(), zero).astype(dt.numpy))
+    return build
+
+
+def _copy(m, f, kind):
+    dt = c.dtype_of(m, f, "opd0")
+    if _width(m, f, "res0") != dt.bits:
+        raise SimulationError(f"{kind}: opt_res0_prec ({c.prec_name(m, f, 'res0')}) must have opd0's width "
+                              f"({c.prec_name(m, f, 'opd0')}): a copy does not convert")
+    a = operand(m, f, "opd0", dt)
+    return lambda: (dt, a())
+
+
+def _unary_fp32(kind_fn):
+    def build(m, f, kind):
+        if c.prec_name(m, f, "opd0") != "fp32":
+            raise SimulationError(f"{kind}: opt_opd0_prec must be fp32, not {c.prec_name(m, f, 'opd0')}")
+        return kind_fn(m, f, kind, _floats(m, f, "opd0"))
+    return build
+
+
+def _fp32_result(m, f, kind):
+    if c.prec_name(m, f, "res0") != "fp32":
+        raise SimulationError(f"{kind}: opt_res0_prec must be fp32, not {c.prec_name(m, f, 'res0')}")
+
+
+def _to_int(m, f, kind, a):
+    dt = c.dtype_of(m, f, "res0", signed=True)
+    if dt.is_float:
+        raise SimulationError(f"{kind}: opt_res0_prec must be an integer precision, not {c.prec_name(m, f, 'res0')}")
+    return lambda: (dt, numerics.to_int(a(), dt))
+
+
+def _rsqrt(m, f, kind, a):
+    _fp32_result(m, f, kind)
+    return lambda: (FP32, sfu.rsqrt(a()))
+
+
+def _taylor(m, f, kind, a):
+    _fp32_result(m, f, kind)
+    coeff = sfu.taylor_coefficients(m, f)
+    return lambda: (FP32, sfu.horner(coeff(), a()))
+
+
+def _fp32_normalize(m, f, kind, a):
+    _fp32_result(m, f, kind)
+    return lambda: (FP32, sfu.mantissa(a()))
+
+
+def _int_normalize(m, f, kind, a):
+    if c.prec_name(m, f, "res0") != "int32":
+        raise SimulationError(f"{kind}: opt_res0_prec must be int32, not {c.prec_name(m, f, 'res0')}")
+    return lambda: (dtypes.INT32, sfu.biased_exponent(a()))
+
+
+def _square(op):
+    def build(m, f, kind):
+        if _mode(m, f, kind, ("opd0", "opd1")) != "fp32":
+            raise SimulationError(f"{kind}: precisions must be fp32 (integer squares are not modelled)")
+        a, b = _floats(m, f, "opd0"), _floats(m, f, "opd1")
+
+        def run():
+            with np.errstate(all="ignore"):
+                s = np.asarray(op(a(), b()), np.float32)
+                return FP32, np.asarray(s * s, np.float32)
+        return run
+    return build
+
+
+def _no_add_tree(m, f, kind):
+    raise SimulationError(f"{kind}: tsk_eu_typ add_tree has no public element-wise meaning on this class "
+                          f"(md_sum is the add-tree reduction)")
+
+
+BINARY = ("opd0", "opd1")
+# eu name -> (build, operand slots read)
+EU = {
+    "mul": (_binary(np.multiply, np.multiply, True), BINARY),
+    "add": (_binary(np.add, np.add, True), BINARY),
+    "sub": (_binary(np.subtract, np.subtract, True), BINARY),
+    "max": (_binary(np.maximum, np.maximum, False), BINARY),
+    "min": (_binary(np.minimum, np.minimum, False), BINARY),
+    "divide": (_binary(np.divide, None, False), BINARY),
+    "mac": (_mac, BINARY),
+    "shift": (_shift, BINARY),
+    "and": (_logic(np.bitwise_and), BINARY),
+    "or": (_logic(np.bitwise_or), BINARY),
+    "xor": (_logic(np.bitwise_xor), BINARY),
+    "select_gt": (_select(np.greater), ("opd0", "opd1", "opd2")),
+    "select_eq": (_select(np.equal), ("opd0", "opd1", "opd2")),
+    "copy": (_copy, ("opd0",)),
+    "fp32_to_int": (_unary_fp32(_to_int), ("opd0",)),
+    "rsqrt": (_unary_fp32(_rsqrt), ("opd0",)),
+    "taylor": (_unary_fp32(_taylor), ("opd0",)),
+    "fp32_normalize": (_unary_fp32(_fp32_normalize), ("opd0",)),
+    "int_normalize": (_unary_fp32(_int_normalize), ("opd0",)),
+    "square_sum": (_square(np.add), BINARY),
+    "square_diff": (_square(np.subtract), BINARY),
+    "add_tree": (_no_add_tree, ()),
+}
+# eu types whose integer form shifts or rounds (read opt_right_shift / opt_left_shift)
+SHIFTS = {"mul": ("opt_right_shift",), "add": ("opt_right_shift",), "sub": ("opt_right_shift",),
+          "mac": ("opt_right_shift", "opt_left_shift", "opt_res_add_sign"), "max": ("opt_right_shift",),
+          "min": ("opt_right_shift",), "shift": ("opt_right_shift",)}
+
+
+def _kind(kind, eu):
+    build, slots = EU[eu]
+    taylor = eu == "taylor"
+
+    def fn(m, f):
+        run = m.memo.get("run")
+        if run is None:
+            _bounded(m, f, kind)
+            compute = build(m, f, kind)
+            run = m.memo["run"] = c.storer(m, f, kind, compute)
+        run(m)
+    reads = {"opt_res_add", "opt_relu", "tsk_lane_num", "opt_shift_typ", "opt_opd2_sign"}
+    reads |= set(SHIFTS.get(eu, ()))
+    if taylor:
+        reads |= {"opd1_addr", "opd1_n"}
+    unread = {s: NOT_READ for s in ("opd0", "opd1", "opd2", "opd3", "res1") if s not in slots}
+    ignores = {"tsk_opd_num": OPD_NUM, **{f"{s}_{d}": SHAPE_FROM_RES0 for s in slots for d in "nchw"}}
+    reads |= {f"res0_{d}" for d in "nchw"}
+    if taylor:
+        ignores.update({k: "the taylor table is opd1_addr / opd1_n only" for k in
+                        ("opt_opd1_prec", "opt_opd1_sign", "opt_opd1_const", "short_opd1_str", "opd1_c", "opd1_h",
+                         "opd1_w", "opd1_n_str", "opd1_c_str", "opd1_h_str", "opd1_w_str")})
+        unread.pop("opd1")
+    return contract(reads=reads, read_slots=("res0",) + tuple(s for s in slots if not taylor or s != "opd1"),
+                    unread_slots=unread, ignores=ignores)(fn)
+
+
+def _kinds():
+    from bmk.sim.bm1684 import compare
+    out = {}
+    for cls, eus in (("arith", None), ("md_scalar", None), ("md_sfu", None)):
+        for eu in EU_NAMES[cls]:
+            kind = f"{cls}.{eu}"
+            out[("tiu", kind)] = compare.kind(kind, eu) if eu in compare.EU else _kind(kind, eu)
+    return out
+
+
+ALL_EU = ("mul", "mac", "add", "sub", "max", "min", "shift", "and", "or", "xor", "select_gt", "select_eq",
+          "divide", "taylor", "fp32_to_int", "int_normalize", "fp32_normalize", "rsqrt", "add_tree", "copy",
+          "square_sum", "square_diff", "cmp", "select", "cmp_select")
+EU_NAMES = {"arith": ALL_EU, "md_scalar": ALL_EU[:21], "md_sfu": ALL_EU}
+KINDS = _kinds()
