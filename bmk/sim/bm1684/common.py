@@ -144,7 +144,7 @@ def lane_enabled(m, f, slot, channels):
         return None
     start = local_offset(m, f, slot) // m.lmem.lane_size
     lanes = (start + np.arange(channels)) % m.npu_num
-    return ((mask >> lanes) & 1).astype(bool).reshape(1, channels, 1, 1)
+    return np.array([(mask >> int(lane)) & 1 for lane in lanes], bool).reshape(1, channels, 1, 1)
 
 
 def writer(m, f, slot, dtype, shape, stride=None):

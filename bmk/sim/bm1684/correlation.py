@@ -23,7 +23,7 @@ from bmk import dtypes
 from bmk import layout as chip_layout
 from bmk.errors import SimulationError
 from bmk.sim.bm1684 import common as c
-from bmk.sim.bm1684.contract import contract
+from bmk.sim.bm1684.contract import contract, refused
 
 FP32 = dtypes.FP32
 CC_EU = ("mul", "mac")
@@ -55,7 +55,7 @@ def _cached(build):
 def _refuse(kind, what):
     def fn(m, f):
         raise SimulationError(f"{kind}: field tsk_eu_typ = {f['tsk_eu_typ']} has no public meaning on {what}")
-    return contract(reads={"tsk_eu_typ"})(fn)
+    return refused(fn)
 
 
 def _cc(kind, accumulate):

@@ -53,7 +53,7 @@ from bmk import numerics
 from bmk.errors import SimulationError
 from bmk.sim.bm1684 import common as c
 from bmk.sim.bm1684 import sfu
-from bmk.sim.bm1684.contract import contract
+from bmk.sim.bm1684.contract import contract, refused
 
 FP32 = dtypes.FP32
 WIDTH = {"int8": 8, "int16": 16, "int32": 32, "fp32": 32, "fp16": 16}
@@ -336,6 +336,8 @@ SHIFTS = {"mul": ("opt_right_shift",), "add": ("opt_right_shift",), "sub": ("opt
 
 def _kind(kind, eu):
     build, slots = EU[eu]
+    if eu == "add_tree":
+        return refused(lambda m, f: _no_add_tree(m, f, kind))
     taylor = eu == "taylor"
 
     def fn(m, f):

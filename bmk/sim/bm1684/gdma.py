@@ -43,7 +43,7 @@ from bmk import layout as chip_layout
 from bmk import numerics
 from bmk.errors import SimulationError
 from bmk.sim.bm1684.common import WORD_BYTES
-from bmk.sim.bm1684.contract import contract
+from bmk.sim.bm1684.contract import contract, refused
 from bmk.sim.memory import AccessLog
 
 # Bit-exact movers per data_format enum member (copies never convert).
@@ -126,7 +126,7 @@ def _lane_keep(m, f, shape):
     if space.name != "local" or mask & m.chip.all_lanes == m.chip.all_lanes:
         return None
     lanes = (offset // m.lmem.lane_size + np.arange(shape[1])) % m.npu_num
-    return ((mask >> lanes) & 1).astype(bool).reshape(1, shape[1], 1, 1)
+    return np.array([(mask >> int(lane)) & 1 for lane in lanes], bool).reshape(1, shape[1], 1, 1)
 
 
 def _mover_run(m, f, kind, src_shape, dst_shape, src_dt, dst_dt, transform):
@@ -345,7 +345,7 @@ def _build_constant(m, f):
 def _refuse(kind, why):
     def fn(m, f):
         raise SimulationError(f"{kind}: not simulated: {why}")
-    return contract()(fn)
+    return refused(fn)
 
 
 ADDR = {"src_start_addr_l32", "src_start_addr_h8", "dst_start_addr_l32", "dst_start_addr_h8"}

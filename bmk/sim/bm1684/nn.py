@@ -46,7 +46,7 @@ from bmk import dtypes
 from bmk import layout as chip_layout
 from bmk.errors import SimulationError
 from bmk.sim.bm1684 import common as c
-from bmk.sim.bm1684.contract import contract
+from bmk.sim.bm1684.contract import contract, refused
 
 FP32 = dtypes.FP32
 MAX_POOL_PAD = np.uint32(0xFF7FFFFF).view(np.float32)
@@ -382,7 +382,7 @@ maxpooling = contract(
                                            "opd1_n_str", "opd1_c_str", "opd1_h_str", "opd1_w_str")}})(
     _cached(_build_maxpooling))
 
-pord_other = contract(reads={"tsk_eu_typ"})(_no_pord)
+pord_other = refused(_no_pord)
 
 MM = {"res0_n", "res0_c", "res0_h", "res0_w", "opd0_c", "opd0_h", "opd0_w", "opd1_c", "opd1_w", "opt_res_add",
       "opt_relu", "tsk_lane_num", "tsk_opd_num", "opt_left_tran"}

@@ -10,13 +10,13 @@ with a SimulationError naming the instruction kind and what is missing, before a
   the compression format is not public.
 """
 from bmk.errors import SimulationError
-from bmk.sim.bm1684.contract import contract
+from bmk.sim.bm1684.contract import refused
 
 
 def _refuse(kind, why):
     def fn(m, f):
         raise SimulationError(f"{kind}: not simulated: {why}")
-    return contract()(fn)
+    return refused(fn)
 
 
 KINDS = {
