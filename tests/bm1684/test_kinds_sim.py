@@ -4,11 +4,13 @@ Hand-made commands (spec defaults + the kind + the fields under test) and comman
 the real face_detection stream, run through bytes, against numpy references written from
 the field meanings each module's docstring states (bmk/sim/bm1684/*.py).
 """
+import functools
+
 import numpy as np
 import pytest
 
 import bmk
-from bmk.bm1684.layout import chip
+from bmk.isa import load_chip
 from bmk.bm1684.lowering import common as lo
 from bmk.encoders import Record
 from bmk.errors import SimulationError
@@ -19,18 +21,19 @@ from tests.bm1684.helpers import aligned, get, npu_addr, put
 from tests.models import files as F
 
 f32 = np.float32
+chip = functools.partial(load_chip, "bm1684")
 rng = np.random.default_rng(2020)
 LOCAL, G = 0x8000000, 0x100000000
 
 
 def tiu(kind, **fields):
     fmt = chip().engine("tiu").format
-    return Record("tiu", fmt.name, kind, {**fmt.defaults, **lo.kind(kind), "cmd_en": 1, "cmd_id_en": 1, **fields})
+    return Record("tiu", fmt.name, kind, {**fmt.defaults, **chip().kind("tiu", kind), "cmd_en": 1, "cmd_id_en": 1, **fields})
 
 
 def gdma(kind, **fields):
     fmt = chip().engine("gdma").format
-    return Record("gdma", fmt.name, kind, {**fmt.defaults, **lo.kind(kind, lo.GDMA), "pio_gdma_enable": 1,
+    return Record("gdma", fmt.name, kind, {**fmt.defaults, **chip().kind("gdma", kind), "pio_gdma_enable": 1,
                                            "barrier_enable": 1, "stride_enable": 1, "chw_copy": 0, **fields})
 
 
@@ -41,7 +44,7 @@ def run(records, sim=None):
 
 
 def operand(f, slot, addr, shape=None, **kw):
-    lo.tensor(f, slot, addr, None, shape=shape, **kw)
+    lo.tensor(chip(), f, slot, addr, None, shape=shape, **kw)
     return f
 
 
@@ -219,7 +222,7 @@ def test_gdma_auto_strides_accumulate_mask_and_common_mode():
     on = np.array([(mask >> (k % 64)) & 1 for k in range(66)], bool).reshape(1, 66, 1, 1)
     assert np.array_equal(got, np.where(on, old + x, old))
     rec = _move("dma.tensor", G, G + 0x10000, (1, 1, 1, 1), (10, 0, 0, 1), (0, 0, 0, 1), common_mode=1,
-                direction=lo.code(lo.GDMA, "direction", "S2S"))
+                direction=chip().code("gdma", "direction", "S2S"))
     run([rec], sim)
     assert sim.gmem_read(G + 0x10000, 40) == x.tobytes()[:40]
 
@@ -228,8 +231,8 @@ def test_gdma_format_cw_trans_and_lrn_shift():
     x = (rng.standard_normal((1, 4, 1, 6)) * 100).astype(f32)
     sim = bmk.Simulator("bm1684")
     sim.gmem_write(G, x)
-    i8 = lo.code(lo.GDMA, "dst_data_format", "int8")
-    S2S = lo.code(lo.GDMA, "direction", "S2S")
+    i8 = chip().code("gdma", "dst_data_format", "int8")
+    S2S = chip().code("gdma", "direction", "S2S")
     run([_move("dma.format", G, G + 0x1000, x.shape, (24, 6, 6, 1), (24, 6, 6, 1), dst_data_format=i8, direction=S2S),
          _move("dma.cw_trans", G, G + 0x2000, x.shape, (24, 6, 6, 1), (24, 4, 4, 1), dst_shape=(1, 6, 1, 4),
                direction=S2S)], sim)
@@ -240,7 +243,7 @@ def test_gdma_format_cw_trans_and_lrn_shift():
     y = rng.standard_normal((1, 5, 2, 2)).astype(f32)
     put(sim, 0, y)
     st = aligned(0, y.shape)
-    L2L = lo.code(lo.GDMA, "direction", "L2L")
+    L2L = chip().code("gdma", "direction", "L2L")
     run([_move("dma.lrn_shift", LOCAL, LOCAL + 65536, y.shape, st, st, direction=L2L, lrn_shift_num=2)], sim)
     assert np.array_equal(get(sim, 65536, y.shape), np.concatenate([np.zeros((1, 2, 2, 2), f32), y[:, :3]], axis=1))
     with pytest.raises(SimulationError, match="direction = S2L does not match the addresses"):
