@@ -98,9 +98,12 @@ def rshift_each(x, n, mode=Round.HALF_UP):
     """x / 2**n rounded by `mode`, element by element (x, n integer arrays, broadcast together;
     0 <= n <= MAX_SHIFT; n == 0 leaves x), as int64."""
     mode = as_mode(mode)
-    x, n = np.broadcast_arrays(np.asarray(x, np.int64), np.asarray(n, np.int64))
+    x, n = np.asarray(x, np.int64), np.asarray(n, np.int64)
     if n.size and (n.min() < 0 or n.max() > MAX_SHIFT):
         raise SimulationError(f"right shifts must be in [0, {MAX_SHIFT}], not [{n.min()}, {n.max()}]")
+    if mode == Round.HALF_UP:               # f + (r >= half) is floor((x + half) / 2**n)
+        return (x + ((np.int64(1) << n) >> 1)) >> n
+    x, n = np.broadcast_arrays(x, n)
     f = x >> n
     r = x - (f << n)
     half = (np.int64(1) << n) >> 1
@@ -192,3 +195,82 @@ def fp32_to_bf16(x):
     rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
     nan = np.isnan(np.asarray(x, np.float32))
     return np.where(nan, (u >> 16) | 0x40, rounded).astype(np.uint16)
+
+
+# -- float results rounded by mode --------------------------------------------------------------
+_BF16_INF = 0x7F80
+
+
+def _bf16_step(bits, up):
+    """The bf16 bit pattern next to `bits` towards +inf (up) or -inf (finite or +-inf inputs)."""
+    b = np.asarray(bits, np.int64)
+    neg = (b & 0x8000) != 0
+    mag = b & 0x7FFF
+    away = neg != up                                   # moving away from zero in magnitude
+    zero = mag == 0
+    out = np.where(away, b + 1, b - 1)
+    # from +-0 the next value towards either side is the smallest subnormal of that sign
+    out = np.where(zero, np.where(up, 0x0001, 0x8001), out)
+    return (out & 0xFFFF).astype(np.uint16)
+
+
+def _bf16_nearest_even(x):
+    """float64 -> bf16 bits, rounded to nearest even once: round to odd into fp32 first (24
+    bits keep every bf16 tie exact), then round fp32 to bf16 to nearest even."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = x.astype(np.float32)
+        inexact = (f.astype(np.float64) != x) & np.isfinite(x) & np.isfinite(f)
+        toward0 = np.where(np.abs(f.astype(np.float64)) > np.abs(x), np.nextafter(f, np.float32(0)), f)
+    bits = toward0.view(np.uint32) | np.where(inexact, 1, 0).astype(np.uint32)
+    return fp32_to_bf16(bits.view(np.float32))
+
+
+def to_float(x, dtype, mode=Round.HALF_TO_EVEN):
+    """Values -> the storage of a float dtype (fp16/fp32 numpy floats, bf16 uint16 bits),
+    each rounded once from its exact value (float64 or integer) by `mode`: nearest modes go
+    to +-inf past the largest finite value, directed modes stop at it where they point
+    inward. NaN stays NaN."""
+    mode = as_mode(mode)
+    x = np.asarray(x)
+    if x.dtype.kind != "f":
+        x = x.astype(np.float64)      # integers up to 2**53 exactly (every chip's data is 32-bit)
+    x = x.astype(np.float64, copy=False)
+    bf16 = dtype.name == "bf16"
+    if bf16:
+        c = _bf16_nearest_even(x)
+        cv = bf16_to_fp32(c).astype(np.float64)
+    else:
+        with np.errstate(over="ignore"):
+            c = x.astype(dtype.numpy)
+        cv = c.astype(np.float64)
+    if mode == Round.HALF_TO_EVEN:
+        return c
+    with np.errstate(invalid="ignore"):
+        exact = (cv == x) | np.isnan(x)
+        above = cv > x
+    if bf16:
+        other = np.where(above, _bf16_step(c, False), _bf16_step(c, True))
+        ov = bf16_to_fp32(other).astype(np.float64)
+    else:
+        t = dtype.numpy.type
+        other = np.where(above, np.nextafter(c, t(-np.inf)), np.nextafter(c, t(np.inf)))
+        ov = other.astype(np.float64)
+    lo, hi = np.where(above, other, c), np.where(above, c, other)
+    lov, hiv = np.where(above, ov, cv), np.where(above, cv, ov)
+    with np.errstate(invalid="ignore"):
+        tie = (x - lov) == (hiv - x)
+    pos = x > 0
+    if mode == Round.DOWN:
+        pick = lo
+    elif mode == Round.UP:
+        pick = hi
+    elif mode == Round.TOWARDS_ZERO:
+        pick = np.where(pos, lo, hi)
+    elif mode == Round.HALF_AWAY_FROM_ZERO:
+        pick = np.where(tie, np.where(pos, hi, lo), c)
+    elif mode == Round.HALF_UP:
+        pick = np.where(tie, hi, c)
+    else:                               # HALF_DOWN
+        pick = np.where(tie, lo, c)
+    return np.where(exact, c, pick).astype(c.dtype)

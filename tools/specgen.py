@@ -54,6 +54,18 @@ L2_TABLES_1684 = (
     ("l2_sram_sinx_taylor_table", 0x301700, "SINX_TAILOR_OFFSET: taylor coefficients of sin(x)"),
 )
 LUT_INDEX_BITS_1684 = 8
+
+# BM1684X static memory: the lookup tables the vendor's cmodel writes there before a run
+# (tpu-mlir python/debugger/target_1684x/cmodel.py `gen_lookup_table`, "firmware_runtime.c:340":
+# EXP_TABLE 256 words, EXP_COEFF 32, LOG_COEFF 64, ERF_COEFF 16, SEQ_COEFF 64, ... each padded
+# to a multiple of 16 words, in that order). Offsets in bytes from the static memory base, and
+# the entries each holds; the golden yolov5s stream's tsbc.s_distribute reads SEQ at 1472.
+STATIC_TABLES_1684X = (
+    ("static_exp_table", 0, 192, "fp32 e^(i - 103), i < 192 (the rest of its 256 words 0)"),
+    ("static_exp_coeff_table", 1024, 32, "fp32 1 / k!: the taylor coefficients of e^x"),
+    ("static_log_coeff_table", 1152, 64, "fp32 0, then (-1)^(k+1) / k: the taylor coefficients of ln(1 + x)"),
+    ("static_seq_table", 1472, 64, "int32 k: the sequence 0, 1, 2, ..."),
+)
 TAYLOR_LEN_1684 = 64
 
 
@@ -215,6 +227,11 @@ def composed_line(byname) -> list[str]:
             high = next((stem + h for h in ("_h8", "_h32") if stem + h in byname), None)
             if high is not None:
                 parts[stem[:-len("_start_addr")] + "_addr" if stem.endswith("_start_addr") else stem] = [name, high]
+        elif name.endswith("_h32") and name[:-len("_h32")] + "_l8" in byname:
+            # DMA_matrix names its address halves the other way round: tpu-mlir's opparam reads
+            # them as dma_addr(X_start_addr_l8, X_start_addr_h32) = l8 * 2**32 + h32
+            stem = name[:-len("_h32")]
+            parts[stem[:-len("_start_addr")] + "_addr"] = [name, stem + "_l8"]
     if not parts:
         return []
     return ["composed = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in parts.items()) + " }"]
@@ -571,7 +588,7 @@ def gen_bm1684x(facts: dict, out: Path):
     # prec_codes (res0_prec/opd*_prec) of the JSON, with identifier names
     assert len(ops["prec_codes (res0_prec/opd*_prec)"]) == 8
     prec_enum = {"int8": 0, "fp16": 1, "fp32": 2, "int16": 3, "int32": 4, "bf16": 5, "int4": 6, "fp8": 7}
-    layout_enum = {"aligned": 0, "compact": 1, "offset": 2, "free": 3}
+    layout_enum = {"aligned": 0, "compact": 1, "offset": 2, "free": 3, "T4": 4, "T5": 5}
 
     # ---------------- TIU
     tiu = eng["tiu"]
@@ -616,7 +633,9 @@ def gen_bm1684x(facts: dict, out: Path):
     tiu_lines += enums_block({"tsk_typ": tsk_enum, "prec": prec_enum, "layout": layout_enum},
                              {"tsk_typ": "tsk_typ codes; 2 = MM (eu 1-3) / MM2 (eu 4-6), 6 = SG (eu 0-16) / SGL (eu 17-18)",
                               "prec": "res0_prec / opd*_prec (and GDMA src_data_format): 7 fp8 only on later TPU1686 chips",
-                              "layout": "res0_str / opd*_str: 0 64-byte EU-aligned, 1 compact, 2 offset, 3 free (n/c/h/w strides from *_str fields)"})
+                              "layout": "res0_str / opd*_str: 0 64-byte EU-aligned, 1 compact, 2 offset, 3 free (n/c/h/w strides from *_str fields);\n"
+                                        "# SG/SGL opd0_str also takes 4 (T4: one row plane per NPU, shared by its channels) and 5 (T5)\n"
+                                        "# (tpu-mlir opparam sSG: pe_m_gather reads opd0_str 4 as T4, else T5)"})
     for cn in sorted(classes, key=lambda n: (long_name(n), n)):
         c = classes[cn]
         notes = []
@@ -744,6 +763,10 @@ def gen_bm1684x(facts: dict, out: Path):
         f"channel_align_bytes = {p['channel_align_bytes']}",
         f"gmem_alignment_bytes = {p['gmem_alignment_bytes']}",
         f"l2_sram_usable_bytes = {p['l2_sram_usable_bytes']}      # of the 2 MiB window",
+        "# Lookup tables in static memory before any command runs (offset in bytes from its base,",
+        "# entries): tpu-mlir target_1684x/cmodel.py gen_lookup_table",
+        *(line for name, off, n, what in STATIC_TABLES_1684X
+          for line in (f"{name} = {off:<6}   # {what}", f"{name}_len = {n}")),
         "",
         "# Address spaces the commands address (base, size in bytes).",
         "[memory.local]",

@@ -25,10 +25,13 @@ def _fields(rng, kind):
     if kind in ("arith.ashift", "arith.logicShift"):
         f.update(opd1_prec=prec(I8), opd1_sign=1)
     if kind.startswith("cmp.") or "select" in kind:
-        f.update(opd2_const=1, opd3_const=1, opd2_addr=bits_of(dt.max, dt), opd3_addr=0, opd2_prec=prec(dt),
-                 opd2_sign=sign(dt), res1_addr=0x30000)
+        f.update(opd2_const=1, opd2_addr=bits_of(dt.max, dt), opd2_prec=prec(dt), opd2_sign=sign(dt))
+    if kind.startswith("cmp."):
+        f.update(opd3_const=1, opd3_addr=0)
+    if kind.endswith("_and_sel"):
+        f.update(res1_addr=0x30000)
     if kind.startswith("vc."):
-        f.update(opd0_c=3, opd0_w=10, opd1_w=4, res0_c=2, res0_w=20, opd2_addr=bits_of(dt.max, dt))
+        f.update(opd0_c=3, opd0_w=10, opd1_w=4, res0_c=2, res0_w=20, opd2_addr=bits_of(dt.max, dt), res0_n=24, res0_h=1)
     return dt, shape, f
 
 
@@ -119,15 +122,14 @@ def test_race_without_sync_ids():
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"res0_prec": 6}, "precision must be one of"),
-    ({"res0_str": 2}, "undocumented"),
+    ({"res0_prec": 7}, "res0_prec must be one of"),
+    ({"res0_str": 2}, "stride must be non-zero"),
     ({"res0_c": 0}, "must be positive"),
     ({"res0_addr": 70 * LANE}, "inside lmem"),
     ({"opd0_str": 3, "opd0_n_str": 0, "opd0_c_str": 0, "opd0_h_str": 0, "opd0_w_str": 0,
       "res0_n": 65535, "res0_c": 65535, "res0_h": 65535, "res0_w": 65535}, "at most"),
     ({"opd2_n_str": 7}, "rounding mode"),
-    ({"relu": 1}, "relu must be 0"),
-    ({"tsk_lane_num": 0xFF}, "tsk_lane_num must be"),
+    ({"relu": 1}, r"arith.ashift \(AR\): relu must be 0 \(bmk's arith.ashift does not execute it"),
 ])
 def test_malformed_tiu_is_a_simulation_error(change, message):
     base = dict(res0_n=1, res0_c=4, res0_h=1, res0_w=4, res0_addr=0x100, opd0_addr=0, opd1_addr=0x40,
@@ -138,10 +140,13 @@ def test_malformed_tiu_is_a_simulation_error(change, message):
         sim.run(bmk.encode(CHIP, [r]))
 
 
-def test_unmodelled_kind_names_itself():
+def test_a_kind_without_semantics_names_itself():
+    from bmk.sim.bm1684x import SEMANTICS
+    from bmk.sim.semantics import Semantics
+    less = Semantics({k: v for k, v in SEMANTICS.kinds.items() if k != ("tiu", "arith.div")}, SEMANTICS.check)
     r = rec("tiu", "sAR", "arith.div", res0_n=1, res0_c=1, res0_h=1, res0_w=1)
-    with pytest.raises(SimulationError, match="arith.div"):
-        bmk.Simulator("bm1684x").run(bmk.encode(CHIP, [r]))
+    with pytest.raises(SimulationError, match="tiu kind 'arith.div' must have simulator semantics"):
+        bmk.Simulator("bm1684x", semantics=less).run(bmk.encode(CHIP, [r]))
 
 
 def test_gmem_addresses_are_device_addresses():

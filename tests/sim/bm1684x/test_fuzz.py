@@ -7,8 +7,9 @@ import numpy as np
 
 import bmk
 from bmk.errors import BmkError
-from bmk.sim.bm1684x import _TIU_UNMODELLED, SEMANTICS
-from tests.sim.bm1684x.helpers import CHIP
+from bmk.sim.bm1684x import EXECUTES, SEMANTICS
+from bmk.sim.bm1684x.fields import HEAD
+from tests.sim.bm1684x.helpers import CHIP, LOCAL_BASE
 from tests.vectors.vendor import streams
 
 
@@ -25,16 +26,17 @@ def vendor_modelled():
 
 
 def test_every_modelled_vendor_command_runs():
-    """The golden yolov5s stream's dma.tensor (+ broadcast), arith.adds/copy/muls/cast and its
-    end commands, with random memory: all of them run (the reading accepts the vendor's fields)."""
+    """Every command of the golden yolov5s stream (each of its 15 kinds), unsynced, with random
+    local memory: all of them run (the reading accepts the vendor's fields, whatever the data)."""
     recs = vendor_modelled()
     kinds = {r.kind for r in recs}
     assert {"dma.tensor", "dma.tensor.broadcast", "arith.adds", "arith.copy", "arith.muls", "arith.cast",
-            "sys.end", "dma.sys"} <= kinds
+            "conv.normal", "quant.rq1", "tsbc.l_bc", "sg.pe_s_gather_d1coor", "tsbc.l_copy", "tsbc.s_distribute",
+            "sg.pe_s_scatter_hzd", "pord.depthwise", "pord.maxpooling", "sys.end", "dma.sys"} <= kinds
     sim = bmk.Simulator("bm1684x")
     sim.lmem.data[:] = np.random.default_rng(0).integers(0, 256, sim.lmem.size, dtype=np.uint8)
     report = sim.run(recs, races=False)
-    assert len(report.instructions) == len(recs) == 285
+    assert len(report.instructions) == len(recs) == 572
 
 
 def test_mutated_commands_raise_only_bmk_errors():
@@ -79,18 +81,24 @@ def test_random_bytes_and_random_fields():
         f.update(dict(ins[int(rng.integers(len(ins)))].match))
         small = rng.random() < 0.7
         for k in f:
-            if small and (k.endswith(("_n", "_c", "_h", "_w", "size")) or k.endswith("_str")):
-                f[k] %= 9
+            if small and k.endswith(("_n", "_c", "_h", "_w", "size")):
+                f[k] = f[k] % 8 + 1
+            elif small and (k.endswith("_str") or k.endswith(("_prec", "_format"))):
+                f[k] %= 6 if k.endswith(("_prec", "_format")) else 9
         f.update({k: 0 for k in ("cmd_id", "cmd_id_dep") if k in f})
         if small:       # mostly fields the semantics model, so that the kinds' functions run
             f.update({k: v for k, v in (("decompress_enable", 0), ("stride_enable", 1), ("localmem_mask_l32", MASK),
                                         ("localmem_mask_h32", MASK)) if k in f})
-            f.update({k: 0 for k in _TIU_UNMODELLED if k in f})
+            kind = c.instruction_of(f).name
+            f.update({k: 0 for k in f if k not in EXECUTES[(eng.name, kind)] and k not in HEAD})
             f.update({k: (1 << 64) - 1 for k in ("tsk_lane_num",) if k in f})
+            for name in dict(c.composed):          # DMA addresses inside local memory
+                if name.endswith("_addr"):
+                    f.update(CHIP.split(eng.name, name, LOCAL_BASE + int(rng.integers(0, 1 << 16)), c.name))
         rec = bmk.encoders.Record(eng.name, c.name, None, f)
         try:
             bmk.Simulator("bm1684x").run(bmk.decode(CHIP, bmk.encode(CHIP, [rec])))
             outcomes["ran"] += 1
         except BmkError:
             outcomes["refused"] += 1
-    assert outcomes["ran"] > 50 and outcomes["refused"] > 50, outcomes
+    assert outcomes["ran"] > 15 and outcomes["refused"] > 50, outcomes

@@ -1,0 +1,65 @@
+"""No silent field (issue 21 item 1): every field of a command either changes nothing, or the
+kind executes it, or it must hold 0.
+
+For each kind a family module declares the fields its semantics execute (`FIELDS[kind]`:
+read, and either honoured or refused by value in the kind's function). `check` goes through
+every field of the command's class:
+- HEAD fields never change what a command computes: the sync ids and their enable
+  (cmd_id, cmd_id_dep, cmd_id_en, SYSID's cmd_id_eng1..3: they only order commands), the
+  selector fields that named the kind (cmd_short, tsk_typ, tsk_eu_typ, cmd_type,
+  cmd_special_function), pwr_step (a power/timing knob) and intr_en (raises a host interrupt
+  when the command ends); reserved fields (the spec marks them) carry nothing;
+- a field the kind executes is checked by the kind's function;
+- any other field must be 0: bmk does not know what another value does to the result, so a
+  command setting it is refused (SimulationError naming the kind, the field and the value).
+"""
+from bmk.errors import SimulationError
+
+HEAD = frozenset(("cmd_short", "cmd_id", "cmd_id_dep", "cmd_id_en", "tsk_typ", "tsk_eu_typ", "pwr_step",
+                  "intr_en", "cmd_type", "cmd_special_function", "cmd_id_eng1", "cmd_id_eng2", "cmd_id_eng3"))
+
+
+def operand(name, shape=False, strides=True):
+    """The fields of a TIU operand: address, precision, sign, constant flag, layout code and
+    its free strides (and its own n/c/h/w when `shape`)."""
+    out = {f"{name}_addr", f"{name}_prec", f"{name}_sign", f"{name}_const", f"{name}_str"}
+    if strides:
+        out |= {f"{name}_{d}_str" for d in "nchw"}
+    if shape:
+        out |= {f"{name}_{d}" for d in "nchw"}
+    return out
+
+
+def names(*groups):
+    out = set()
+    for g in groups:
+        out |= {g} if isinstance(g, str) else set(g)
+    return frozenset(out)
+
+
+def kind_of(chip, engine, fields):
+    """(class, kind name) of a decoded field dict."""
+    cls = chip.engine(engine).class_for(fields)
+    if cls is None:
+        raise SimulationError(f"{engine} fields must select an instruction class")
+    ins = cls.instruction_of(fields)
+    if ins is None:
+        raise SimulationError(f"{engine} class {cls.name} fields must name one of its instruction kinds")
+    return cls, ins.name
+
+
+def check(chip, engine, fields, executes):
+    """SimulationError for a field that is neither HEAD, reserved, nor executed by the kind
+    (executes: {(engine, kind): frozenset of field names}), and holds a value other than 0."""
+    cls, kind = kind_of(chip, engine, fields)
+    done = executes.get((engine, kind))
+    if done is None:
+        return
+    for fld in cls.fields:
+        name = fld.name
+        if fld.reserved or name in HEAD or name in done:
+            continue
+        value = fields.get(name, 0)
+        if value:
+            raise SimulationError(f"{kind} ({cls.name}): {name} must be 0 (bmk's {kind} does not execute "
+                                  f"it, so it cannot honour another value), not {value!r}")

@@ -1,0 +1,163 @@
+"""PorD (tsk_typ 1, long PorD and short sPorD): depthwise convolution and pooling, with ROI forms.
+
+Sources: isa-facts bm1684x-lowering.md (eu 0 depthwise, 1 avgpool, 2 depthwise+relu,
+4 maxpool, 5..7 ROI forms), tpu-mlir python/debugger/target_1684x/opparam.py
+`sPorD_t_converter` (operands, types, layouts; round_mode = opd2_n_str; shift = res1_addr
+read as an int8; the ROI forms' opd3 = (1, res0_w, 1, 4) int16), tpu-mlir
+third_party/ppl/runtime/checker/src/atomic_pooling_depthwise.c (the firmware's checks), the
+golden yolov5s stream (depthwise with a one-hot kernel: the Focus layer's row picking;
+maxpool 5x5 pad 2 with -128) and its vendor disassembly.
+
+Geometry and pad values: window.py. Operands: opd0 the input (res0_n, res0_c, opd0_h,
+opd0_w) aligned, of (opd0_prec, opd0_sign); res0 (res0_n, res0_c, res0_h, res0_w) aligned.
+  depthwise      res0[n, c] = sum over the window of x * opd1 + opd2, then shifted right by
+                 `shift` (res1_addr's low byte as an int8; > 0 right, rounded by opd2_n_str;
+                 bmk's assumption: the field holds the fixed-point result's right shift) and
+                 saturated; kernel_rotate turns the kernel by 180 degrees. opd1: the kernel (1, C, kh, kw) compact of opd0's precision with
+                 opd1_sign, or a constant; opd2: the bias (1, C, 1, 1) compact, int32 for int8
+                 input and opd0's type otherwise (opparam), or a constant. Result sign:
+                 opd0_sign | opd1_sign | opd2_sign.
+  depthwiserelu  the same clamped at 0; the result is signed only when it is int32 (opparam)
+  avgpooling     the window sum times opd1 (the scale: a constant, or a (1, C, kh, kw) kernel),
+                 shifted and rounded as depthwise, no bias: an average is a depthwise
+                 convolution with a constant kernel (bmk's reading: the PorD AVG unit has no
+                 divisor field, and opparam names no other operand). Result: opd0's sign.
+  maxpooling     the window maximum (pads take the pad value). Result: opd0's type and sign.
+  roiDepthwise, roiavgpooling, roimaxpooling: the same over windows placed by ROIs: opd3 is
+                 (1, res0_w, 1, 4) int16 compact, output column r pools the kh x kw window
+                 whose top-left input element is (roi[r][0], roi[r][1]) (bmk's assumption on
+                 the order of the four values, whose last two it does not read); res0_h must
+                 be 1; elements outside the input read 0. These forms have no pad operand.
+Floats are summed in float64 and rounded once (by opd2_n_str); integers are exact.
+"""
+import numpy as np
+
+from bmk import numerics
+from bmk.errors import SimulationError
+from bmk.sim.bm1684x import fields as F
+from bmk.sim.bm1684x import window as W
+from bmk.sim.bm1684x.operands import check_shape, const, dt, mode_of, read, shape_of, tensor, write
+
+
+def _shift(f):
+    s = f.get("res1_addr", 0) & 0xFF
+    return s - 256 if s >= 128 else s
+
+
+def _finish(m, f, kind, acc, res, floats):
+    """Shift (integers) and store."""
+    if not floats:
+        s = _shift(f)
+        acc = np.rint(acc).astype(np.int64)
+        acc = numerics.rshift_each(acc, s, mode_of(f)) if s >= 0 else acc << -s
+    if kind == "pord.depthwiserelu":
+        acc = np.maximum(acc, 0)
+    write(m, res, acc, True, f, mode_of(f))
+
+
+def _kernel(m, f, c, kh, kw, w_dt):
+    if f.get("opd1_const", 0):
+        return np.full((1, c, kh, kw), const(f, "opd1", w_dt))
+    return read(m, tensor(m, f, "opd1", (1, c, kh, kw), w_dt, "compact"))
+
+
+def _inputs(m, f, kind):
+    n, c, oh, ow = shape = shape_of(f)
+    check_shape(m, "res0", shape)
+    ih, iw = f.get("opd0_h", 0), f.get("opd0_w", 0)
+    in_dt = dt(m, f, "opd0")
+    x = read(m, tensor(m, f, "opd0", (n, c, ih, iw), in_dt, "aligned"))
+    return shape, in_dt, x
+
+
+def _windowed(kind):
+    def run(m, f):
+        shape, in_dt, x = _inputs(m, f, kind)
+        n, c, oh, ow = shape
+        pads, ins, dil, stride, kernel = W.geometry(f, kind, x.shape[2:], (oh, ow))
+        W.check_work(kind, n * c * oh * ow * kernel[0] * kernel[1])
+        pad, insert = W.pad_values(m, f, c, in_dt)
+        ext = W.extended(x, pads, ins, pad, insert)
+        floats = in_dt.is_float
+        if kind == "pord.maxpooling":
+            acc = None
+            for _, _, win in W.taps(ext, dil, stride, kernel, (oh, ow)):
+                acc = win.copy() if acc is None else np.maximum(acc, win)
+            write(m, tensor(m, f, "res0", shape, dt(m, f, "res0", f.get("opd0_sign", 0)), "aligned"), acc, True, f)
+            return
+        w_dt = dt(m, f, "opd1", prec=f.get("opd0_prec", 0))
+        k = _kernel(m, f, c, kernel[0], kernel[1], w_dt).astype(np.float64)
+        if f.get("kernel_rotate", 0):
+            k = k[:, :, ::-1, ::-1]
+        acc = np.zeros((n, c, oh, ow))
+        for ky, kx, win in W.taps(ext.astype(np.float64), dil, stride, kernel, (oh, ow)):
+            acc += win * k[:, :, ky:ky + 1, kx:kx + 1]
+        if kind == "pord.avgpooling":
+            sign = f.get("opd0_sign", 0)
+        else:
+            b_dt = dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "int32") if not floats else None,
+                      sign=1 if not floats else None)
+            bias = const(f, "opd2", b_dt) if f.get("opd2_const", 0) else \
+                read(m, tensor(m, f, "opd2", (1, c, 1, 1), b_dt, "compact"))
+            acc = acc + bias
+            sign = f.get("opd0_sign", 0) | f.get("opd1_sign", 0) | f.get("opd2_sign", 0)
+            if kind == "pord.depthwiserelu":
+                sign = int(m.chip.member("tiu", "res0_prec", f.get("res0_prec", 0)) == "int32")
+        res = tensor(m, f, "res0", shape, dt(m, f, "res0", sign), "aligned")
+        _finish(m, f, kind, acc, res, floats)
+    run.__name__ = kind.split(".")[1]
+    return run
+
+
+def _roi(kind):
+    def run(m, f):
+        shape, in_dt, x = _inputs(m, f, kind)
+        n, c, oh, ow = shape
+        if oh != 1:
+            raise SimulationError(f"{kind}: res0_h must be 1 (one output per ROI along w), not {oh}")
+        kh, kw = f.get("opd1_h", 0), f.get("opd1_w", 0)
+        if min(kh, kw) < 1:
+            raise SimulationError(f"{kind}: the kernel (opd1_h, opd1_w) must be >= 1, not {(kh, kw)}")
+        W.check_work(kind, n * c * ow * kh * kw)
+        rois = read(m, tensor(m, f, "opd3", (1, ow, 1, 4), dt(m, f, "opd3", 1, m.chip.code("tiu", "res0_prec",
+                                                                                        "int16")), "compact"))
+        rois = rois.reshape(ow, 4)
+        ih, iw = x.shape[2:]
+        ys = rois[:, 0][None, :] + np.arange(kh)[:, None]          # (kh, R)
+        xs = rois[:, 1][None, :] + np.arange(kw)[:, None]          # (kw, R)
+        inside = ((ys >= 0) & (ys < ih))[:, None, :] & ((xs >= 0) & (xs < iw))[None, :, :]    # (kh, kw, R)
+        win = x[:, :, np.clip(ys, 0, ih - 1)[:, None, :], np.clip(xs, 0, iw - 1)[None, :, :]]  # (n, c, kh, kw, R)
+        win = np.where(inside, win, 0)
+        floats = in_dt.is_float
+        if kind == "pord.roimaxpooling":
+            res = tensor(m, f, "res0", shape, dt(m, f, "res0", f.get("opd0_sign", 0)), "aligned")
+            write(m, res, win.max(axis=(2, 3)).reshape(shape), True, f)
+            return
+        k = _kernel(m, f, c, kh, kw, dt(m, f, "opd1", prec=f.get("opd0_prec", 0))).astype(np.float64)
+        acc = (win.astype(np.float64) * k[..., None]).sum(axis=(2, 3)).reshape(shape)
+        sign = f.get("opd0_sign", 0) | (f.get("opd1_sign", 0) if kind == "pord.roiDepthwise" else 0)
+        res = tensor(m, f, "res0", shape, dt(m, f, "res0", sign), "aligned")
+        _finish(m, f, kind, acc, res, floats)
+    run.__name__ = kind.split(".")[1]
+    return run
+
+
+KINDS = {"pord.depthwise": _windowed("pord.depthwise"), "pord.avgpooling": _windowed("pord.avgpooling"),
+         "pord.depthwiserelu": _windowed("pord.depthwiserelu"), "pord.maxpooling": _windowed("pord.maxpooling"),
+         "pord.roiDepthwise": _roi("pord.roiDepthwise"), "pord.roiavgpooling": _roi("pord.roiavgpooling"),
+         "pord.roimaxpooling": _roi("pord.roimaxpooling")}
+
+_WINDOW = {"opd0_x_ins0", "opd0_y_ins0", "opd1_x_ins0", "opd1_y_ins0", "opd0_up_pad", "opd0_dn_pad", "opd0_lf_pad",
+           "opd0_rt_pad", "res_op_x_str", "res_op_y_str", "pad_mode", "opd3_addr", "opd3_const"}
+_BASE = F.names({f"res0_{d}" for d in "nchw"}, {"res0_addr", "res0_prec", "opd0_addr", "opd0_prec", "opd0_sign",
+                                               "opd0_h", "opd0_w", "opd1_h", "opd1_w", "tsk_lane_num"})
+_KERNEL = {"opd1_addr", "opd1_sign", "opd1_const", "opd2_n_str", "res1_addr", "kernel_rotate"}
+FIELDS = {
+    "pord.depthwise": _BASE | _WINDOW | _KERNEL | {"opd2_addr", "opd2_sign", "opd2_const"},
+    "pord.depthwiserelu": _BASE | _WINDOW | _KERNEL | {"opd2_addr", "opd2_sign", "opd2_const"},
+    "pord.avgpooling": _BASE | _WINDOW | _KERNEL,
+    "pord.maxpooling": _BASE | _WINDOW,
+    "pord.roiDepthwise": _BASE | _KERNEL | {"opd3_addr"},
+    "pord.roiavgpooling": _BASE | _KERNEL | {"opd3_addr"},
+    "pord.roimaxpooling": _BASE | {"opd3_addr"},
+}

@@ -1,0 +1,38 @@
+"""The lookup tables a BM1684X holds in static memory before any command runs (placed by the
+simulator, as the vendor's cmodel does before a run).
+
+Where: the static memory space of the memory map (specs/bm1684x/chip.toml [memory.static]), at
+the byte offsets the chip's params name (`static_*_table`, with `*_len` entries), from tpu-mlir
+python/debugger/target_1684x/cmodel.py `gen_lookup_table` (the tables' order and padding; the
+golden yolov5s stream's tsbc.s_distribute reads the sequence table at offset 1472). Contents,
+computed here and checked against the cmodel's listed words (tests/sim/bm1684x):
+- exp table: fp32 e^(i - 103), i < its length (e^-103 is the smallest subnormal, e^88 the
+  largest finite power);
+- exp coefficients: fp32 1 / k!;
+- log coefficients: 0, then fp32 (-1)^(k+1) / k;
+- sequence: int32 k.
+The cmodel's other tables (erf, sin, cos, arcsin, tan, the fp16/bf16 exp and log
+coefficients) are not written: bmk reads them as zeros (no public stream reads them; their
+listed words are not all derivable from a formula).
+"""
+import math
+
+import numpy as np
+
+
+def _tables(chip):
+    p = chip.param
+    exp_n, coeff_n, log_n, seq_n = (p(f"static_{t}_table_len") for t in ("exp", "exp_coeff", "log_coeff", "seq"))
+    exp = np.array([math.exp(i - 103) for i in range(exp_n)], np.float64).astype(np.float32)
+    coeff = np.array([1 / math.factorial(k) for k in range(coeff_n)], np.float64).astype(np.float32)
+    log = np.array([0.0] + [(-1) ** (k + 1) / k for k in range(1, log_n)], np.float64).astype(np.float32)
+    seq = np.arange(seq_n, dtype="<i4")
+    return ((p("static_exp_table"), exp), (p("static_exp_coeff_table"), coeff),
+            (p("static_log_coeff_table"), log), (p("static_seq_table"), seq))
+
+
+def load(m):
+    """Write the tables into the simulator's static memory."""
+    mem = m.memories[m.chip.space("static").name]
+    for offset, values in _tables(m.chip):
+        mem.store(offset, np.ascontiguousarray(values).view(np.uint8))

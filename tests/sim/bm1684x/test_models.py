@@ -1,0 +1,38 @@
+"""The vendor's answers (issue 21 item 3), through the public bmk.load_model / m.run.
+
+- Yuv2rgb: the vendor ships the kernel's input and the output its cmodel produced
+  (input_ref_data.dat, output_ref_data.dat, raw, in tensor order): m.run gives those bytes.
+- yolov5s int8 (coefficients stripped, so no numbers to compare): every one of its 572
+  commands runs, to the end commands of both streams, with no race and no SimulationError.
+"""
+import numpy as np
+
+import bmk
+from bmk.models.run import simulate
+from tests.models import files as F
+
+
+def test_yuv2rgb_gives_the_vendors_output_byte_for_byte():
+    m = bmk.load_model(F.YUV2RGB)
+    (x,), (y,) = m.nets[0].stages[0].inputs, m.nets[0].stages[0].outputs
+    folder = F.YUV2RGB.parent
+    data = np.frombuffer((folder / "input_ref_data.dat").read_bytes(), x.dtype).reshape(x.shape)
+    want = (folder / "output_ref_data.dat").read_bytes()
+    got = m.run({x.name: data})[y.name]
+    assert got.shape == tuple(y.shape) and got.dtype == np.uint8
+    assert got.tobytes() == want
+
+
+def test_yolov5s_int8_runs_to_its_end_commands_without_races():
+    m = bmk.load_model(F.YOLO_1684X)
+    (x,) = m.nets[0].stages[0].inputs
+    image = np.random.default_rng(5).integers(0, 256, x.shape, dtype=np.uint8)
+    outputs, reports, sim = simulate(m, {x.name: image})
+    (label, report), = reports
+    kinds = [i.kind for i in report.instructions]
+    assert len(kinds) == 572 and not report.races
+    assert {"conv.normal", "quant.rq1", "tsbc.l_bc", "sg.pe_s_gather_d1coor", "tsbc.l_copy", "tsbc.s_distribute",
+            "sg.pe_s_scatter_hzd", "pord.depthwise", "pord.maxpooling", "dma.tensor.broadcast"} <= set(kinds)
+    ends = {e: [i.kind for i in report.instructions if i.engine == e][-1] for e in ("tiu", "gdma")}
+    assert ends == {"tiu": "sys.end", "gdma": "dma.sys"}
+    assert set(outputs) == {t.name for t in m.nets[0].stages[0].outputs}
