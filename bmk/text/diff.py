@@ -79,7 +79,7 @@ class Diff:
             return "rule" if v is None else str(v)
         if name.startswith("hdr."):
             return format_value(chip.header.by_name[name[4:]], v)
-        if chip.engine(engine).opaque:
+        if chip.engine(engine).opaque or name == CORE_FIELD:
             return v
         return format_value(chip.engine(engine).cls(cls).by_name[name], v)
 
@@ -176,10 +176,13 @@ def _field_changes(chip, ra, rb, ignored):
         va, vb = ra.header.get(k, absent), rb.header.get(k, absent)
         if va != vb:
             out.append((PAD_FIELD if k == PAD else f"hdr.{k}", va, vb))
+    if ra.core != rb.core:
+        out.append((CORE_FIELD, ra.core, rb.core))
     return tuple(out)
 
 
 DATA_FIELD = "data"
+CORE_FIELD = "core"      # a record's core (`.core N`), when the two sides' differ
 
 
 def _data_summary(data, other):
@@ -256,8 +259,10 @@ class _Keyer:
             self.masks[cls.name] = m
         return m
 
-    def key(self, engine, cls, body, header):
+    def key(self, engine, cls, body, header, core=0):
         hdr = tuple(sorted((k, v) for k, v in header.items() if k not in self.hdr_ignored)) if header else ()
+        if core:                                        # several cores in one order: whose it is counts
+            engine = (core, engine)
         if cls is None:                                 # an opaque engine's bytes
             return hash((engine, None, bytes(body), hdr))
         m = self.mask(cls)
@@ -271,13 +276,17 @@ class _Keyer:
         data = getattr(records, "data", None)
         if data is not None and getattr(records, "offsets", None) is not None:
             hdr = codec_for(chip.header)
-            for off in records.offsets:
+            special = getattr(records, "special", None) or {}      # what the bytes cannot carry (core, padding)
+            for i, off in enumerate(records.offsets):
                 eng, cls, extra, start, length = frame_at(chip, data, off, hdr)
-                out.append(self.key(eng.name, cls, data[start:start + length], extra))
+                rec = special.get(i)
+                out.append(self.key(eng.name, cls, data[start:start + length], rec.header if rec else extra,
+                                    rec.core if rec else 0))
             return out
         for r in records:
             cls = record_class(chip, r)
-            out.append(self.key(r.engine, cls, r.data if cls is None else codec_for(cls).pack(r.fields), r.header))
+            out.append(self.key(r.engine, cls, r.data if cls is None else codec_for(cls).pack(r.fields), r.header,
+                                r.core))
         return out
 
 
