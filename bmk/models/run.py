@@ -80,7 +80,7 @@ def prepare(model, net=0, stage=0):
     checked = set()
     for g, records in planned:
         for i, r in enumerate(records):
-            key = (r.engine, tuple(r.fields.items()))
+            key = (r.engine, tuple(r.fields), tuple(r.fields.values()))
             if key in checked:
                 continue
             try:

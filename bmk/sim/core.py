@@ -34,6 +34,7 @@ from bmk.encoders.codec import codec_for
 from bmk.errors import ArgumentError, BmkError, SimulationError, SpecError, must
 from bmk.isa import load_chip
 from bmk.isa.spec import ChipSpec
+from bmk.sim.blas import one_thread
 from bmk.sim.memory import GMEM, LMEM, AccessLog, Gmem, Lmem
 from bmk.sim.races import find_races
 from bmk.sim.report import InstructionRecord, Report
@@ -387,10 +388,13 @@ class Simulator:
         """
         # The run allocates many small objects (fields, logs, records) and frees almost none
         # until it ends: the cyclic collector would rescan the growing heap again and again.
+        # numpy's BLAS on one thread meanwhile (bmk/sim/blas.py: shared cores make its threads
+        # wait for each other).
         paused = gc.isenabled()
         gc.disable()
         try:
-            return self._run(cmdbuf, races, progress)
+            with one_thread():
+                return self._run(cmdbuf, races, progress)
         finally:
             if paused:
                 gc.enable()

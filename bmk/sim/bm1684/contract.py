@@ -106,22 +106,26 @@ def neutral(chip, engine, name):
     return NEUTRAL.get(name, chip.field(engine, name).default)
 
 
+def _neutral_fields(chip, engine, kind, c):
+    """((field, neutral value, reserved)) of the fields the kind must find neutral."""
+    reads, ignores = c.resolved(chip, engine, kind)
+    if "*" in ignores:
+        return ()
+    return tuple((f.name, neutral(chip, engine, f.name), f.reserved) for f in chip.fmt(engine).fields
+                 if f.name not in reads and f.name not in ignores)
+
+
 def check_fields(chip, engine, kind, fn, fields):
     """SimulationError for a field that is neither executed, ignored nor neutral (module doc)."""
     c = getattr(fn, "contract", None)
     if c is None:
         raise SimulationError(f"{kind}: its semantics must state what they do with every field (no contract)")
-    reads, ignores = c.resolved(chip, engine, kind)
-    if "*" in ignores:
-        return
-    for f in chip.fmt(engine).fields:
-        name = f.name
-        if name in reads or name in ignores:
-            continue
-        value = fields.get(name, f.default)
-        want = neutral(chip, engine, name)
+    checked = chip.derived(("bm1684", "neutral", engine, kind), _neutral_fields, chip, engine, kind, c)
+    for name, want, reserved in checked:
+        value = fields.get(name, want)
         if value != want:
-            what = "reserved" if f.reserved else "not modelled by this kind"
-            raise SimulationError(f"{kind}: field {name} = {value:#x} is {what} (the simulator executes it only "
-                                  f"at its neutral value {want:#x})" if isinstance(value, int) else
-                                  f"{kind}: field {name} = {value!r} is {what}")
+            what = "reserved" if reserved else "not modelled by this kind"
+            if isinstance(value, int):
+                raise SimulationError(f"{kind}: field {name} = {value:#x} is {what} (the simulator executes it only "
+                                      f"at its neutral value {want:#x})")
+            raise SimulationError(f"{kind}: field {name} = {value!r} is {what}")

@@ -4,11 +4,13 @@ Fields: bm1684_defs.py (tpu-mlir profile_helper, CONV_NEURON / DEPTHWISE_OR_POOL
 the OKKernel lowering (bmk/bm1684/lowering/neural_network.py) and the vendor's streams
 (yolov5s, retinaface, face_detection).
 
-Numerics: fp32 operands (other precisions: SimulationError). A window or matrix sum is exact
-products (float64) summed in float64 and rounded to fp32 once, then the bias added in fp32
-and opt_res_add (out = fp32(old + result)); the engine's accumulation order is not public:
-this is within an fp32 rounding of the exact value whatever the order. NaN and infinities
-propagate as IEEE says.
+Numerics: fp32 operands (other precisions: SimulationError). A conv or matrix sum is exact
+products (float64) summed in float64 and rounded to fp32 once (one matrix product: no loop
+over channels or taps); a depthwise or pooling window sums its taps in (i, j) order in fp32,
+each product rounded, then added. Then the bias is added in fp32, and opt_res_add
+(out = fp32(old + result)). The engine's accumulation order is not public: either is within
+the rounding bound of recursive summation of the exact value. NaN and infinities propagate
+as IEEE says.
 
 - conv: out(n, oc, y, x) = sum over ic, i, j of in_padded(n, ic, y * sy + i * dy, x * sx + j * dx)
   * weight(ic, oc, i, j) (+ bias(oc) when tsk_opd_num = 3). in_padded: opd0 (N = res0_n,
@@ -188,13 +190,23 @@ def _build_conv(m, f):
     weight = _conv_weight(m, f, ic, oc, kh, kw)
     bias = _bias(m, f, oc) if with_bias else None
 
+    pointwise = (kh, kw) == (1, 1) and geo[0] == (1, 1) and not any(geo[1]) and geo[3] == (1, 1) \
+        and (oh, ow) == (ih, iw)
+
     def compute():
         w64 = weight().astype(np.float64)
-        win = _windows(_padded(x(), geo, 0.0, np.float64), geo, oh, ow)
-        out = np.empty((n, oh, ow, oc), np.float64)
-        for y0, y1 in _rows(oh, n * ic * ow * kh * kw):
-            out[:, y0:y1] = np.tensordot(win[:, :, y0:y1], w64, axes=([1, 4, 5], [0, 2, 3]))
-        acc = out.transpose(0, 3, 1, 2).astype(np.float32)
+        if pointwise:           # a 1x1 window is the input itself: one matrix product
+            xs = np.asarray(x(), np.float64).reshape(n, ic, ih * iw)
+            acc = np.matmul(w64[:, :, 0, 0].T, xs).reshape(n, oc, oh, ow).astype(np.float32)
+        else:                   # im2col, tap-major: (IC * kh * kw, rows * ow) columns, one product per chunk
+            win = _windows(_padded(x(), geo, 0.0, np.float64), geo, oh, ow).transpose(0, 1, 4, 5, 2, 3)
+            wmat = w64.transpose(1, 0, 2, 3).reshape(oc, ic * kh * kw)
+            out = np.empty((n, oc, oh, ow), np.float64)
+            for b in range(n):
+                for y0, y1 in _rows(oh, ic * ow * kh * kw):
+                    cols = win[b, :, :, :, y0:y1].reshape(ic * kh * kw, (y1 - y0) * ow)
+                    out[b, :, y0:y1] = (wmat @ cols).reshape(oc, y1 - y0, ow)
+            acc = out.astype(np.float32)
         if bias is not None:
             with np.errstate(all="ignore"):
                 acc = np.asarray(acc + bias(), np.float32)
@@ -221,12 +233,18 @@ def _pord(kind, m, f):
 
 
 def _window_sum(x, geo, oh, ow, weight):
-    """sum over taps of window * weight (weight (1, C, kh, kw) or a scalar), exact in float64."""
-    win = _windows(_padded(x, geo, 0.0, np.float64), geo, oh, ow)
-    w = np.asarray(weight, np.float64)
-    if w.ndim:
-        w = w.reshape(1, w.shape[1], 1, 1, w.shape[2], w.shape[3])
-    return (win * w).sum(axis=(4, 5)).astype(np.float32)
+    """sum over the kernel taps, in (i, j) order, of window * weight (weight (1, C, kh, kw) or a
+    scalar) in fp32: each product rounded, then added (one vectorized multiply-add over
+    (N, C, oh, ow) per tap: a depthwise or pooling window has few taps)."""
+    win = _windows(_padded(x, geo, 0.0, np.float32), geo, oh, ow)
+    w = np.asarray(weight, np.float32)
+    kh, kw = win.shape[4:]
+    acc = np.zeros(win.shape[:4], np.float32)
+    with np.errstate(all="ignore"):
+        for i in range(kh):
+            for j in range(kw):
+                acc += win[..., i, j] * (w[0, :, i, j].reshape(1, -1, 1, 1) if w.ndim else w)
+    return acc
 
 
 def _with_bias(m, f, kind, ch):
