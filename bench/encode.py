@@ -38,6 +38,12 @@ BASE = "1117dfb"        # main before the fast encode path was merged into it (i
 
 
 # -- the program -----------------------------------------------------------------------------------
+# Contexts record each call's origin (bmk/origins.py) unless told not to; the throughput figures
+# are taken without (--origins or BMK_BENCH_ORIGINS=1: with). Setting the attribute on a base
+# tree that predates origins changes nothing there.
+ORIGINS = os.environ.get("BMK_BENCH_ORIGINS") == "1"
+
+
 def _no_modulo(expr):
     """`... (cycle % m) ...` -> `... cycle ...`: every cycle gets its own address."""
     class Strip(ast.NodeTransformer):
@@ -67,6 +73,7 @@ def program(mix, ops, distinct):
 
     def setup():
         ctx = bm1880.register(**register)
+        ctx.record_origins = ORIGINS
         names = {}
         for step in mix["setup"][1:]:
             a = step["args"]
@@ -202,6 +209,7 @@ def measure(tree, where, pattern, ops, memory=False):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--ops", type=int, default=200_000)
+    p.add_argument("--origins", action="store_true", help="contexts record origins (ctx.record_origins)")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--memory-ops", type=int, default=1_000_000)
     p.add_argument("--base", default=BASE, help="the commit measured as 'before' (default %(default)s)")
@@ -211,6 +219,8 @@ def main():
     args = p.parse_args()
     if args.child:
         return child(args)
+    if args.origins:
+        os.environ["BMK_BENCH_ORIGINS"] = "1"      # the children inherit it
     sha, base = base_tree(args.base)
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
@@ -220,7 +230,7 @@ def main():
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     sides = {"base": (base, layout(base, scratch / "base")), "now": (ROOT, layout(ROOT, scratch / "now"))}
     print(f"encode_mix, {args.ops} ops, best of {args.repeat}; now = {ROOT} ({head}{' + changes' if dirty else ''}), "
-          f"base = {sha}")
+          f"base = {sha}; origins {'recorded' if args.origins or ORIGINS else 'off (--origins: on)'}")
     for pattern in ("distinct", "repeated"):
         runs = {side: [] for side in sides}
         for _ in range(args.repeat):          # interleaved, so both sides meet the same machine load

@@ -17,6 +17,7 @@ import time
 
 from bmk import bm1684
 from bm1880_figures import compare
+from encode import ORIGINS
 
 G = 0x100000000
 
@@ -42,6 +43,7 @@ def plan(ctx, n, distinct):
 
 def run_once(n, distinct):
     ctx = bm1684.Context(cmdbuf_size=1 << 31)
+    ctx.record_origins = ORIGINS
     calls = plan(ctx, n, distinct)
     start = time.perf_counter()
     for method, args in calls:

@@ -18,6 +18,7 @@ import time
 
 from bmk import bm1684x as x
 from bm1880_figures import compare
+from encode import ORIGINS
 
 G = 0x100000000
 
@@ -43,6 +44,7 @@ def plan(ctx, n, distinct):
 
 def run_once(n, distinct, long_form):
     ctx = x.Context(cmdbuf_size=1 << 30, long_form=long_form)
+    ctx.record_origins = ORIGINS
     calls = plan(ctx, n, distinct)
     start = time.perf_counter()
     for method, args in calls:

@@ -13,11 +13,13 @@ and nothing is recorded until every step has succeeded, so a failed call changes
 Sync ids are assigned at acquisition, after the chip's end commands (`END_COMMANDS`) have
 been appended to a copy of the program, so acquiring twice gives the same bytes.
 """
+import bisect
 import contextlib
 import inspect
 import io
 import itertools
 import operator
+from array import array
 from collections.abc import Callable
 
 import attrs
@@ -26,6 +28,7 @@ import numpy as np
 from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import encode_header, frame_stream
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError, ScheduleError, must
+from bmk.origins import Origin, args_text, caller
 from bmk.scheduler import Scheduler
 from bmk.templates import ARGS, KWARGS, CallTemplates, Sym
 from bmk.util import is_int, plain
@@ -353,7 +356,79 @@ class Program:
         self._end, self._end_codes, self._end_size = self._pack("end command", ends)
         self._cleaned = False
         self._generation = 0
+        self._recording = True
         self._start()
+
+    # -- origins: the call and the user's line behind each instruction (bmk/origins.py) ------------
+    # Recording costs about a microsecond and keeps the call's arguments alive (a few hundred
+    # bytes) per call: a program of millions of calls that needs no origins turns it off with
+    # `ctx.record_origins = False` (calls made meanwhile have none, and cost nothing).
+    @property
+    def record_origins(self):
+        """Whether each API call's origin is recorded (default True)."""
+        return self._recording
+
+    @record_origins.setter
+    def record_origins(self, on):
+        on = bool(on)
+        if self._recording and not on:       # the calls from here on have no origin
+            self._call_starts.append(len(self._records))
+            self._call_sites.append(-1)
+            self._call_args.append(None)
+        self._recording = on
+
+    def origin(self, i):
+        """The Origin of instruction i (program order, as acquire_cmdbuf lays them out); None
+        for the chip's end commands."""
+        k = bisect.bisect_right(self._call_starts, i) - 1
+        if not 0 <= i < len(self._records) or k < 0:
+            return None
+        return self._origin_of(k)
+
+    def _origin_of(self, k):
+        site = self._call_sites[k]
+        if site < 0:
+            return None
+        file, line, name = self._site_list[site]
+        return Origin(name, args_text(self._call_args[k]), file, line)
+
+    def origins(self):
+        """The Origin of every instruction acquire_cmdbuf returns (end commands: None)."""
+        starts = list(self._call_starts) + [len(self._records)]
+        out = [None] * starts[0]
+        for k in range(len(self._call_sites)):
+            out += [self._origin_of(k)] * (starts[k + 1] - starts[k])
+        return tuple(out) + (None,) * len(self._end)
+
+    def listing(self, fields="changed"):
+        """acquire_cmdbuf's instructions as assembly text (bmk-asm reads it back), each line
+        ending with a comment that names the API call and the user's line behind it."""
+        from bmk.encoders.framing import decode_cmdbuf
+        from bmk.text.asm import disassemble
+        records = decode_cmdbuf(self.chip, self.acquire_cmdbuf())
+        return disassemble(self.chip, records, fields, locations=True,
+                           notes=[None if o is None else str(o) for o in self.origins()])
+
+    def save(self, path, raw=False):
+        """Write the program, with each file's origins beside it (`<file>.origins.json`, which
+        bmk-disasm and bmk-run read): the cmd_hdr_t buffer to `path`, or with raw=True each
+        engine's raw stream to `<path>.<engine>.bin`. Returns the paths of the program files."""
+        from bmk.origins import write_sidecar
+        origins = self.origins()
+        if not raw:
+            with open(path, "wb") as f:
+                f.write(self.acquire_cmdbuf())
+            write_sidecar(path, origins)
+            return [str(path)]
+        codes = np.concatenate([np.frombuffer(bytes(self._codes), np.uint8), np.frombuffer(self._end_codes, np.uint8)])
+        written = []
+        for code, (name, data) in enumerate(self.acquire_streams().items()):
+            out = f"{path}.{name}.bin"
+            with open(out, "wb") as f:
+                f.write(data)
+            write_sidecar(out, [origins[i] for i in np.flatnonzero(codes == code).tolist()])
+            written.append(out)
+        return written
 
     def _start(self):
         self._records = []        # per descriptor: cmd_hdr_t + command, sync fields zero, in order
@@ -361,6 +436,10 @@ class Program:
         self._sched = Scheduler(self._engines)
         self._codes = self._sched.codes     # its engine code per descriptor: appended to per call
         self._lowered = {}      # (call, arguments, their types) -> (records, engine codes, size)
+        # per API call: its first instruction, its site (an index of _site_list: (file, line,
+        # call name), each kept once) and its arguments
+        self._call_starts, self._call_sites, self._call_args = array("q"), array("q"), []
+        self._sites, self._site_list = {}, []
         self._templates = CallTemplates()
         self._generation += 1
 
@@ -409,6 +488,15 @@ class Program:
         start = len(bodies)
         bodies += records
         self._codes += codes
+        if self._recording:
+            site = (*caller(2), row.name)
+            k = self._sites.get(site)
+            if k is None:
+                k = self._sites[site] = len(self._site_list)
+                self._site_list.append(site)
+            self._call_starts.append(start)
+            self._call_sites.append(k)
+            self._call_args.append(arguments)
         return Op(self, self._generation, row.name, start, start + len(codes))
 
     def _checked(self, row, record):

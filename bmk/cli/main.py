@@ -324,6 +324,8 @@ def disasm(file, chip, fields, raw, output, groups):
     Each line starts with the instruction's index and byte offset (`@0x80` in the buffer,
     `@tiu+0x80` in a raw stream), which bmk-asm skips. A .bmodel or .cvimodel FILE is listed
     group by group, each under a `# FILE LABEL: counts` comment (`bmk info` names the groups).
+    When an input file has a sidecar `FILE.origins.json` (ctx.save writes one), each line ends
+    with a comment naming the API call and the source line behind it.
     """
     from bmk.cli import models
     from bmk.text import asm as asmtext
@@ -342,7 +344,8 @@ def disasm(file, chip, fields, raw, output, groups):
         _write_lines(output, _iter_grouped(text, fields))
         return
     listing = _single(text) if text is not None else _load_input(file, chip, raw)
-    _write_lines(output, asmtext.iter_disassembly(listing.chip, listing.records, fields, locations=True))
+    _write_lines(output, asmtext.iter_disassembly(listing.chip, listing.records, fields, locations=True,
+                                                  notes=listing.notes()))
 
 
 def _iter_grouped(grouped, fields):

@@ -121,6 +121,8 @@ def run_listing(listing, gmem, dump, as_json, trace, strict, progress, original=
     if progress is None:
         progress = n > PROGRESS_THRESHOLD
     report = _run(sim, buf, n, progress)
+    if listing.origins is not None:
+        report = report.named(listing.origins)
     for addr, nbytes, path in dumps:
         write_dump(path, bytes(sim.gmem_read(addr, nbytes)))
     if trace:

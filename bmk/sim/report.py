@@ -46,15 +46,22 @@ class Race:
     hi: int
     lanes: tuple = ()
     kinds: tuple = ()   # ("write", "read") ... access kind of first, second
+    origins: tuple = ()     # (first, second): where each came from, as text (Report.named), or ()
 
     def to_dict(self):
-        return {"first": self.first, "second": self.second, "space": self.space, "lo": self.lo, "hi": self.hi,
-                "lanes": list(self.lanes), "kinds": list(self.kinds)}
+        d = {"first": self.first, "second": self.second, "space": self.space, "lo": self.lo, "hi": self.hi,
+             "lanes": list(self.lanes), "kinds": list(self.kinds)}
+        if self.origins:
+            d["origins"] = list(self.origins)
+        return d
 
     def __str__(self):
         where = f"lanes {_lanes_text(self.lanes)} offsets" if self.space == "lmem" else "addresses"
-        return (f"instructions {self.first} ({self.kinds[0]}) and {self.second} ({self.kinds[1]}) may run "
+        text = (f"instructions {self.first} ({self.kinds[0]}) and {self.second} ({self.kinds[1]}) may run "
                 f"at the same time and both touch {self.space} {where} [0x{self.lo:x}, 0x{self.hi:x})")
+        if self.origins:
+            text += f": {self.origins[0] or '?'} and {self.origins[1] or '?'}"
+        return text
 
 
 def _lanes_text(lanes):
@@ -75,6 +82,18 @@ class Report:
     races: tuple                  # Race
     races_truncated: bool = False
     pair_overlap: dict = attrs.field(factory=dict)   # (engine, engine) -> cycles both were busy
+    origins: "tuple | None" = None    # per instruction: where it came from (Report.named)
+
+    def named(self, origins):
+        """This report with each instruction's origin (bmk/origins.py: one per instruction in
+        buffer order, e.g. ctx.origins() or a sidecar's): races name the two calls and source
+        lines, trace events carry them."""
+        origins = tuple(origins)
+        if len(origins) != len(self.instructions):
+            raise ValueError(f"origins must give one per instruction ({len(self.instructions)}), not {len(origins)}")
+        text = [None if o is None else str(o) for o in origins]
+        races = tuple(attrs.evolve(r, origins=(text[r.first], text[r.second])) for r in self.races)
+        return attrs.evolve(self, races=races, origins=tuple(text))
 
     @property
     def serial_cycles(self):
@@ -109,7 +128,9 @@ class Report:
                            "tid": engines.index(ins.engine), "ts": ins.start, "dur": ins.end - ins.start,
                            "args": {"index": ins.index, "offset": ins.offset, "id": ins.id,
                                     "wait": [f"{e} {i}" for e, i in ins.wait],
-                                    **({} if ins.stream is None else {"stream": ins.stream})}})
+                                    **({} if ins.stream is None else {"stream": ins.stream}),
+                                    **({} if not self.origins or self.origins[ins.index] is None
+                                       else {"origin": self.origins[ins.index]})}})
         return events
 
     def write_trace(self, path):

@@ -269,10 +269,12 @@ class Positions:
         return n
 
 
-def iter_disassembly(chip, records, fields="changed", comment=None, locations=False):
+def iter_disassembly(chip, records, fields="changed", comment=None, locations=False, notes=None):
     """The lines of `disassemble` (no newlines), one at a time: a long listing is written as it
     is made. `records`: any sequence (len and iteration); one with `offsets` (a cmd_hdr_t
-    buffer read lazily, loading.CmdbufRecords) sizes the location column without decoding."""
+    buffer read lazily, loading.CmdbufRecords) sizes the location column without decoding.
+    `notes`: a text (or None) per record, written as a comment at the end of its line (where
+    each instruction came from: bmk/origins.py)."""
     if fields not in FIELD_MODES:
         raise ValueError(f"fields must be one of {FIELD_MODES}, not {fields!r}")
     if comment:
@@ -282,35 +284,32 @@ def iter_disassembly(chip, records, fields="changed", comment=None, locations=Fa
         yield f".fields {fields}"
     position = Positions() if any(e.implicit_ids for e in chip.engines) else (lambda r: None)
     core = 0
-    if not (locations and len(records)):
-        for r in records:
-            if r.core != core:
-                core = r.core
-                yield f".core {core}"
-            yield format_record(chip, r, fields, position(r))
-        return
-    n = len(str(len(records) - 1))
-    offsets = getattr(records, "offsets", None)
-    if offsets is not None:     # a buffer: offsets grow, so the last one is the widest
-        wide = len(f"{max(offsets):#x}")
-    else:
-        wide = max(len(_where(r)) for r in records)
-    width = n + 2 + wide
+    if locations and len(records):
+        n = len(str(len(records) - 1))
+        offsets = getattr(records, "offsets", None)
+        if offsets is not None:     # a buffer: offsets grow, so the last one is the widest
+            wide = len(f"{max(offsets):#x}")
+        else:
+            wide = max(len(_where(r)) for r in records)
+        width = n + 2 + wide
     for i, r in enumerate(records):
         if r.core != core:                # several cores' records in one order: say whose follow
             core = r.core
             yield f".core {core}"
-        loc = f"{i:>{n}} @{_where(r)}"
-        yield f"{loc.ljust(width)}  {format_record(chip, r, fields, position(r))}"
+        line = format_record(chip, r, fields, position(r))
+        if locations:
+            line = f"{f'{i:>{n}} @{_where(r)}'.ljust(width)}  {line}"
+        note = notes[i] if notes is not None else None
+        yield f"{line}  # {note}" if note else line
 
 
-def disassemble(chip, records, fields="changed", comment=None, locations=False):
+def disassemble(chip, records, fields="changed", comment=None, locations=False, notes=None):
     """Records -> assembly text (with the `.chip` header line), ending in a newline.
 
     locations=True starts each instruction line with its location column (`location`),
     padded to one width; the parser skips it.
     """
-    return "\n".join(iter_disassembly(chip, records, fields, comment, locations)) + "\n"
+    return "\n".join(iter_disassembly(chip, records, fields, comment, locations, notes)) + "\n"
 
 
 # ----------------------------------------------------------------------------- parsing

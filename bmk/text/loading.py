@@ -18,6 +18,7 @@ from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import PAD, encode_header, record_at, scan_cmdbuf
 from bmk.errors import BmkError, DecodeError, SpecError
 from bmk.isa import chips, load_chip, magic_owners
+from bmk.origins import SUFFIX, read_sidecar
 from bmk.text import asm
 
 
@@ -31,6 +32,13 @@ class Listing:
     name: str = "<input>"
     lines: tuple = ()                  # text: source line per record
     paths: dict = attrs.field(factory=dict)   # raw: {engine: file name}
+    origins: "tuple | None" = None     # per record: the Origin a sidecar gave it (bmk/origins.py), or None
+
+    def notes(self):
+        """Per record: where it came from, as text (None: unknown); None without origins."""
+        if self.origins is None:
+            return None
+        return [None if o is None else str(o) for o in self.origins]
 
     def where(self, i):
         if self.source == "text":
@@ -158,7 +166,17 @@ def load_path(path, chip=None, name=None):
         return load_text(_chunks(path), chip, name)
     with open(path, "rb") as f:
         data = f.read()
-    return load(data, chip, name)
+    listing = load(data, chip, name)
+    origins = read_sidecar(str(path))
+    if origins is None:
+        return listing
+    _same_count(path, origins, len(listing.records))
+    return attrs.evolve(listing, origins=origins)
+
+
+def _same_count(path, origins, n):
+    if len(origins) != n:
+        raise BmkError(f"{path}{SUFFIX}: gives the origins of {len(origins)} instructions, but {path} has {n}")
 
 
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")     # no text has these (whitespace aside)
@@ -354,7 +372,20 @@ def load_raw(streams, chip):
     for engine, path in streams:
         with open(path, "rb") as f:
             data[engine] = (str(path), f.read())
-    return load_raw_bytes(data, chip)
+    listing = load_raw_bytes(data, chip)
+    sides = {engine_name(chip, engine): read_sidecar(str(path)) for engine, path in streams}
+    if all(s is None for s in sides.values()):
+        return listing
+    position, counts = {}, {}
+    for r in sorted(listing.records, key=lambda r: (r.stream, r.offset)):   # each stream in file order
+        position[r.stream, r.offset] = counts.get(r.stream, 0)
+        counts[r.stream] = position[r.stream, r.offset] + 1
+    for name, origins in sides.items():
+        if origins is not None:
+            _same_count(listing.paths[name], origins, counts.get(name, 0))
+    return attrs.evolve(listing, origins=tuple(
+        None if sides.get(r.stream) is None else sides[r.stream][position[r.stream, r.offset]]
+        for r in listing.records))
 
 
 def load_raw_bytes(streams, chip, name=None):

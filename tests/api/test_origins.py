@@ -1,0 +1,141 @@
+"""Where each instruction came from (issue 22 item 3): the API call and the user's line, in
+ctx.origins(), ctx.listing(), a saved kernel's sidecar, bmk-disasm, bmk-run races and traces."""
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import bmk
+from bmk import bm1684x as x
+from bmk import bm1880
+from bmk.cli.main import asm, disasm, run
+from bmk.origins import SUFFIX
+from bmk.text import asm as asmtext
+
+G = 0x100000000
+S = x.dim4(1, 64, 8, 8)
+HERE = __file__.rsplit("/", 1)[-1]
+
+
+def racing_kernel():
+    """A load and a compute on the same local bytes in one parallel section: they race."""
+    ctx = x.Context()
+    ctx.parallel_start()
+    ctx.gdma_cpy_S2L(0, G, S, None, None, x.DT_INT16)
+    load_line = _line() - 1
+    ctx.bdc_min_C(0x1000, 0, 100, S, None, None, x.DT_INT16)
+    min_line = _line() - 1
+    ctx.parallel_end()
+    ctx.gdma_cpy_L2S(G + 0x10000, 0x1000, S, None, None, x.DT_INT16)
+    return ctx, load_line, min_line
+
+
+def _line():
+    import sys
+    return sys._getframe(1).f_lineno
+
+
+def test_every_instruction_names_its_call_and_the_users_line():
+    ctx, load_line, min_line = racing_kernel()
+    origins = ctx.origins()
+    assert len(origins) == len(bmk.decode("bm1684x", ctx.acquire_cmdbuf()))
+    load, mn, store, end_tiu, end_gdma = origins
+    assert (load.call, load.line, load.file) == ("gdma_cpy_S2L", load_line, __file__)
+    assert (mn.call, mn.line) == ("bdc_min_C", min_line)
+    assert mn.args == "0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, 7"
+    assert store.call == "gdma_cpy_L2S" and end_tiu is None and end_gdma is None
+    assert ctx.origin(1) == mn and ctx.origin(4) is None
+    assert str(mn) == f"{HERE}:{min_line} bdc_min_C(0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, 7)"
+
+
+def test_keyword_calls_and_module_functions_name_the_users_line():
+    ctx = bm1880.register()
+    t = ctx.tl_prealloc(0, bm1880.shape_t4(1, 32, 8, 8), bm1880.FMT_I8)
+    ctx.tpu_relu(ofmap=t, ifmap=t)
+    line = _line() - 1
+    o = ctx.origins()[0]
+    assert (o.call, o.line, o.file) == ("tpu_relu", line, __file__)
+    assert o.args.startswith("ofmap=") and ", ifmap=" in o.args
+
+
+def test_the_listing_names_the_origins_and_reads_back_to_the_same_bytes():
+    ctx, load_line, min_line = racing_kernel()
+    text = ctx.listing()
+    lines = [ln for ln in text.splitlines() if not ln.startswith(".")]
+    assert lines[0].endswith(f"# {HERE}:{load_line} gdma_cpy_S2L(0, 0x100000000, dim4(n=1, c=64, h=8, w=8), "
+                             "None, None, 7)")
+    assert f"# {HERE}:{min_line} bdc_min_C(" in lines[1]
+    assert "#" not in lines[3]                      # the end commands have no origin
+    assert bmk.encode("bm1684x", asmtext.parse(text).records) == ctx.acquire_cmdbuf()
+
+
+@pytest.fixture
+def runner(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return CliRunner()
+
+
+def test_a_saved_kernel_keeps_its_origins_for_disasm_and_run(runner, tmp_path):
+    ctx, load_line, min_line = racing_kernel()
+    assert ctx.save("k.bin") == ["k.bin"]
+    assert (tmp_path / f"k.bin{SUFFIX}").is_file()
+    res = runner.invoke(disasm, ["k.bin"])
+    assert res.exit_code == 0 and f"# {HERE}:{min_line} bdc_min_C(" in res.stdout
+    res = runner.invoke(asm, ["-", "-o", "again.bin"], input=res.stdout)
+    assert res.exit_code == 0 and (tmp_path / "again.bin").read_bytes() == (tmp_path / "k.bin").read_bytes()
+    res = runner.invoke(run, ["k.bin", "--trace", "t.json"])
+    assert res.exit_code == 0
+    race = next(ln for ln in res.stdout.splitlines() if "race:" in ln)
+    assert race.endswith(f": {HERE}:{load_line} gdma_cpy_S2L(0, 0x100000000, dim4(n=1, c=64, h=8, w=8), None, "
+                         f"None, 7) and {HERE}:{min_line} bdc_min_C(0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), "
+                         "None, None, 7)")
+    events = [e for e in json.loads((tmp_path / "t.json").read_text())["traceEvents"] if e["ph"] == "X"]
+    assert [e["args"].get("origin", "").split(" ")[0] for e in events] == \
+        [f"{HERE}:{load_line}", f"{HERE}:{min_line}", f"{HERE}:{min_line + 3}", "", ""]
+    res = runner.invoke(run, ["k.bin", "--json"])
+    assert json.loads(res.stdout)["races"][0]["origins"][1].startswith(f"{HERE}:{min_line} bdc_min_C(")
+
+
+def test_raw_streams_keep_their_origins_per_engine(runner, tmp_path):
+    ctx, load_line, min_line = racing_kernel()
+    assert ctx.save("k", raw=True) == ["k.tiu.bin", "k.gdma.bin"]
+    args = ["--chip", "bm1684x", "--raw", "tiu", "k.tiu.bin", "--raw", "gdma", "k.gdma.bin"]
+    res = runner.invoke(disasm, args)
+    assert res.exit_code == 0
+    by_kind = {ln.split()[2]: ln.split("# ")[-1] for ln in res.stdout.splitlines()[1:] if "# " in ln}
+    assert by_kind["tiu.arith.min"].startswith(f"{HERE}:{min_line} bdc_min_C(")
+    res = runner.invoke(run, args)
+    assert f"{HERE}:{load_line} gdma_cpy_S2L(" in res.stdout and f"{HERE}:{min_line} bdc_min_C(" in res.stdout
+
+
+def test_a_sidecar_that_does_not_fit_is_a_clear_error(runner, tmp_path):
+    ctx, _, _ = racing_kernel()
+    ctx.save("k.bin")
+    side = tmp_path / f"k.bin{SUFFIX}"
+    data = json.loads(side.read_text())
+    side.write_text(json.dumps({**data, "instructions": data["instructions"][:-1]}))
+    res = runner.invoke(disasm, ["k.bin"])
+    assert res.exit_code == 2
+    assert f"k.bin{SUFFIX}: gives the origins of 4 instructions, but k.bin has 5" in res.stderr
+    side.write_text("{not json")
+    res = runner.invoke(run, ["k.bin"])
+    assert res.exit_code == 2 and f"k.bin{SUFFIX}: not a bmk origins sidecar" in res.stderr
+    side.write_text(json.dumps({**data, "instructions": [7] * 5}))
+    assert runner.invoke(disasm, ["k.bin"]).exit_code == 2
+
+
+def test_recording_can_be_turned_off_for_a_stretch_of_calls():
+    ctx = x.Context()
+    ctx.gdma_cpy_S2L(0, G, S, None, None, x.DT_INT16)
+    ctx.record_origins = False
+    ctx.bdc_min_C(0x1000, 0, 100, S, None, None, x.DT_INT16)
+    ctx.bdc_min_C(0x1000, 0, 99, S, None, None, x.DT_INT16)
+    ctx.record_origins = True
+    ctx.gdma_cpy_L2S(G + 0x10000, 0x1000, S, None, None, x.DT_INT16)
+    assert [None if o is None else o.call for o in ctx.origins()] == \
+        ["gdma_cpy_S2L", None, None, "gdma_cpy_L2S", None, None]
+    quiet = x.Context()
+    quiet.record_origins = False
+    quiet.bdc_min_C(0x1000, 0, 100, S, None, None, x.DT_INT16)
+    assert quiet.origins() == (None, None, None) and quiet.origin(0) is None
+    assert quiet.listing().count("#") == 0
