@@ -19,6 +19,7 @@ import inspect
 import io
 import itertools
 import operator
+import sys
 from array import array
 from collections.abc import Callable
 
@@ -385,12 +386,42 @@ class Program:
             return None
         return self._origin_of(k)
 
+    def _record_origin(self, start, name, key, arguments):
+        """Keep this call's origin: its site (file, line, name; each kept once) and its
+        arguments (equal ones, by their memo key, kept once: a bounded table)."""
+        f = sys._getframe(3)          # _record_origin <- _emit <- the generated method <- its caller
+        g = f.f_globals.get("__name__")
+        site = (f.f_code.co_filename, f.f_lineno, name) if type(g) is str and g != "bmk" and not g.startswith("bmk.") else \
+            (*caller(3), name)      # called through bmk's own code: the first frame outside it
+        k = self._site_index.get(site)
+        if k is None:
+            k = self._site_index[site] = len(self._sites)
+            self._sites.append(site)
+        if key is not None:
+            shared = self._shared_args.get(key)
+            if shared is None:
+                if len(self._shared_args) >= MEMO_SIZE:
+                    self._shared_args.clear()
+                self._shared_args[key] = arguments
+            else:
+                arguments = shared
+        if type(arguments) is tuple:     # (args, kwargs): the args tuple alone, or both as a list
+            arguments = arguments[0] if not arguments[1] else list(arguments)
+        self._call_starts.append(start)
+        self._call_sites.append(k)
+        self._call_args.append(arguments)
+
     def _origin_of(self, k):
         site = self._call_sites[k]
         if site < 0:
             return None
-        file, line, name = self._site_list[site]
-        return Origin(name, args_text(self._call_args[k]), file, line)
+        file, line, name = self._sites[site]
+        args = self._call_args[k]
+        if type(args) is tuple:
+            args = (args, {})
+        elif type(args) is list:
+            args = tuple(args)
+        return Origin(name, args_text(args), file, line)
 
     def origins(self):
         """The Origin of every instruction acquire_cmdbuf returns (end commands: None)."""
@@ -436,10 +467,10 @@ class Program:
         self._sched = Scheduler(self._engines)
         self._codes = self._sched.codes     # its engine code per descriptor: appended to per call
         self._lowered = {}      # (call, arguments, their types) -> (records, engine codes, size)
-        # per API call: its first instruction, its site (an index of _site_list: (file, line,
-        # call name), each kept once) and its arguments
+        # per API call: its first instruction, its site (an index of _sites: (file, line, call
+        # name), each kept once; -1: none) and its arguments
         self._call_starts, self._call_sites, self._call_args = array("q"), array("q"), []
-        self._sites, self._site_list = {}, []
+        self._sites, self._site_index, self._shared_args = [], {}, {}
         self._templates = CallTemplates()
         self._generation += 1
 
@@ -489,14 +520,7 @@ class Program:
         bodies += records
         self._codes += codes
         if self._recording:
-            site = (*caller(2), row.name)
-            k = self._sites.get(site)
-            if k is None:
-                k = self._sites[site] = len(self._site_list)
-                self._site_list.append(site)
-            self._call_starts.append(start)
-            self._call_sites.append(k)
-            self._call_args.append(arguments)
+            self._record_origin(start, row.name, key, arguments)
         return Op(self, self._generation, row.name, start, start + len(codes))
 
     def _checked(self, row, record):

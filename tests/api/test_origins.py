@@ -139,3 +139,12 @@ def test_recording_can_be_turned_off_for_a_stretch_of_calls():
     quiet.bdc_min_C(0x1000, 0, 100, S, None, None, x.DT_INT16)
     assert quiet.origins() == (None, None, None) and quiet.origin(0) is None
     assert quiet.listing().count("#") == 0
+
+
+def test_positional_and_keyword_arguments_are_both_kept():
+    ctx = x.Context()
+    ctx.bdc_min_C(0x1000, 0, 100, S, None, None, dtype=x.DT_INT16)
+    ctx.bdc_min_C(0x1000, 0, 100, S, None, None, x.DT_INT16)
+    a, b = ctx.origins()[:2]
+    assert a.args == "0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, dtype=7"
+    assert b.args == "0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, 7"
