@@ -90,13 +90,13 @@ def shift_round(x, s, mode, saturate=True):
 def _int_only(kind, *dts):
     for d in dts:
         if d.is_float:
-            raise SimulationError(f"{kind} operands must have integer precisions, not {d!r}")
+            raise SimulationError(f"operands must have integer precisions, not {d!r}")
 
 
 def _float_only(kind, *dts):
     for d in dts:
         if not d.is_float:
-            raise SimulationError(f"{kind} operands must have float precisions, not {d!r}")
+            raise SimulationError(f"operands must have float precisions, not {d!r}")
 
 
 def _check_shapes(f, shape, names):
@@ -156,7 +156,7 @@ def _check_product(op, a, b, saturate):
 def _opd_num(f, kind, allowed):
     n = f.get("tsk_opd_num", allowed[0])
     if n not in allowed:
-        raise SimulationError(f"{kind}: tsk_opd_num must be {' or '.join(map(str, allowed))}, not {n}")
+        raise SimulationError(f"tsk_opd_num must be {' or '.join(map(str, allowed))}, not {n}")
     return n
 
 
@@ -174,11 +174,11 @@ def _arith(op, saturate):
         v = _compute(op, a, b, floats)
         if n == 3:
             if floats or not f.get("opd2_const", 0):
-                raise SimulationError(f"{kind} with tsk_opd_num 3 must be integer with a constant opd2 (the "
+                raise SimulationError(f"with tsk_opd_num 3 the data must be integers and opd2 a constant (the "
                                       f"shift), not opd2_const {f.get('opd2_const', 0)}")
             int8 = m.chip.code("tiu", "res0_prec", "int8")
             if f.get("opd2_prec", int8) != int8:
-                raise SimulationError(f"{kind} with tsk_opd_num 3: opd2_prec must be int8 (the shift), not "
+                raise SimulationError(f"with tsk_opd_num 3 opd2_prec must be int8 (the shift), not "
                                       f"{f.get('opd2_prec')}")
             # the shift is signed whatever opd2_sign says: the golden stream's muls carry
             # opd2_sign 0 with 248, a right shift by 8 (a left shift by 248 means nothing)
@@ -298,7 +298,7 @@ def div(m, f):
     """res = opd0 / opd1 (floats), correctly rounded by the mode; opd2_n_str + 1 iterations."""
     it = f.get("opd2_n_str", 0)
     if not 0 <= it <= 4:
-        raise SimulationError(f"arith.div: opd2_n_str (iterations - 1) must be in [0, 4], not {it}")
+        raise SimulationError(f"opd2_n_str (iterations - 1) must be in [0, 4], not {it}")
     shape, a_dt, a, b_dt, b = _inputs(m, f, "arith.div")
     res = _res(m, f, shape, _sign01(f))
     _float_only("arith.div", a_dt, b_dt, res.dtype)
@@ -311,7 +311,7 @@ def clamp(m, f):
     """res = min(max(opd0, lo), hi), (lo, hi) = opd2 as a compact (1, C, 1, 2) tensor."""
     shape, a_dt, a, _, _ = _inputs(m, f, "arith.clamp", 1)
     if f.get("opd2_const", 0):
-        raise SimulationError("arith.clamp: opd2_const must be 0 (the bounds are a (1, C, 1, 2) tensor), not 1")
+        raise SimulationError("opd2_const must be 0 (the bounds are a (1, C, 1, 2) tensor), not 1")
     bounds = read(m, tensor(m, f, "opd2", (1, shape[1], 1, 2), a_dt, "compact"))
     lo, hi = bounds[..., :1], bounds[..., 1:]
     res = tensor(m, f, "res0", shape, a_dt)
@@ -325,7 +325,7 @@ def mac(m, f):
     res = _res(m, f, shape, _sign01(f))
     floats = a_dt.is_float or b_dt.is_float or res.dtype.is_float
     if n == 3 and (f.get("opd2_addr", 0) or not f.get("opd2_const", 0)):
-        raise SimulationError(f"arith.mac: opd2 (its constant int16 operand, whose role is not public) must be the "
+        raise SimulationError(f"opd2 (its constant int16 operand, whose role is not public) must be the "
                               f"constant 0, not opd2_const {f.get('opd2_const', 0)} opd2_addr {f.get('opd2_addr', 0)}")
     acc = read(m, res)
     if floats:
@@ -428,6 +428,5 @@ FIELDS.update({k: _ONE for k in ("arith.not", "arith.copy", "arith.copyMb", "ari
 FIELDS["arith.cast"] = _ONE | {"opd2_sign"}
 for _k in ("arith.selectGreat", "arith.selectEqual", "arith.selectLess"):     # no opd3 operand
     FIELDS[_k] = FIELDS[_k] | {"opd3_addr", "opd3_const"}
-FIELDS["arith.clamp"] = _BASE | {"opd2_addr", "opd2_const"}
-FIELDS.update({k: F.names(F.operand("res0", shape=True), "tsk_lane_num", "opd0_sign", "tsk_opd_num")
-               for k in ("arith.euIdxGen", "arith.npuIdxGen")})
+FIELDS["arith.clamp"] = _ONE | {"opd2_addr", "opd2_const"}
+FIELDS.update({k: _TWO for k in ("arith.euIdxGen", "arith.npuIdxGen")})    # no operands: only res0 is read

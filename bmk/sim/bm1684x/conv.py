@@ -94,7 +94,7 @@ def _conv(kind):
             w = w[:, :, ::-1, ::-1]
         requant = kind != "conv.normal"
         if requant and (in_dt.is_float or not (f.get("opd2_const", 0) and f.get("opd3_const", 0))):
-            raise SimulationError(f"{kind}: an int8 input with constant opd2 (bias) and opd3 (shift) is required")
+            raise SimulationError("an int8 input with constant opd2 (bias) and opd3 (shift) is required")
         if in_dt.is_float:
             bias = _per_channel(m, f, "opd2", oc, dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "fp32")))
             sign = 1

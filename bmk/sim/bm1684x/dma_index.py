@@ -72,7 +72,7 @@ def _matrix(transpose):
         rows, cols = (w, h) if transpose else (h, w)
         per = f.get(f"{loc}_wsize", 0)
         if min(h, w, per) < 1:
-            raise SimulationError(f"{kind}: the matrix sizes and the local columns per channel must be >= 1, not "
+            raise SimulationError(f"the matrix sizes and the local columns per channel must be >= 1, not "
                                   f"({h}, {w}), {per}")
         lshape = (rows, -(-cols // per), 1, per)
         lstrides = (f.get(f"{loc}_nstride", 0), f.get(f"{loc}_cstride", 0), 0, 1)
@@ -133,7 +133,7 @@ def _linear_out(m, f, values, e):
 
 
 def masked_select(m, f):
-    _check_flags(f, "dma.masked_select")
+    _check_flags(f, "dma.masked_select", strided=False)
     e = element_bytes(m, f)
     shp = shape(f, "src")
     data = _dense(m, f, "src", shp, e).read().reshape(-1)
@@ -143,7 +143,7 @@ def masked_select(m, f):
 
 
 def nonzero(m, f):
-    _check_flags(f, "dma.nonzero")
+    _check_flags(f, "dma.nonzero", strided=False)
     e = element_bytes(m, f)
     shp = shape(f, "src")
     data = _dense(m, f, "src", shp, e).read().reshape(-1)
@@ -169,7 +169,7 @@ def gather(m, f):
     dh = h if f.get("nchw_copy", 0) else f.get("dst_hsize", 0)
     oc = max(c, ic)
     if min(c, h, w, ic, dh) < 1 or c not in (1, oc) or ic not in (1, oc):
-        raise SimulationError(f"dma.gather: src_c/h/wsize, index_csize and the rows must be >= 1, src and index "
+        raise SimulationError(f"src_c/h/wsize, index_csize and the rows must be >= 1, src and index "
                               f"channels 1 or the same, not src ({c}, {h}, {w}), index_csize {ic}, rows {dh}")
     src = Side(m, "src", address(m, f, "src"), (1, c, h, w), (0, f.get("src_cstride", 0), f.get("src_hstride", 0),
                                                               1), e).read()
@@ -188,13 +188,13 @@ def scatter(m, f):
     c, h, w, ic = _gather_shapes(f)
     dh = f.get("dst_hsize", 0)
     if min(c, h, w, ic, dh) < 1 or ic not in (1, c):
-        raise SimulationError(f"dma.scatter: sizes must be >= 1 and index_csize 1 or src_csize, not src ({c}, {h}, "
+        raise SimulationError(f"sizes must be >= 1 and index_csize 1 or src_csize, not src ({c}, {h}, "
                               f"{w}), index_csize {ic}, dst_hsize {dh}")
     src = Side(m, "src", address(m, f, "src"), (1, c, h, w), (0, f.get("src_cstride", 0), f.get("src_hstride", 0),
                                                               1), e).read()
     idx = np.broadcast_to(_index(m, f, ic, h)[0, :, :, 0], (c, h))
     if idx.size and (idx.min() < 0 or idx.max() >= dh):
-        raise SimulationError(f"dma.scatter: indices must be below dst_hsize {dh}, not {int(idx.max())}")
+        raise SimulationError(f"indices must be below dst_hsize {dh}, not {int(idx.max())}")
     dst = Side(m, "dst", address(m, f, "dst"), (1, c, dh, w), (0, f.get("dst_cstride", 0), f.get("dst_hstride", 0),
                                                                1), e, lane_mask(m, f))
     out = dst.read()

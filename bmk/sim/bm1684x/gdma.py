@@ -147,10 +147,10 @@ def fill_bits(f, e):
 
 def _check_flags(f, kind, strided=True):
     if strided and not f.get("stride_enable", 1):
-        raise SimulationError(f"{kind}: stride_enable must be 1 (the hardware's implicit strides are not public), "
-                              f"not 0")
+        raise SimulationError("stride_enable must be 1 (the hardware's implicit strides are not public), "
+                              "not 0")
     if f.get("decompress_enable", 0):
-        raise SimulationError(f"{kind}: decompress_enable must be 0 (the compressed format is not public), not "
+        raise SimulationError(f"decompress_enable must be 0 (the compressed format is not public), not "
                               f"{f['decompress_enable']}")
 
 
@@ -184,17 +184,17 @@ def _tensor_copy(special):
             elif bc:
                 data = np.broadcast_to(data, dst_shape)
             elif data.size != math.prod(dst_shape):
-                raise SimulationError(f"{kind}: dst shape {dst_shape} must hold the {data.size} source elements "
+                raise SimulationError(f"dst shape {dst_shape} must hold the {data.size} source elements "
                                       f"(src shape {src_shape})")
             data = np.ascontiguousarray(data).reshape(dst_shape)
         if special and special.startswith("4bank"):
             if not dst.local:
-                raise SimulationError(f"{kind}: the destination must be local memory (four banks), not "
+                raise SimulationError(f"the destination must be local memory (four banks), not "
                                       f"{dst.mem.name}")
             bank = m.chip.param("lmem_bank_size")
             for k in range(4):
                 if (dst.off % m.lmem.lane_size) + k * bank >= m.lmem.lane_size:
-                    raise SimulationError(f"{kind}: copy {k} lies past the end of the NPU's local memory")
+                    raise SimulationError(f"copy {k} lies past the end of the NPU's local memory")
                 dst.write(data, dst.off + k * bank)
             return
         dst.write(data)
@@ -222,10 +222,10 @@ def general_broadcast(m, f):
     n, c = f.get("src_cstride_move_length_", 0), f.get("dst_csize", 0)
     dst_addr = address(m, f, "dst")
     if m.space_of(dst_addr)[0].lane_bytes is None:
-        raise SimulationError("dma.general.broadcast: the destination must be local memory")
+        raise SimulationError("the destination must be local memory")
     dst = Side(m, "dst", dst_addr, (1, c, 1, n), (0, 0, 0, 1), e, lane_mask(m, f))
     if dst.off // m.lmem.lane_size + c > m.npu_num:
-        raise SimulationError(f"dma.general.broadcast: the start NPU + dst_csize must be at most {m.npu_num}, not "
+        raise SimulationError(f"the start NPU + dst_csize must be at most {m.npu_num}, not "
                               f"{dst.off // m.lmem.lane_size} + {c}")
     if f.get("fill_constant_en", 0):
         data = np.full((1, 1, 1, n), fill_bits(f, e), _RAW[e])

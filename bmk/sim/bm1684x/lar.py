@@ -5,13 +5,14 @@ Sources: isa-facts bm1684x-lowering.md and bm1684x.json (the LAR class: its EU c
 opd0_w_str / opd1_w_str, opd2_const, opd2_n_str, tsk_opd_num and start_tid; it has no sync
 ids), tpu-mlir (no converter for LAR: none of the vendor's tools reads it).
 
-No public source says what LAR does; bmk assumes (from its fields) that each lar.<op> is
-arith.<op> (ar.py) over the tensor (1, res0_c, 1, res0_w): res0 aligned from res0_addr,
-opd0 / opd1 in free strides (0, 0, 0, opd0_w_str / opd1_w_str) along w from their addresses
-(channel c in NPU (s + c) % npu_num at the same offset), or constants (opd2_const only
-exists: opd0 and opd1 are tensors); opd2 is the constant opd2_addr where the AR kind takes a
-third operand; the rounding mode is opd2_n_str; results take opd0_sign | opd1_sign.
-start_tid must be 0 (a thread id: its effect is not public).
+No public source says what LAR does; bmk assumes (from its fields: 8-bit res0_c and res0_w,
+16-bit addresses, 1-bit opd0_w_str / opd1_w_str) that each lar.<op> is arith.<op> (ar.py)
+over the small tensor (1, res0_c, 1, res0_w): res0 aligned from res0_addr; opd0 and opd1 from
+their addresses with w stride opd0_w_str / opd1_w_str (1: one element per position, 0: one
+value broadcast along w), channel c in NPU (s + c) % npu_num at the same offset; opd2 is the
+constant opd2_addr where the AR kind takes a third operand; the rounding mode is opd2_n_str;
+results take opd0_sign | opd1_sign. start_tid must be 0 (a thread id: its effect is not
+public).
 """
 from bmk.errors import SimulationError
 from bmk.sim.bm1684x import ar
@@ -19,12 +20,11 @@ from bmk.sim.bm1684x import fields as F
 
 
 def _lar(op):
-    kind = f"lar.{op}"
     fn = ar.KINDS[f"arith.{op}"]
 
     def run(m, f):
         if f.get("start_tid", 0):
-            raise SimulationError(f"{kind}: start_tid must be 0 (its effect is not public), not {f['start_tid']}")
+            raise SimulationError(f"start_tid must be 0 (its effect is not public), not {f['start_tid']}")
         free = m.chip.code("tiu", "res0_str", "free")
         g = {"res0_n": 1, "res0_c": f.get("res0_c", 0), "res0_h": 1, "res0_w": f.get("res0_w", 0),
              "res0_addr": f.get("res0_addr", 0), "res0_prec": f.get("res0_prec", 0),

@@ -23,7 +23,7 @@ def _lin(kind):
         check_shape(m, "res0", shape)
         r_dt = dt(m, f, "res0", 1)
         if not r_dt.is_float:
-            raise SimulationError(f"{kind}: res0_prec must be a float precision, not {r_dt!r}")
+            raise SimulationError(f"res0_prec must be a float precision, not {r_dt!r}")
         x = read(m, tensor(m, f, "opd0", shape, r_dt, "aligned"))
         per = (1, shape[1], 1, 1)
         a = operand(m, f, "opd1", per, r_dt, "compact")
@@ -42,4 +42,5 @@ KINDS = {k: _lin(k) for k in ("lin.mac", "lin.square_sum", "lin.square_diff")}
 
 _BASE = F.names({f"res0_{d}" for d in "nchw"}, {"res0_addr", "res0_prec", "opd0_addr", "opd1_addr", "opd1_const",
                                                "tsk_lane_num"})
-FIELDS = {"lin.mac": _BASE | {"opd2_addr", "opd2_const"}, "lin.square_sum": _BASE, "lin.square_diff": _BASE}
+# opd2 is mac's addend and no operand of the square kinds (its fields describe nothing there)
+FIELDS = {k: _BASE | {"opd2_addr", "opd2_const"} for k in KINDS}

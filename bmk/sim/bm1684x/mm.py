@@ -65,7 +65,7 @@ def _mm(kind):
         rows = f.get("opd0_n", 0)
         n_cols = f.get("res0_c", 0) * f.get("res0_w", 0)
         if min(c0, w0, lw, rows, n_cols) < 1 or lw > w0:
-            raise SimulationError(f"{kind}: opd0_n, opd0_c, opd0_w, opd1_w (<= opd0_w), res0_c, res0_w must be >= 1, "
+            raise SimulationError(f"opd0_n, opd0_c, opd0_w, opd1_w (<= opd0_w), res0_c, res0_w must be >= 1, "
                                   f"not {rows}, {c0}, {w0}, {lw}, {f.get('res0_c', 0)}, {f.get('res0_w', 0)}")
         stored = (rows, (c0 - 1) * w0 + lw)
         a_dt = dt(m, f, "opd0")
@@ -88,11 +88,11 @@ def _mm(kind):
             elif name == "int32":
                 s = _row(m, f, n_cols, dt(m, f, "opd2", 1, prec=m.chip.code("tiu", "res0_prec", "int8")))
                 if np.any(s < 0):
-                    raise SimulationError(f"{kind}: opd2 (the right shift) must not be negative, not {int(s.min())}")
+                    raise SimulationError(f"opd2 (the right shift) must not be negative, not {int(s.min())}")
                 acc = numerics.rshift_each(np.rint(acc).astype(np.int64), s, mode)
         else:
             if name != "int8":
-                raise SimulationError(f"{kind}: opd0_prec must be int8, not {name}")
+                raise SimulationError(f"opd0_prec must be int8, not {name}")
             bias = _row(m, f, n_cols, dt(m, f, "opd2", 1, prec=m.chip.code("tiu", "res0_prec", "int16")))
             acc = numerics.rshift(np.rint(acc + bias).astype(np.int64), f.get("opd3_addr", 0) & 0x3F, mode)
             if kind == "mm.wrqrelu":
@@ -115,7 +115,7 @@ def _mm2(kind):
     def run(m, f):
         mc, nw, kc, kw = f.get("res0_c", 0), f.get("res0_w", 0), f.get("opd1_c", 0), f.get("opd1_w", 0)
         if min(mc, nw, kc, kw) < 1:
-            raise SimulationError(f"{kind}: res0_c, res0_w, opd1_c, opd1_w must be >= 1, not {mc}, {nw}, {kc}, {kw}")
+            raise SimulationError(f"res0_c, res0_w, opd1_c, opd1_w must be >= 1, not {mc}, {nw}, {kc}, {kw}")
         a_dt = dt(m, f, "opd0")
         b_dt = dt(m, f, "opd1", prec=f.get("opd0_prec", 0))
         l_shape = {"mm2.nn": (mc, kc), "mm2.nt": (mc, kw), "mm2.tt": (kw, mc)}[kind]
@@ -134,7 +134,7 @@ def _mm2(kind):
         if kind != "mm2.nn":
             b = b.T
         if a.shape[1] != b.shape[0] or b.shape[1] != nw or a.shape[0] != mc:
-            raise SimulationError(f"{kind}: the shapes must chain ({a.shape} @ {b.shape} -> ({mc}, {nw}))")
+            raise SimulationError(f"the shapes must chain ({a.shape} @ {b.shape} -> ({mc}, {nw}))")
         W.check_work(kind, mc * a.shape[1] * nw)
         acc = a.astype(np.float64) @ b.astype(np.float64)
         if not a_dt.is_float:

@@ -114,10 +114,10 @@ def _roi(kind):
         shape, in_dt, x = _inputs(m, f, kind)
         n, c, oh, ow = shape
         if oh != 1:
-            raise SimulationError(f"{kind}: res0_h must be 1 (one output per ROI along w), not {oh}")
+            raise SimulationError(f"res0_h must be 1 (one output per ROI along w), not {oh}")
         kh, kw = f.get("opd1_h", 0), f.get("opd1_w", 0)
         if min(kh, kw) < 1:
-            raise SimulationError(f"{kind}: the kernel (opd1_h, opd1_w) must be >= 1, not {(kh, kw)}")
+            raise SimulationError(f"the kernel (opd1_h, opd1_w) must be >= 1, not {(kh, kw)}")
         W.check_work(kind, n * c * ow * kh * kw)
         rois = read(m, tensor(m, f, "opd3", (1, ow, 1, 4), dt(m, f, "opd3", 1, m.chip.code("tiu", "res0_prec",
                                                                                         "int16")), "compact"))
@@ -152,12 +152,14 @@ _WINDOW = {"opd0_x_ins0", "opd0_y_ins0", "opd1_x_ins0", "opd1_y_ins0", "opd0_up_
 _BASE = F.names({f"res0_{d}" for d in "nchw"}, {"res0_addr", "res0_prec", "opd0_addr", "opd0_prec", "opd0_sign",
                                                "opd0_h", "opd0_w", "opd1_h", "opd1_w", "tsk_lane_num"})
 _KERNEL = {"opd1_addr", "opd1_sign", "opd1_const", "opd2_n_str", "res1_addr", "kernel_rotate"}
+# a max pool has no kernel operand: opd1's address, sign and constant flag describe nothing
+_NO_KERNEL = {"opd1_addr", "opd1_sign", "opd1_const"}
 FIELDS = {
     "pord.depthwise": _BASE | _WINDOW | _KERNEL | {"opd2_addr", "opd2_sign", "opd2_const"},
     "pord.depthwiserelu": _BASE | _WINDOW | _KERNEL | {"opd2_addr", "opd2_sign", "opd2_const"},
     "pord.avgpooling": _BASE | _WINDOW | _KERNEL,
-    "pord.maxpooling": _BASE | _WINDOW,
+    "pord.maxpooling": _BASE | _WINDOW | _NO_KERNEL,
     "pord.roiDepthwise": _BASE | _KERNEL | {"opd3_addr"},
     "pord.roiavgpooling": _BASE | _KERNEL | {"opd3_addr"},
-    "pord.roimaxpooling": _BASE | {"opd3_addr"},
+    "pord.roimaxpooling": _BASE | {"opd3_addr"} | _NO_KERNEL,
 }

@@ -133,7 +133,7 @@ def _dq_float(any_out):
         y = _fp32(_fp32(np.asarray(a, np.int64) - zp, mode) * scale)
         r_dt = dt(m, f, "res0", 1)
         if not r_dt.is_float or (not any_out and r_dt.name != "fp32"):
-            raise SimulationError(f"{kind}: res0_prec must be {'a float' if any_out else 'fp32'}, not {r_dt!r}")
+            raise SimulationError(f"res0_prec must be {'a float' if any_out else 'fp32'}, not {r_dt!r}")
         write(m, tensor(m, f, "res0", shape, r_dt, "aligned"), y, True, f)
     run.__name__ = kind.split(".")[1]
     return run

@@ -34,7 +34,7 @@ def _x(m, f, kind):
     check_shape(m, "res0", shape)
     x_dt = dt(m, f, "opd0", 1)
     if not x_dt.is_float:
-        raise SimulationError(f"{kind}: opd0_prec must be a float precision, not {x_dt!r}")
+        raise SimulationError(f"opd0_prec must be a float precision, not {x_dt!r}")
     return shape, x_dt, tensor(m, f, "opd0", shape, x_dt, "aligned")
 
 
@@ -43,7 +43,7 @@ def _taylor(kind):
         shape, x_dt, xt = _x(m, f, kind)
         n = f.get("opd1_n", 0)
         if n < 1:
-            raise SimulationError(f"{kind}: opd1_n (the number of coefficients) must be >= 1, not {n}")
+            raise SimulationError(f"opd1_n (the number of coefficients) must be >= 1, not {n}")
         lanes = min(shape[1], m.npu_num)
         table = read(m, Tensor("opd1", f.get("opd1_addr", 0), (1, lanes, 1, n), (0, 0, n, 1), x_dt))
         x = read(m, xt).astype(np.float32)
@@ -63,14 +63,14 @@ def normalize(m, f):
     bits = read_raw(m, xt).view({32: np.uint32, 16: np.uint16}[x_dt.bits]).astype(np.int64)
     r_dt = dt(m, f, "res0", 1)
     if r_dt.is_float:
-        raise SimulationError(f"sfu.normalize: res0_prec must be an integer precision, not {r_dt!r}")
+        raise SimulationError(f"res0_prec must be an integer precision, not {r_dt!r}")
     write(m, tensor(m, f, "res0", shape, r_dt, "aligned"), ((bits >> shift) & mask) - bias, True, f)
 
 
 def rsqrt(m, f):
     it = f.get("opd2_n_str", 0)
     if not 0 <= it <= 3:
-        raise SimulationError(f"sfu.rsqrt: opd2_n_str (iterations - 1) must be in [0, 3], not {it}")
+        raise SimulationError(f"opd2_n_str (iterations - 1) must be in [0, 3], not {it}")
     shape, x_dt, xt = _x(m, f, "sfu.rsqrt")
     x = read(m, xt)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -74,14 +74,14 @@ def _index(m, f, shape, layout, name="opd1"):
 
 def _limits(f, kind):
     if f.get("opd3_const", 0):
-        raise SimulationError(f"{kind}: opd3_const (limit_enable) must be 0 (its effect is not public), not 1")
+        raise SimulationError("opd3_const (limit_enable) must be 0 (its effect is not public), not 1")
 
 
 def _gathered(f, kind, table, idx, axis_len, res_dtype):
     """table[..., idx] with the out-of-range rule (fill_const or refusal)."""
     bad = (idx < 0) | (idx >= axis_len)
     if np.any(bad) and not f.get("opd2_const", 0):
-        raise SimulationError(f"{kind}: indices must be below {axis_len} without fill_const (opd2_const), not "
+        raise SimulationError(f"indices must be below {axis_len} without fill_const (opd2_const), not "
                               f"{int(idx[bad].max())}")
     out = np.take_along_axis(table, np.where(bad, 0, idx), axis=-1)
     if np.any(bad):
@@ -91,7 +91,7 @@ def _gathered(f, kind, table, idx, axis_len, res_dtype):
 
 def _in_range(kind, idx, axis_len):
     if idx.size and (idx.min() < 0 or idx.max() >= axis_len):
-        raise SimulationError(f"{kind}: scatter indices must be below {axis_len}, not {int(idx.max())}")
+        raise SimulationError(f"scatter indices must be below {axis_len}, not {int(idx.max())}")
 
 
 def _pl_vector(m, f, count, prec_name="opd1"):
@@ -173,7 +173,7 @@ def pl_gather_rec(m, f):
     d = _data_dtype(m, f)
     kh, kw = f.get("opd3_addr", 0) >> 16, f.get("opd3_addr", 0) & 0xFFFF
     if kh * kw != rh or kh < 1:
-        raise SimulationError(f"sg.pl_gather_rec: res0_h must be kh * kw (opd3_addr {f.get('opd3_addr', 0):#x}), "
+        raise SimulationError(f"res0_h must be kh * kw (opd3_addr {f.get('opd3_addr', 0):#x}), "
                               f"not {rh}")
     ha, wa = f.get("opd0_h", 0), f.get("opd0_w", 0)
     a = read_raw(m, tensor(m, f, "opd0", (n, c, ha, wa), d, "aligned")).reshape(n, c, 1, ha * wa)
@@ -270,7 +270,7 @@ def pe_m_gather(m, f):
     _limits(f, kind)
     tables = f.get("opd0_n", 0) or n
     if not 1 <= n <= tables <= 4:
-        raise SimulationError(f"{kind}: res0_n must be at most opd0_n (tables, at most 4), not {n} > {tables}")
+        raise SimulationError(f"res0_n must be at most opd0_n (tables, at most 4), not {n} > {tables}")
     code = f.get("opd0_str", 0)
     layout = "T4" if m.chip.member("tiu", "res0_str", code) == "T4" else "T5"
     d = _data_dtype(m, f)
@@ -311,7 +311,7 @@ def _mask_select(kind):
         out = read_raw(m, res)
         counts = mask.sum(axis=3).reshape(n, c, 1, 1)
         if counts.max() > w:
-            raise SimulationError(f"{kind}: res0_w must hold the selected elements, not {w} < {int(counts.max())}")
+            raise SimulationError(f"res0_w must hold the selected elements, not {w} < {int(counts.max())}")
         picked = np.take_along_axis(np.broadcast_to(a, mask.shape), _selected_first(mask), axis=3)
         write(m, res, _first_k(out, picked, counts), False, f)
         _count(m, f, shape, counts)
@@ -331,7 +331,7 @@ def _nonzero(kind):
         nz = a != 0
         counts = nz.sum(axis=3).reshape(n, c, 1, 1)
         if counts.max() > w:
-            raise SimulationError(f"{kind}: res0_w must hold the indices, not {w} < {int(counts.max())}")
+            raise SimulationError(f"res0_w must hold the indices, not {w} < {int(counts.max())}")
         write(m, res, _first_k(out, _selected_first(nz), counts), False, f)
         _count(m, f, shape, counts)
     run.__name__ = kind.split(".")[1]

@@ -40,7 +40,7 @@ def _opd0_shape(f, kind, want):
     for d, v in zip("nchw", want):
         got = f.get(f"opd0_{d}", 0)
         if got not in (0, v):
-            raise SimulationError(f"{kind}: opd0_{d} must be 0 or {v}, not {got}")
+            raise SimulationError(f"opd0_{d} must be 0 or {v}, not {got}")
 
 
 def _static_vector(m, f, kind, count, dtype):
@@ -48,7 +48,7 @@ def _static_vector(m, f, kind, count, dtype):
     addr = f.get("opd0_addr", 0)
     sp = m.chip.space("static")
     if not sp.base <= addr < sp.base + sp.size:
-        raise SimulationError(f"{kind}: opd0_addr must be a static memory address [0x{sp.base:x}, "
+        raise SimulationError(f"opd0_addr must be a static memory address [0x{sp.base:x}, "
                               f"0x{sp.base + sp.size:x}), not 0x{addr:x}")
     mem = m.memories[sp.name]
     view = mem.tensor("opd0", addr - sp.base, (1, 1, 1, count), (0, 0, 0, 1), m.log, False, dtype.numpy)
@@ -57,7 +57,7 @@ def _static_vector(m, f, kind, count, dtype):
 
 def _no_wrap(m, kind, res):
     if start_npu(m, res.addr) + res.shape[1] > m.npu_num:
-        raise SimulationError(f"{kind}: the result's start NPU + res0_c must be at most {m.npu_num}, not "
+        raise SimulationError(f"the result's start NPU + res0_c must be at most {m.npu_num}, not "
                               f"{start_npu(m, res.addr)} + {res.shape[1]}")
 
 
@@ -103,7 +103,7 @@ def s_bc(m, f):
     n, c, h, w = shape = shape_of(f)
     check_shape(m, "res0", shape)
     if (n, h) != (1, 1):
-        raise SimulationError(f"tsbc.s_bc: res0_n and res0_h must be 1 (the result is (1, C, 1, W)), not {n}, {h}")
+        raise SimulationError(f"res0_n and res0_h must be 1 (the result is (1, C, 1, W)), not {n}, {h}")
     _opd0_shape(f, "tsbc.s_bc", (1, 1, 1, w))
     d = _dtype(m, f)
     res = tensor(m, f, "res0", shape, d, "aligned")
@@ -117,13 +117,13 @@ def s_distribute(m, f):
     n, c, h, w = shape = shape_of(f)
     check_shape(m, "res0", shape)
     if (n, h, w) != (1, 1, 1):
-        raise SimulationError(f"tsbc.s_distribute: res0_n, res0_h, res0_w must be 1 (the result is (1, C, 1, 1)), "
+        raise SimulationError(f"res0_n, res0_h, res0_w must be 1 (the result is (1, C, 1, 1)), "
                               f"not {n}, {h}, {w}")
     _opd0_shape(f, "tsbc.s_distribute", (1, c, 1, 1))
     d = _dtype(m, f)
     res = tensor(m, f, "res0", shape, d, "compact")
     if start_npu(m, res.addr) != 0:
-        raise SimulationError(f"tsbc.s_distribute: res0 must start on NPU 0, not {start_npu(m, res.addr)}")
+        raise SimulationError(f"res0 must start on NPU 0, not {start_npu(m, res.addr)}")
     vec = _static_vector(m, f, "tsbc.s_distribute", c, d)
     write(m, res, vec.reshape(1, c, 1, 1), False, f)
 

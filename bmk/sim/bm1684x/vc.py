@@ -34,13 +34,13 @@ def _vectors(m, f, kind):
     c0, w0, last = f.get("opd0_c", 0), f.get("opd0_w", 0), f.get("opd1_w", 0)
     c1, w1 = f.get("res0_c", 0), f.get("res0_w", 0)
     if not (c0 >= 1 and 1 <= last <= w0 and c1 >= 1 and w1 >= 1):
-        raise SimulationError(f"{kind}: opd0_c, res0_c, res0_w must be >= 1 and opd1_w (src0's last-channel "
+        raise SimulationError(f"opd0_c, res0_c, res0_w must be >= 1 and opd1_w (src0's last-channel "
                               f"length) in [1, opd0_w], not opd0_c {c0}, opd0_w {w0}, opd1_w {last}, "
                               f"res0_c {c1}, res0_w {w1}")
     rows = (c0 - 1) * w0 + last
     for name, want in (("res0_n", rows), ("res0_h", 1)):          # the long class's own sizes
         if f.get(name, 0) not in (0, want):
-            raise SimulationError(f"{kind}: {name} must be 0 or {want} (the matrix is (rows, res0_c, 1, res0_w)), "
+            raise SimulationError(f"{name} must be 0 or {want} (the matrix is (rows, res0_c, 1, res0_w)), "
                                   f"not {f[name]}")
     a_dt, b_dt = dt(m, f, "opd0"), dt(m, f, "opd1")
     a = read(m, tensor(m, f, "opd0", (1, c0, 1, w0), a_dt, "aligned")).reshape(-1)[:rows]
@@ -68,7 +68,7 @@ def _vc(op):
         elif op == "div":
             it = f.get("opd2_n_str", 0)
             if not 0 <= it <= 4:
-                raise SimulationError(f"{kind}: opd2_n_str (iterations - 1) must be in [0, 4], not {it}")
+                raise SimulationError(f"opd2_n_str (iterations - 1) must be in [0, 4], not {it}")
             _float_only(kind, a_dt, b_dt, r_dt)
             with np.errstate(divide="ignore", invalid="ignore"):
                 v, saturate = np.asarray(a, np.float64) / np.asarray(b, np.float64), True

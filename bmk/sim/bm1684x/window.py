@@ -34,7 +34,7 @@ MAX_MACS = 1 << 31
 def geometry(f, kind, in_hw, out_hw):
     """(pads (up, dn, lf, rt), ins (h, w), dilation (h, w), stride (h, w), kernel (h, w))."""
     if f.get("pad_mode", 0):
-        raise SimulationError(f"{kind}: pad_mode must be 0 (constant padding; other modes are not public), not "
+        raise SimulationError(f"pad_mode must be 0 (constant padding; other modes are not public), not "
                               f"{f['pad_mode']}")
     pads = tuple(f.get(f"opd0_{p}_pad", 0) for p in ("up", "dn", "lf", "rt"))
     ins = (f.get("opd0_y_ins0", 0), f.get("opd0_x_ins0", 0))
@@ -42,7 +42,7 @@ def geometry(f, kind, in_hw, out_hw):
     stride = (f.get("res_op_y_str", 0), f.get("res_op_x_str", 0))
     kernel = (f.get("opd1_h", 0), f.get("opd1_w", 0))
     if min(stride) < 1 or min(kernel) < 1:
-        raise SimulationError(f"{kind}: strides (res_op_y_str, res_op_x_str) and the kernel (opd1_h, opd1_w) must "
+        raise SimulationError(f"strides (res_op_y_str, res_op_x_str) and the kernel (opd1_h, opd1_w) must "
                               f"be >= 1, not {stride}, {kernel}")
     for axis in (0, 1):
         ext = (in_hw[axis] - 1) * (ins[axis] + 1) + 1 + pads[2 * axis] + pads[2 * axis + 1]
@@ -50,7 +50,7 @@ def geometry(f, kind, in_hw, out_hw):
         out = (ext - k_ext) // stride[axis] + 1 if ext >= k_ext else 0
         if out != out_hw[axis]:
             name = "res0_h" if axis == 0 else "res0_w"
-            raise SimulationError(f"{kind}: {name} must be {out} (input {in_hw[axis]}, pads, inserts, kernel "
+            raise SimulationError(f"{name} must be {out} (input {in_hw[axis]}, pads, inserts, kernel "
                                   f"{kernel[axis]} dilated {dil[axis]}, stride {stride[axis]}), not {out_hw[axis]}")
     return pads, ins, dil, stride, kernel
 
@@ -90,5 +90,5 @@ def taps(ext, dil, stride, kernel, out_hw):
 
 def check_work(kind, macs):
     if macs > MAX_MACS:
-        raise SimulationError(f"{kind}: the command asks for {macs} multiply-accumulate steps, more than the "
+        raise SimulationError(f"the command asks for {macs} multiply-accumulate steps, more than the "
                               f"simulator's bound of {MAX_MACS}")
