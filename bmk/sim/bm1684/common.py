@@ -174,7 +174,7 @@ def storer(m, f, kind, compute, slot="res0", shape=None, stride=None):
     if f["opt_relu"] != 1:
         raise SimulationError(f"{kind}: field opt_relu = {f['opt_relu']} is not modelled (1, the value of every "
                               f"vendor and OKKernel command, is executed as no ReLU)")
-    shape = res0_shape(f) if shape is None else shape
+    shape = tuple(res0_shape(f) if shape is None else shape)
     add = f["opt_res_add"]
     writers = {}
 
@@ -189,5 +189,7 @@ def storer(m, f, kind, compute, slot="res0", shape=None, stride=None):
         if add:
             with np.errstate(all="ignore"):
                 values = np.asarray(w[1]() + values, dt.numpy)
-        w[0](np.broadcast_to(values, shape))
+        if getattr(values, "shape", None) != shape:
+            values = np.broadcast_to(values, shape)
+        w[0](values)
     return run
