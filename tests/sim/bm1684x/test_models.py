@@ -36,3 +36,30 @@ def test_yolov5s_int8_runs_to_its_end_commands_without_races():
     ends = {e: [i.kind for i in report.instructions if i.engine == e][-1] for e in ("tiu", "gdma")}
     assert ends == {"tiu": "sys.end", "gdma": "dma.sys"}
     assert set(outputs) == {t.name for t in m.nets[0].stages[0].outputs}
+
+
+def test_yolov5s_first_layer_picks_the_image_rows_of_a_6x6_stride_2_conv():
+    """The stream's opening (the DMA broadcast of image rows to 6 NPUs, s_distribute of the
+    static index table, cast, copy, the one-hot scatter, l_copy to NPUs 6 and 12, the
+    depthwise 6x1 stride 2 pad 2) must give, in channel 6 * color + k, the image row
+    2 * oy - 2 + k: the row half of the 6x6 stride-2 convolution that opens yolov5 v6. A
+    check of seven kinds' readings together, from the stream alone."""
+    m = bmk.load_model(F.YOLO_1684X)
+    recs = m.records(m.groups()[0])
+    k = next(i for i, r in enumerate(recs) if r.kind == "pord.depthwise")
+    (x,) = m.nets[0].stages[0].inputs
+    img = np.random.default_rng(0).integers(0, 256, x.shape, dtype=np.uint8)
+    sim = bmk.Simulator("bm1684x")
+    sim.gmem_write(x.address, img)
+    sim.run(recs[:k + 1])
+    f = recs[k].fields
+    c, h, w = f["res0_c"], f["res0_h"], f["res0_w"]
+    # res0 starts on NPU 0 with 18 channels: channel c is NPU c's plane (h, w) at res0_addr
+    out = np.frombuffer(b"".join(sim.lmem_read(f["res0_addr"] + lane * sim.lmem.lane_size, h * w)
+                                 for lane in range(c)), np.uint8).reshape(c, h, w)
+    for ch in range(c):
+        color, kk = divmod(ch, 6)
+        for oy in range(h):
+            row = 2 * oy - 2 + kk
+            want = img[0, color, row] if 0 <= row < f["opd0_h"] else np.zeros(w, np.uint8)
+            assert np.array_equal(out[ch, oy], want), (ch, oy)
