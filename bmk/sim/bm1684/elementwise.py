@@ -40,9 +40,14 @@ opt_res_add (fp32): res = old res0 + result; int: SimulationError (the order of 
 the saturation is not public). opt_relu: 1, the value every vendor and OKKernel command
 carries, is "no ReLU" (common.py); 0 is refused (contract). tsk_lane_num: channels on
 disabled lanes keep their old values (common.store).
+opt_shift_typ: an integer form that shifts or rounds (shift; add/sub/mul/mac with
+opt_right_shift > 0) runs only with 0, the value the OKKernel lowering and the vendor's ar
+commands carry (1, the md_scalar value, names a type no public source defines: refused); in
+fp32 mode nothing is shifted or rounded by it, so any value runs. opt_right_shift on max/min
+and shift is refused (they do not round).
 Ignored: tsk_opd_num (the operand count follows from the eu: the vendor writes 2 on its
 one-operand md_sfu commands and 1 on its copies); opt_opd*_sign of fp32 operands (fp32 has no
-sign mode); opt_shift_typ in fp32 mode (nothing is shifted or rounded).
+sign mode).
 Bounded work: res0 must hold at most one NPU's memory per NPU (SimulationError otherwise).
 """
 import numpy as np

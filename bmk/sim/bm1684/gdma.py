@@ -14,7 +14,8 @@ ones (bm1684_defs.py): continuous (C*H*W, H*W, W, 1) on a system side, 128-byte 
 local one. Elements move bit for bit in src_data_format's width; dst_data_format is read only by
 dma.format (bm1684_defs.py converts only for FORMAT). acc_write_enable = 1: dst = dst + src
 (float32 only). common_mode = 1: a linear move of src_nstride elements (bm1684_defs.py).
-localmem_mask: a local destination's channels on NPUs whose bit is 0 keep their old values.
+localmem_mask: a local destination's channels on NPUs whose bit is 0 keep their old values
+(with any other destination, a mask that is not all ones is refused).
 
 - dma.tensor: dst(n, c, h, w) = src(n, c, h, w) (equal sizes: a reshaping copy is refused).
   sys_mem_type = matrix: the system side is a rows x cols matrix ((rows, 1, 1, cols), the
@@ -123,8 +124,11 @@ def _lane_keep(m, f, shape):
     every NPU is enabled (the vendor's value) or the destination is not local."""
     mask = m.chip.compose("gdma", "localmem_mask", f)
     space, offset = _space(m, f, "dst")
-    if space.name != "local" or mask & m.chip.all_lanes == m.chip.all_lanes:
+    if mask & m.chip.all_lanes == m.chip.all_lanes:
         return None
+    if space.name != "local":
+        raise SimulationError(f"field localmem_mask = {mask:#x} is modelled for a local destination only (what it "
+                              f"does to a local source is not public), not a {space.name} one")
     lanes = (offset // m.lmem.lane_size + np.arange(shape[1])) % m.npu_num
     return np.array([(mask >> int(lane)) & 1 for lane in lanes], bool).reshape(1, shape[1], 1, 1)
 
