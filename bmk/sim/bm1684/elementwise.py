@@ -140,9 +140,17 @@ def _int_shift_type(f, kind, shifts):
 
 
 # -- the eu table: build(m, f, kind) -> (slots read, compute() -> (dtype, values)) ---------------------
+def _no_fp32_shift(f, kind, *fields):
+    """fp32 arithmetic shifts nothing: a non-zero shift field is refused, not ignored."""
+    for name in fields:
+        if f[name]:
+            raise SimulationError(f"{kind}: field {name} = {f[name]} is not modelled in fp32 mode")
+
+
 def _binary(fp, integer, rounded):
     def build(m, f, kind):
         if _mode(m, f, kind, ("opd0", "opd1")) == "fp32":
+            _no_fp32_shift(f, kind, "opt_right_shift")
             a, b = _floats(m, f, "opd0"), _floats(m, f, "opd1")
 
             def run():
@@ -170,6 +178,7 @@ def _binary(fp, integer, rounded):
 def _mac(m, f, kind):
     shape = c.res0_shape(f)
     if _mode(m, f, kind, ("opd0", "opd1")) == "fp32":
+        _no_fp32_shift(f, kind, "opt_right_shift", "opt_left_shift")
         old, a, b = c.reader(m, f, "res0", FP32, shape), _floats(m, f, "opd0"), _floats(m, f, "opd1")
 
         def run():
