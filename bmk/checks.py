@@ -6,11 +6,11 @@ helpers, chip queries) build their own with `Check(chip, call)`. Every failure r
 ArgumentError "<call>: <argument> must be <rule>, not <value!r>" (`c.fail`) before anything is
 recorded, so a failed call changes nothing.
 
-The vocabulary: integers and flags in a range, a choice among named codes, multiples,
-dim4 shapes and strides with per-dimension limits, local and global addresses of the chip's
-memory map, the start NPU of a local address, "starts on the same NPU", "fits its NPUs'
-local memory" and "fits global memory". Chip subclasses add the chip's own tensor rules
-(bm1880 TensorLmem, bm1684 4N/2N strides, bm1684x dtypes).
+The vocabulary: integers and flags in a range (or the range of a spec field), a choice among
+named codes, multiples, dim4 shapes and strides with per-dimension limits, local and global
+addresses of the chip's memory map, the start NPU of a local address, "starts on the same
+NPU", "fits its NPUs' local memory" and "fits global memory". Chip subclasses add the chip's
+own tensor rules (bm1880 TensorLmem, bm1684 4N/2N strides, bm1684x dtypes).
 
 The call-template rule (bmk.templates), stated once, here, where chip code meets it: a
 call's checks and lowering are traced with its int arguments replaced by stand-ins (`Sym`)
@@ -56,6 +56,11 @@ class Check:
         if not is_integer(value) or not lo <= value <= hi:
             self.fail(name, rule or f"an integer in [{lo}, {hi}]", value)
         return as_int(value)
+
+    def in_field(self, name, value, engine, field, lo=0, cls=None):
+        """An integer in [lo, the largest value the spec's field `field` holds] (a value the
+        lowering writes into that field as it is: a shift, a pad, a stride)."""
+        return self.integer(name, value, lo, self.chip.limit(engine, field, cls))
 
     def flag(self, name, value):
         """A C bool: True/False, a numpy bool, or 0/1."""

@@ -7,8 +7,4 @@ CTRL_RA = 4       # matrix_mac: accumulate into res
 CTRL_TP = 32      # gdma: N/C (tensor) or row/column (matrix) transposition
 CTRL_RELU = 256   # matrix_mac: ReLU
 
-CTRL_NAMES = {"CTRL_NULL": CTRL_NULL, "CTRL_AL": CTRL_AL, "CTRL_RA": CTRL_RA, "CTRL_TP": CTRL_TP,
-              "CTRL_RELU": CTRL_RELU}
-FMT_NAMES = {"FMT_I8": FMT_I8, "FMT_U8": FMT_U8}
-
 __all__ = ["FMT_I8", "FMT_U8", "CTRL_NULL", "CTRL_AL", "CTRL_RA", "CTRL_TP", "CTRL_RELU"]

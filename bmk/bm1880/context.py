@@ -6,6 +6,7 @@ acquisition. Here: what only bm1880 has, the chip check of `register`, chip_info
 lmem tensor allocators (tl_*).
 """
 from bmk.bm1880 import api
+from bmk.bm1880.checks.common import Check
 from bmk.bm1880.constants import CTRL_AL, CTRL_NULL
 from bmk.errors import AllocError, ArgumentError, must
 from bmk.isa import load_chip
@@ -20,6 +21,7 @@ class Context(Program):
     """bmk1880_context_t. Create with `bm1880.register(...)`."""
 
     OPS = api.OPS
+    CHECK = Check
     # An Op is its last descriptor and add_dependency links last to last, as in the v2 encoder
     # (gdma_lrn_shift's handle is its fill descriptor).
     dependency_links = staticmethod(last_to_last)
@@ -34,7 +36,7 @@ class Context(Program):
         self.npu_num = chip.param("npu_num")
         self.eu_num = chip.param("eu_num")
         self.lmem_size = chip.param("lmem_size")
-        self.shape_max = chip.engine("tiu").format.field("res0_c").max   # TIU shape fields: 12 bits
+        self.shape_max = chip.limit("tiu", "res0_c")       # the TIU shape fields' width
         self._stack = []          # tl_alloc / tl_alloc_bank tensors, allocation order
         self._stack_top = 0       # next tl_alloc address
 

@@ -122,31 +122,3 @@ def codec_for(fmt):
     if codec is None:
         codec = fmt.memo["codec"] = Codec(fmt)
     return codec
-
-
-class Patcher:
-    """Rewrites a few fields (e.g. sync ids) of many packed descriptors, fast.
-
-    `prepare(body)` splits a packed descriptor once into (the integer of the byte span
-    holding the fields, with those fields cleared; the bytes before; the bytes after);
-    `fill(prepared, values)` returns the descriptor with the values written. Values are not
-    range-checked: callers pass values that fit by construction (16-bit sync ids).
-    """
-
-    def __init__(self, codec, names):
-        fields = [codec.format.by_name[n] for n in names]
-        self.lo = min(f.bit for f in fields) // 8
-        self.hi = -(-max(f.bit + f.width for f in fields) // 8)
-        self.shifts = tuple(f.bit - self.lo * 8 for f in fields)
-        self.keep = ~sum(((1 << f.width) - 1) << s for f, s in zip(fields, self.shifts))
-
-    def prepare(self, body, prefix=b""):
-        """Split once; `prefix` (e.g. the record's header) is prepended by every fill."""
-        return (int.from_bytes(body[self.lo:self.hi], "little") & self.keep, prefix + body[:self.lo],
-                body[self.hi:])
-
-    def fill(self, prepared, values):
-        word, before, after = prepared
-        for shift, value in zip(self.shifts, values):
-            word |= value << shift
-        return before + word.to_bytes(self.hi - self.lo, "little") + after

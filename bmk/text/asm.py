@@ -129,12 +129,6 @@ def mnemonic(chip, record):
     return f"{record.engine}.{kind_of(chip, record)}"
 
 
-def location(index, record):
-    """The location column: 'N @0x80' (cmd_hdr_t buffer) or 'N @tiu+0x80' (raw stream)."""
-    where = f"{record.stream}+{record.offset:#x}" if record.stream else f"{record.offset:#x}"
-    return f"{index} @{where}"
-
-
 _NEVER = object()     # a base value no field value equals: `.fields all` shows every field
 
 
@@ -253,6 +247,8 @@ def _format_data(chip, eng, record):
 
 
 def _where(record):
+    """Where a record sits, for the location column 'N @WHERE': 0x80 (its byte offset in a
+    cmd_hdr_t buffer) or tiu+0x80 (in a raw stream)."""
     return f"{record.stream}+{record.offset:#x}" if record.stream else f"{record.offset:#x}"
 
 
@@ -306,7 +302,7 @@ def iter_disassembly(chip, records, fields="changed", comment=None, locations=Fa
 def disassemble(chip, records, fields="changed", comment=None, locations=False, notes=None):
     """Records -> assembly text (with the `.chip` header line), ending in a newline.
 
-    locations=True starts each instruction line with its location column (`location`),
+    locations=True starts each instruction line with its location column (`N @WHERE`),
     padded to one width; the parser skips it.
     """
     return "\n".join(iter_disassembly(chip, records, fields, comment, locations, notes)) + "\n"

@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 
 from bmk.isa import chips as spec_chips
 from bmk.encoders import codec_for, decode_cmdbuf, encode_record
-from bmk.encoders.codec import Patcher
 from bmk.errors import DecodeError, EncodeError
 from bmk.isa import load_chip
 
@@ -61,15 +60,6 @@ def test_unpack_pack_round_trip(chip, fmt):
         assert codec.unpack(packed) == values
         raw = rng.randbytes(fmt.nbytes)
         assert codec.pack(codec.unpack(raw)) == raw
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.binary(min_size=112, max_size=112), st.integers(0, 0xFFFF), st.integers(0, 0xFFFF))
-def test_patcher_changes_only_its_fields(raw, own, wait):
-    patch = Patcher(TIU, ["cmd_id_tpu", "cmd_id_gdma"])
-    out = patch.fill(patch.prepare(raw), (own, wait))
-    expected = TIU.unpack(raw) | {"cmd_id_tpu": own, "cmd_id_gdma": wait}
-    assert TIU.unpack(out) == expected
 
 
 @pytest.mark.parametrize("data, message", [

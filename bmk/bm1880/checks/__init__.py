@@ -1,6 +1,5 @@
-"""Argument checks: one function per API function, named after it, grouped by family like
-lowering/ (dma.py, eltwise.py, conv.py, matrix.py). Each raises ArgumentError before anything
-is recorded, with the message "<call>: <argument> must be <rule>, not <value!r>".
+"""Argument checks, by family like lowering/ (dma.py, eltwise.py, conv.py, matrix.py): functions
+`fn(c, p, **params)` of a `common.Check` (the shared vocabulary and bm1880's tensor rules) and
+the op record; the op table (api.py) gives each row its function and parameters. Each raises
+ArgumentError before anything is recorded: "<call>: <argument> must be <rule>, not <value!r>".
 """
-# The families; the op table (bmk/bm1880/api.py) names each function as <family>.<call>.
-from bmk.bm1880.checks import conv, dma, eltwise, matrix  # noqa: F401

@@ -1,24 +1,36 @@
-"""Argument checks: one function per API function, named after it (seed 002, ch. 4 rules,
-plus the layout rules of the BM1880v2 encoding in isa-facts/bm1880-notes.md).
+"""The bm1880 rules every family check repeats: `Check`, the chip's kind of `bmk.checks.Check`
+(the shared vocabulary: integers, flags, ranges of spec fields), plus the TensorLmem rules of
+seed 002 and the BM1880v2 layout rules (isa-facts/bm1880-notes.md, "v2 layout checks").
 
-Each raises ArgumentError before anything is recorded, with the message
-"<call>: <argument> must be <rule>, not <value!r>". Field-width limits are checked once
-more, generically, when the lowered descriptor is packed (see bmk.program.Program._pack).
+- an lmem operand is a TensorLmem of this context (`c.ctx`), live (seed 4.9-4.11: a tl_alloc'ed
+  tensor until tl_free), a tensor or a matrix as the call takes, aligned or not, its la a
+  multiple of eu_num where the v2 encoder needs it;
+- a 16-bit value is two 8-bit planes of one shape and fmt, the high plane above the low one
+  by at most what the operand's `*_b_str` field holds;
+- a gmem address (seed 4.14 `u64 gaddr`) is an offset the TDMA address fields reach once the
+  [memory.global] base is added, and a transfer ends inside that window.
+Field-width limits are checked once more, generically, when the lowered descriptor is packed
+(bmk.program.Program._pack).
 """
-from bmk.bm1880.lowering.common import gmem_limit
-from bmk.errors import ArgumentError, must
-from bmk.tensor import TensorLmem
+from bmk import checks
+from bmk.tensor import FMT_NAMES, TensorLmem
 from bmk.util import is_int
 
 
-class Check:
-    """Validation helpers bound to one call name, so every message names the call."""
+def gmem_limit(chip):
+    """Bytes of gmem a TDMA descriptor reaches (seed 4.14: `u64 gaddr`): the offsets that, once
+    the window base is added, fit the composed address fields (40 bits in the v2 encoding),
+    and lie inside the [memory.global] window."""
+    def compute():
+        space = chip.space("global")
+        return min(space.size, chip.limit("tdma", "src_addr") + 1 - space.base)
+    return chip.derived(("bm1880", "gmem limit"), compute)
 
-    def __init__(self, ctx, call):
-        self.ctx, self.call = ctx, call
 
-    def fail(self, argument, rule, value):
-        raise ArgumentError(must(self.call, argument, rule, value))
+class Check(checks.Check):
+    """The bm1880 checks of one call (`ctx`: the Context, which owns the tensors)."""
+
+    __slots__ = ()
 
     def tensor(self, name, t, *, matrix=False, aligned=None, la_multiple=None):
         if not isinstance(t, TensorLmem):
@@ -39,69 +51,55 @@ class Check:
         if not self.ctx.is_live(t):
             self.fail(name, "a live tensor (it was freed by tl_free)", t)
 
-    def null(self, name, t, why):
-        if t is not None:
-            self.fail(name, f"NULL ({why})", t)
-
-    def optional(self, name, t, **kw):
-        return None if t is None else self.tensor(name, t, **kw)
-
-    def int_range(self, name, value, lo, hi):
-        if not is_int(value) or not lo <= value <= hi:
-            self.fail(name, f"an integer in [{lo}, {hi}]", value)
-        return value
-
-    def flag(self, name, value):
-        if not (is_int(value) or isinstance(value, bool)) or value not in (0, 1):
-            self.fail(name, "a bool", value)
+    @property
+    def eu_num(self):
+        return self.chip.param("eu_num")
 
     def same_shape(self, name, t, ref_name, ref):
         if t.shape != ref.shape:
             self.fail(f"{name}.shape", f"the shape of {ref_name} {ref.shape!r}", t.shape)
 
-    def fmt(self, name, t, fmt, fmt_name):
+    def fmt(self, name, t, fmt, why):
         if t.fmt != fmt:
-            self.fail(f"{name}.fmt", fmt_name, _fmt_name(t.fmt))
+            self.fail(f"{name}.fmt", f"{FMT_NAMES[fmt]} ({why})", _fmt_name(t.fmt))
 
     def same_sign(self, name, t, ref_name, ref):
         if t.signed != ref.signed:
             self.fail(f"{name}.fmt", f"as signed as {ref_name} ({_fmt_name(ref.fmt)})", _fmt_name(t.fmt))
 
-    def pair(self, high_name, high, low_name, low):
-        """A 16-bit value as two 8-bit planes: same shape, high plane above the low one."""
+    def pair(self, high_name, high, low_name, low, b_str):
+        """A 16-bit value as two 8-bit planes: same shape, the high plane above the low one by
+        at most what the operand's plane-distance field `b_str` (e.g. res0_b_str) holds."""
         self.same_shape(high_name, high, low_name, low)
-        if not 0 < high.la - low.la <= 0xFFFF:
-            self.fail(f"{high_name}.la", f"above {low_name}.la (0x{low.la:x}) by at most 0xffff", high.la)
+        top = self.chip.limit("tiu", b_str)
+        if not 0 < high.la - low.la <= top:
+            self.fail(f"{high_name}.la", f"above {low_name}.la (0x{low.la:x}) by at most 0x{top:x}", high.la)
         if high.fmt != low.fmt:
             self.fail(f"{high_name}.fmt", f"the fmt of {low_name} ({_fmt_name(low.fmt)})", _fmt_name(high.fmt))
 
     def const(self, name, value, signed, bits):
+        """A constant of the seed struct's C type: a signed or unsigned `bits`-bit integer."""
         if signed:
-            return self.int_range(name, value, -(1 << bits - 1), (1 << bits - 1) - 1)
-        return self.int_range(name, value, 0, (1 << bits) - 1)
+            return self.integer(name, value, -(1 << bits - 1), (1 << bits - 1) - 1)
+        return self.integer(name, value, 0, (1 << bits) - 1)
 
     def ctrls(self, name, value, allowed):
-        names = " | ".join(n for n, v in allowed)
+        """One of the ctrl flags `allowed` ((name, value), ...)."""
         if not is_int(value) or value not in [v for _, v in allowed]:
-            self.fail(name, f"one of {names}", value)
+            self.fail(name, "one of " + " | ".join(n for n, _ in allowed), value)
 
     def gaddr(self, name, value):
         """A gmem address (seed 4.14 `u64 gaddr`): any the TDMA address fields can hold."""
-        return self.int_range(name, value, 0, gmem_limit(self.ctx.chip) - 1)
+        return self.integer(name, value, 0, gmem_limit(self.chip) - 1)
 
     def gmem_extent(self, name, gaddr, dims, stride):
         """The last byte a transfer touches (dims and strides of its gmem side) inside gmem."""
         last = gaddr + sum((d - 1) * s for d, s in zip(dims, stride))
-        limit = gmem_limit(self.ctx.chip)
+        limit = gmem_limit(self.chip)
         if last >= limit:
             self.fail(name, f"such that the transfer ends inside gmem (its last byte would be at 0x{last:x}, "
                       f"gmem ends at 0x{limit:x})", gaddr)
 
 
 def _fmt_name(fmt):
-    return {4: "FMT_I8", 9: "FMT_U8"}.get(fmt, fmt)
-
-
-SHIFT_MAX = 31   # opt_right_shift / opt_left_shift are 5-bit fields
-
-
+    return FMT_NAMES.get(fmt, fmt)

@@ -1,33 +1,34 @@
-"""Shared helpers of the lowering modules. Lowering: op record -> descriptors, as {field: value} of the bm1880 TIU / TDMA formats.
+"""Field builders shared by the bm1880 lowerings: op record -> descriptors, as {field: value} of
+the TIU / TDMA formats (specs/bm1880/*.toml).
 
-One function per API function, named after it. Each returns a tuple of (engine, fields);
-fields left out keep the format's reset defaults (specs/bm1880/*.toml), exactly as the
-public BM1880v2 encoder does (isa-facts/bm1880-notes.md, "Per-op encoding"). Sync-id
-fields are not set here: the scheduler writes them at acquisition.
-Only field names and values appear here; bit positions live in specs/.
+Each lowering returns a tuple of (engine, fields); fields left out keep the format's reset
+defaults, exactly as the public BM1880v2 encoder does (isa-facts/bm1880-notes.md, "Per-op
+encoding"). Sync-id fields are not set here: the scheduler writes them at acquisition. Every
+code comes from the chip given to the lowering: tsk_typ / tsk_eu_typ (and tens_mdsum,
+tens_lookup) from the TIU instruction kinds, trans_dir / spec_func from the TDMA kinds,
+short_*_str and sys_dtype from their enums, the split of composed values (40-bit addresses,
+32-bit c strides) from the `composed` rows. Lowerings compute with their int arguments (the
+call-template rule: bmk/checks.py).
 """
-
 TIU, TDMA = "tiu", "tdma"
-
-# tsk_typ (specs/bm1880/tiu.toml [enums.tsk_typ]) and tsk_eu_typ per task type.
-CONV, DEPTHWISE_POOL, FC, TENSOR_ARITH = 0, 1, 2, 3
-EU_MUL, EU_MAC, EU_ADD, EU_SUB, EU_MAX, EU_MIN, EU_SHIFT, EU_AND, EU_OR, EU_XOR, EU_COPY = range(11)
-EU_MAX_POOL, EU_AVG_POOL, EU_DEPTHWISE = 0, 1, 2
-# short_*_str: 0 shape-derived (eu-aligned), 1 conv weight, 2 bias planes, 3 explicit strides.
-STR_ALIGNED, STR_WEIGHT, STR_BIAS, STR_EXPLICIT = 0, 1, 2, 3
-# TDMA trans_dir / spec_func / sys_dtype (specs/bm1880/tdma.toml enums).
-G2L, L2G, G2G, L2L = 0, 1, 2, 3
-SPEC_COPY, SPEC_TRANSPOSE, SPEC_CONST_FILL = 0, 1, 4
-SYS_TENSOR, SYS_MATRIX = 0, 1
+OPERANDS = ("res0", "opd0", "opd1", "opd2")
 
 
 def signed(t):
     return int(t is not None and t.signed)
 
 
-# -- TIU helpers ------------------------------------------------------------------------------
-def tiu(tsk_typ, eu, opd_num, **fields):
-    return dict(cmd_en=1, tsk_typ=tsk_typ, tsk_eu_typ=eu, tsk_opd_num=opd_num, **fields)
+# -- TIU ----------------------------------------------------------------------------------------
+def tiu(chip, kind, opd_num, **fields):
+    """A TIU descriptor of instruction kind `kind` (e.g. "mul": tsk_typ, tsk_eu_typ) with
+    `opd_num` operands, then `fields`."""
+    return dict(cmd_en=1, **chip.kind(TIU, kind), tsk_opd_num=opd_num, **fields)
+
+
+def short(chip, **layouts):
+    """{short_<slot>_str: code} of the operand layouts named (`short_str` enum: aligned,
+    weight, bias, explicit), e.g. short(chip, res0="explicit")."""
+    return {f"short_{slot}_str": chip.code(TIU, f"short_{slot}_str", layout) for slot, layout in layouts.items()}
 
 
 def shape(f, slot, layout):
@@ -40,16 +41,13 @@ def strides(f, slot, stride, with_w=False):
         f[f"{slot}_w_str"] = stride.w
 
 
-def eltwise(eu, opd_num, res, a, b=None, *, res_high=None, a_high=None, b_high=None, res_int8=None):
+def eltwise(chip, kind, opd_num, res, a, b=None, *, res_high=None, a_high=None, b_high=None, res_int8=None):
     """Element-wise TENSOR_ARITH: every operand slot takes a's shape, explicit strides."""
-    f = tiu(TENSOR_ARITH, eu, opd_num, opt_relu=0,
-             short_res0_str=STR_EXPLICIT, short_opd0_str=STR_EXPLICIT,
-             short_opd1_str=STR_EXPLICIT, short_opd2_str=STR_EXPLICIT,
-             res0_addr=res.la, opd0_addr=a.la,
-             opt_res0_sign=signed(res), opt_opd0_sign=signed(a),
-             opt_res0_int8=int(res_high is None if res_int8 is None else res_int8),
-             opt_opd0_int8=int(a_high is None))
-    for slot in ("res0", "opd0", "opd1", "opd2"):
+    f = tiu(chip, kind, opd_num, opt_relu=0, **short(chip, **dict.fromkeys(OPERANDS, "explicit")),
+            res0_addr=res.la, opd0_addr=a.la, opt_res0_sign=signed(res), opt_opd0_sign=signed(a),
+            opt_res0_int8=int(res_high is None if res_int8 is None else res_int8),
+            opt_opd0_int8=int(a_high is None))
+    for slot in OPERANDS:
         shape(f, slot, a.layout)
     strides(f, "res0", res.stride)
     strides(f, "opd0", a.stride)
@@ -68,11 +66,20 @@ def eltwise(eu, opd_num, res, a, b=None, *, res_high=None, a_high=None, b_high=N
 
 
 def const(f, value, signed, width=8):
-    """A scalar operand b in opd1: the constant's two's complement bits in opd1_addr."""
+    """A scalar operand b in opd1: the constant's two's complement bits (of its `width`-bit C
+    type) in opd1_addr."""
     f.update(opt_opd1_const=1, opd1_addr=value & ((1 << width) - 1), opt_opd1_sign=int(bool(signed)))
     return f
 
 
+# -- TDMA ---------------------------------------------------------------------------------------
+def tdma(chip, kind, src_addr, dst_addr, **fields):
+    """A TDMA descriptor of instruction kind `kind` (e.g. "load": trans_dir, spec_func) moving
+    from src_addr to dst_addr (each split over its composed fields), then `fields`."""
+    f = dict(vld=1, **chip.kind(TDMA, kind), **fields)
+    f.update(chip.split(TDMA, "src_addr", src_addr))
+    f.update(chip.split(TDMA, "dst_addr", dst_addr))
+    return f
 
 
 def gmem_addr(chip, gaddr):
@@ -80,12 +87,3 @@ def gmem_addr(chip, gaddr):
     the API hands lowerings Python ints already (util.plain), and int() would stop call
     templates (bmk.templates) from following the address."""
     return (gaddr & chip.gmem_addr_mask) + chip.gmem_addr_offset
-
-
-def gmem_limit(chip):
-    """Bytes of gmem a TDMA descriptor reaches (seed 4.14: `u64 gaddr`): the offsets that, once
-    the window base is added, fit the composed address fields (40 bits in the v2 encoding),
-    and lie inside the [memory.global] window."""
-    fmt = chip.engine(TDMA).format
-    width = sum(fmt.field(part).width for part in dict(fmt.composed)["src_addr"])
-    return min(chip.space("global").size, (1 << width) - chip.gmem_addr_offset)

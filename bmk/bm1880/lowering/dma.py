@@ -1,27 +1,18 @@
-"""Lowering of the data-movement functions (seed 4.12-4.18) to TDMA descriptors."""
+"""Lowering of the data-movement functions (seed 4.12-4.18) to TDMA descriptors: kinds load,
+store (with _tp under CTRL_TP), copy_gmem, copy_lmem and fill (specs/bm1880/tdma.toml)."""
 from bmk.bm1880.constants import CTRL_TP
-from bmk.bm1880.lowering.common import (G2G, G2L, L2G, L2L, SPEC_CONST_FILL, SPEC_COPY, SPEC_TRANSPOSE, SYS_MATRIX,
-                                        SYS_TENSOR, TDMA, gmem_addr)
+from bmk.bm1880.lowering.common import TDMA, gmem_addr, tdma
 from bmk.tensor import Stride
 
 
-# -- data movement (seed 4.12-4.18) -----------------------------------------------------------
-def _tdma(chip, trans_dir, src_addr, dst_addr, **fields):
-    f = dict(vld=1, trans_dir=trans_dir, **fields)
-    fmt = chip.engine(TDMA).format
-    f.update(fmt.split("src_addr", src_addr))
-    f.update(fmt.split("dst_addr", dst_addr))
-    return f
-
-
-def _tdma_side(chip, f, side, dims, stride, with_n=False):
+def _side(chip, f, side, dims, stride, with_n=False):
     """Shape (c, h, w) and strides (n, c, h) of one side of a transfer (src_n only on src)."""
     n, c, h, w = dims
     if with_n:
         f[f"{side}_n"] = n
     f[f"{side}_c"], f[f"{side}_h"], f[f"{side}_w"] = c, h, w
     f[f"{side}_n_stride"], f[f"{side}_h_stride"] = stride.n, stride.h
-    f.update(chip.engine(TDMA).format.split(f"{side}_c_stride", stride.c))
+    f.update(chip.split(TDMA, f"{side}_c_stride", stride.c))
 
 
 def _lmem_dims(t):
@@ -46,41 +37,23 @@ def _gmem_matrix_side(t, gstride, ctrls):
     return (rows, rows, 1, cols), Stride(1, row_stride, 1, 1)
 
 
-def _load_store(chip, t, gaddr, gstride, ctrls, load):
+def load_store(chip, p, load, strided):
+    """gdma_load / gdma_store (seed 4.14-4.15: default gmem strides) and their _stride forms
+    (4.16-4.17: the given ones); CTRL_TP transposes N/C (rows/cols): the _tp kinds."""
+    t = p.t
     gside = _gmem_matrix_side if t.is_matrix else gmem_tensor_side
-    gdims, gstr = gside(t, gstride, ctrls)
-    ldims = _lmem_dims(t)
-    f = dict(spec_func=SPEC_TRANSPOSE if ctrls & CTRL_TP else SPEC_COPY,
-             sys_dtype=SYS_MATRIX if t.is_matrix else SYS_TENSOR)
+    gdims, gstr = gside(t, p.stride if strided else None, p.ctrls)
+    kind = ("load" if load else "store") + ("_tp" if p.ctrls & CTRL_TP else "")
+    sys_dtype = chip.code(TDMA, "sys_dtype", "matrix" if t.is_matrix else "tensor")
     if load:
-        f = _tdma(chip, G2L, gmem_addr(chip, gaddr), t.la, **f)
-        _tdma_side(chip, f, "src", gdims, gstr, with_n=True)
-        _tdma_side(chip, f, "dst", ldims, t.stride)
+        f = tdma(chip, kind, gmem_addr(chip, p.gaddr), t.la, sys_dtype=sys_dtype)
+        _side(chip, f, "src", gdims, gstr, with_n=True)
+        _side(chip, f, "dst", _lmem_dims(t), t.stride)
     else:
-        f = _tdma(chip, L2G, t.la, gmem_addr(chip, gaddr), **f)
-        _tdma_side(chip, f, "src", ldims, t.stride, with_n=True)
-        _tdma_side(chip, f, "dst", gdims, gstr)
+        f = tdma(chip, kind, t.la, gmem_addr(chip, p.gaddr), sys_dtype=sys_dtype)
+        _side(chip, f, "src", _lmem_dims(t), t.stride, with_n=True)
+        _side(chip, f, "dst", gdims, gstr)
     return ((TDMA, f),)
-
-
-def gdma_load(chip, p):
-    """Seed 4.14: gmem (default strides) -> lmem; CTRL_TP transposes N/C (rows/cols)."""
-    return _load_store(chip, p.t, p.gaddr, None, p.ctrls, load=True)
-
-
-def gdma_store(chip, p):
-    """Seed 4.15: lmem -> gmem (default strides)."""
-    return _load_store(chip, p.t, p.gaddr, None, p.ctrls, load=False)
-
-
-def gdma_load_stride(chip, p):
-    """Seed 4.16: as gdma_load with the given gmem strides."""
-    return _load_store(chip, p.t, p.gaddr, p.stride, p.ctrls, load=True)
-
-
-def gdma_store_stride(chip, p):
-    """Seed 4.17: as gdma_store with the given gmem strides."""
-    return _load_store(chip, p.t, p.gaddr, p.stride, p.ctrls, load=False)
 
 
 def _gmem_copy_side(g):
@@ -92,25 +65,24 @@ def _gmem_copy_side(g):
     return g.shape.dims(), g.effective_stride
 
 
-def gdma_copy_gmem(chip, p):
+def copy_gmem(chip, p):
     """Seed 4.12: gmem -> gmem copy (g2g) of a tensor or a matrix; shapes may differ, counts
-    equal. CTRL_TP (tensors): spec_func transpose, the source moved in the logical order of its
+    equal. CTRL_TP (tensors): kind copy_gmem_tp, the source moved in the logical order of its
     N/C transpose (C, N, H, W). cvikernel passes trans_fmt 2 into the 1-bit trans_fmt field,
     which encodes as 0, so the field is left at its default."""
     src, dst = p.src, p.dst
-    f = _tdma(chip, G2G, gmem_addr(chip, src.addr), gmem_addr(chip, dst.addr))
-    if p.ctrls & CTRL_TP:
-        f["spec_func"] = SPEC_TRANSPOSE
-    _tdma_side(chip, f, "src", *_gmem_copy_side(src), with_n=True)
-    _tdma_side(chip, f, "dst", *_gmem_copy_side(dst))
+    kind = "copy_gmem_tp" if p.ctrls & CTRL_TP else "copy_gmem"
+    f = tdma(chip, kind, gmem_addr(chip, src.addr), gmem_addr(chip, dst.addr))
+    _side(chip, f, "src", *_gmem_copy_side(src), with_n=True)
+    _side(chip, f, "dst", *_gmem_copy_side(dst))
     return ((TDMA, f),)
 
 
-def gdma_copy_lmem(chip, p):
+def copy_lmem(chip, p):
     """Seed 4.13: lmem -> lmem tensor copy (l2l); shapes may differ, counts equal."""
-    f = _tdma(chip, L2L, p.src.la, p.dst.la)
-    _tdma_side(chip, f, "src", _lmem_dims(p.src), p.src.stride, with_n=True)
-    _tdma_side(chip, f, "dst", _lmem_dims(p.dst), p.dst.stride)
+    f = tdma(chip, "copy_lmem", p.src.la, p.dst.la)
+    _side(chip, f, "src", _lmem_dims(p.src), p.src.stride, with_n=True)
+    _side(chip, f, "dst", _lmem_dims(p.dst), p.dst.stride)
     return ((TDMA, f),)
 
 
@@ -121,7 +93,7 @@ def _channel_address(chip, t, channel):
     return (channel % npu_num) * chip.param("lmem_size") + t.la + (channel // npu_num) * t.stride.c
 
 
-def gdma_lrn_shift(chip, p):
+def lrn_shift(chip, p):
     """Seed 4.18: two descriptors: an l2l copy of C - lrn_step channels between lanes
     (lane-qualified addresses: lane * lmem_size + offset), then a zero fill of lrn_step channels."""
     src, dst, step = p.src, p.dst, p.lrn_step
@@ -132,10 +104,10 @@ def gdma_lrn_shift(chip, p):
     else:               # src channel i -> dst channel i - step; dst channels [C - step, C) = 0
         src_addr, dst_addr, fill_addr = _channel_address(chip, src, step), dst.la, _channel_address(chip, dst, moved)
     sign = int(src.signed)
-    copy = _tdma(chip, L2L, src_addr, dst_addr, int8_sign=sign)
-    _tdma_side(chip, copy, "src", (n, moved, h, w), src.stride, with_n=True)
-    _tdma_side(chip, copy, "dst", (n, moved, h, w), dst.stride)
-    fill = _tdma(chip, G2L, src_addr, fill_addr, spec_func=SPEC_CONST_FILL, const_val=0, int8_sign=sign)
-    _tdma_side(chip, fill, "src", (n, moved, h, w), src.stride, with_n=True)
-    _tdma_side(chip, fill, "dst", (n, step, h, w), dst.stride)
+    copy = tdma(chip, "copy_lmem", src_addr, dst_addr, int8_sign=sign)
+    _side(chip, copy, "src", (n, moved, h, w), src.stride, with_n=True)
+    _side(chip, copy, "dst", (n, moved, h, w), dst.stride)
+    fill = tdma(chip, "fill", src_addr, fill_addr, const_val=0, int8_sign=sign)
+    _side(chip, fill, "src", (n, moved, h, w), src.stride, with_n=True)
+    _side(chip, fill, "dst", (n, step, h, w), dst.stride)
     return ((TDMA, copy), (TDMA, fill))
