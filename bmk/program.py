@@ -26,6 +26,7 @@ from collections.abc import Callable
 import attrs
 import numpy as np
 
+from bmk.checks import Check
 from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import encode_header, frame_stream
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError, ScheduleError, must
@@ -316,12 +317,13 @@ def _write_fields(out, at, fields):
 class Program:
     """A chip's command buffer under construction: the shared half of every chip's Context.
 
-    Subclasses set `OPS` (the op table), and may set `END_COMMANDS` (rows `(engine, {field:
+    Subclasses set `OPS` (the op table), and may set `CHECK` (their chip's bmk.checks.Check
+    subclass; the shared vocabulary by default), `END_COMMANDS` (rows `(engine, {field:
     value})` appended at acquisition), `dependency_links` (a policy above) and `REGISTER`
     (the call name that errors of the constructor name)."""
 
     OPS = ()
-    CHECK = None            # the chip's bmk.checks.Check subclass, handed to every row's check
+    CHECK = Check           # the chip's bmk.checks.Check subclass, handed to every row's check
     END_COMMANDS = ()
     REGISTER = "register"
     dependency_links = staticmethod(last_to_first)
@@ -525,10 +527,7 @@ class Program:
 
     def _checked(self, row, record):
         """The record, once the row's checks have passed."""
-        if self.CHECK is None:          # chips whose checks take the context (being converted)
-            row.check(self, record)
-        else:
-            row.check(self.CHECK(self.chip, row.name, self), record)
+        row.check(self.CHECK(self.chip, row.name, self), record)
         return record
 
     def forget_lowered(self):

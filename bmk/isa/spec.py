@@ -420,13 +420,17 @@ class ChipSpec:
     def limit(self, engine, name, cls=None):
         """The largest value field `name` holds; for a value the spec composes from several
         fields (e.g. bm1880's 40-bit TDMA addresses), the largest its parts hold together."""
-        def compute():
-            fmt = self.fmt(engine, cls) if cls is not None or self.engine(engine).format else None
-            classes = (fmt,) if fmt else self.engine(engine).classes
-            if any(name in dict(c.composed) for c in classes):
-                return (1 << sum(width for _, width in self._parts(engine, name, cls))) - 1
-            return self.field(engine, name, cls).max
-        return self.derived(("limit", engine, name, cls), compute)
+        known = self.memo.get(("limit", engine, name, cls))     # checks ask on every call: no closure then
+        if known is not None:
+            return known
+        return self.derived(("limit", engine, name, cls), self._limit, engine, name, cls)
+
+    def _limit(self, engine, name, cls):
+        fmt = self.fmt(engine, cls) if cls is not None or self.engine(engine).format else None
+        classes = (fmt,) if fmt else self.engine(engine).classes
+        if any(name in dict(c.composed) for c in classes):
+            return (1 << sum(width for _, width in self._parts(engine, name, cls))) - 1
+        return self.field(engine, name, cls).max
 
     def code(self, engine, field, member, cls=None):
         """The value of enum member `member` of a field, e.g. code("tiu", "opt_res0_prec", "fp32")."""
