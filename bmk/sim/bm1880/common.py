@@ -3,12 +3,12 @@
 TIU operands (res0, opd0, opd1, opd2) are read from their fields:
 - shape: X_n, X_c, X_h, X_w;  address: X_addr;  sign: opt_X_sign;  8-bit: opt_X_int8;
 - 16-bit values are two 8-bit planes, low at X_addr, high at X_addr + X_b_str;
-- layout by short_X_str (isa-facts "tiu.short_*_str"):
-  3  explicit strides X_n_str, X_c_str, X_h_str, X_w_str;
-  0  shape-derived eu-aligned: w 1, h W, c align_up(H*W, eu_num), n c * ceil(C / npu_num);
-  1  conv-weight layout (seed 4.41): logical (Cin, Cout, kh, kw) = (N, C, H, W) stored as
-     (1, Cout, kh*kw, Cin): strides n 1, c N*H*W, h N*W, w N;
-  2  bias: shape-derived unaligned (c H*W, n c * ceil(C / npu_num)), planes X_b_str apart.
+- layout by short_X_str (its `short_str` enum, specs/bm1880/tiu.toml; isa-facts "tiu.short_*_str"):
+  explicit  strides X_n_str, X_c_str, X_h_str, X_w_str;
+  aligned   shape-derived eu-aligned: w 1, h W, c align_up(H*W, eu_num), n c * ceil(C / npu_num);
+  weight    conv-weight layout (seed 4.41): logical (Cin, Cout, kh, kw) = (N, C, H, W) stored as
+            (1, Cout, kh*kw, Cin): strides n 1, c N*H*W, h N*W, w N;
+  bias      shape-derived unaligned (c H*W, n c * ceil(C / npu_num)), planes X_b_str apart.
 Numerics (seed ch. 4, API.md): values widened (int64 here), a right shift by r > 0 adds
 2^(r-1) first (round half up, `numerics.Round.HALF_UP`), arithmetic when opt_shift_typ is 1,
 logical (on the 32-bit pattern) when 0; the result saturates to the destination format. The
@@ -40,18 +40,19 @@ class Operand:
     b_str: int
 
 
-def layout_strides(mode, shape, m):
+def layout_strides(layout, shape, m):
+    """The strides of a shape-derived layout (a member name of the `short_str` enum)."""
     n, c, h, w = shape
     npu, eu = m.npu_num, m.eu_num
-    if mode == 0:
+    if layout == "aligned":
         cs = align_up(h * w, eu)
         return (cs * ceil_div(c, npu), cs, w, 1)
-    if mode == 1:
+    if layout == "weight":
         return (1, n * h * w, n * w, n)
-    if mode == 2:
+    if layout == "bias":
         cs = h * w
         return (cs * ceil_div(c, npu), cs, w, 1)
-    raise AssertionError(mode)
+    raise SimulationError(f"a short_*_str layout must be a member of its enum, not {layout!r}")
 
 
 def _field_names(name):
@@ -69,7 +70,8 @@ _MAX_OPERANDS = 1 << 14
 
 
 def operand(m, f, name, shape=None, mode=None):
-    """The Operand `name` of a TIU field dict (shape/mode overridable by the caller)."""
+    """The Operand `name` of a TIU field dict (shape, and layout mode by its member name,
+    overridable by the caller)."""
     if shape is None and mode is None:
         memo = getattr(m, "memo", None)         # this instruction's plan (bmk.sim.semantics)
         if memo is not None:
@@ -96,8 +98,8 @@ def _operand(m, f, name, shape, mode):
     if shape is None:
         shape = tuple(f[k] for k in names["shape"])
     if mode is None:
-        mode = f[names["mode"]]
-    if mode == 3:
+        mode = m.chip.member("tiu", names["mode"], f[names["mode"]])
+    if mode == "explicit":
         strides = tuple(f[k] for k in names["strides"])
     else:
         strides = layout_strides(mode, shape, m)

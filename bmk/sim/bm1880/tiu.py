@@ -125,7 +125,7 @@ def copy(m, f):
 def mdsum(m, f):
     """res[c] = sum over n, h, w of a[n, c, h, w] (seed 4.38). opd0 is read through its stride
     fields, which the v2 encoder writes for mdsum (leaving short_opd0_str at its reset value)."""
-    a_op = operand(m, f, "opd0", mode=3)
+    a_op = operand(m, f, "opd0", mode="explicit")
     res = operand(m, f, "res0")
     if res.shape != (1, a_op.shape[1], 1, 1):
         raise SimulationError(f"res0 shape must be (1, opd0_c, 1, 1) = {(1, a_op.shape[1], 1, 1)}, "
