@@ -89,8 +89,8 @@ def _values(dt):
     """Every finite value of a 16-bit float type, sorted (for exact rounding references)."""
     bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
     v = (bits.astype(np.uint32) << 16).view(np.float32) if dt == BF16 else bits.view(np.float16)
-    v = v.astype(np.float64)
-    return np.unique(v[np.isfinite(v)])
+    v = v[np.isfinite(v)]               # before widening: a NaN's cast warns
+    return np.unique(v.astype(np.float64))
 
 
 def _nearest(q, dt, mode=0):
