@@ -249,17 +249,20 @@ def asm(file, output, chip, raw, out_dir):
         _write(output, buf)
     del buf
     for engine, path in outputs:
-        _write(path, frame_stream(parser.chip.engine(engine).stream, bodies.get(engine, []), pads.get(engine)))
+        _write(path, _stream(parser.chip, engine, bodies, pads))
 
 
 def _add_body(bodies, pads, rec, body):
-    """One engine's command bytes for its raw stream: the padding a record carries (`PAD`) goes
-    after it when another command follows (a stream of several closed streams), else at the end."""
-    engine = rec.engine
-    if pads.get(engine):
-        bodies[engine][-1] += bytes(pads[engine])
-    bodies.setdefault(engine, []).append(body)
-    pads[engine] = rec.header.get(PAD)
+    """One engine's command bytes for its raw stream, and the padding its record carries (`PAD`):
+    after its slot when another command follows (a stream of several closed streams), else at
+    the end (_stream)."""
+    bodies.setdefault(rec.engine, []).append(body)
+    pads.setdefault(rec.engine, []).append(rec.header.get(PAD))
+
+
+def _stream(chip, engine, bodies, pads):
+    pads = pads.get(engine) or [None]
+    return frame_stream(chip.engine(engine).stream, bodies.get(engine, []), pads[-1], dict(enumerate(pads[:-1])))
 
 
 def _write_groups(chip, out_dir, groups):
@@ -274,8 +277,8 @@ def _write_groups(chip, out_dir, groups):
         if form == GROUP_CMDBUF:
             _write(f"{stem}.cmdbuf.bin", gbuf)
             continue
-        for engine, bodies in gbodies.items():
-            _write(f"{stem}.{engine}.bin", frame_stream(chip.engine(engine).stream, bodies, gpads.get(engine)))
+        for engine in gbodies:
+            _write(f"{stem}.{engine}.bin", _stream(chip, engine, gbodies, gpads))
 
 
 def _read_text(path, name, size=1 << 18):

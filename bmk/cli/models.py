@@ -115,7 +115,7 @@ def run_model(model, inputs, output, dumps, as_json, trace, progress):
     values = read_inputs(inputs)
     outputs, reports, sim = simulate(model, values, progress=_progress(progress), prepared=prepared)
     for addr, nbytes, path in dumps:
-        write_dump(path, bytes(sim.gmem_read(addr, nbytes)))
+        write_dump(path, sim, addr, nbytes)
     if trace:
         write_trace(reports, trace)
     if output:

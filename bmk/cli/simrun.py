@@ -55,13 +55,14 @@ def read_gmem_file(path):
         return f.read()
 
 
-def write_dump(path, data):
-    if str(path).endswith(".npy"):
-        import numpy as np
-        np.save(path, np.frombuffer(data, dtype=np.uint8))
-    else:
-        with open(path, "wb") as f:
-            f.write(data)
+def write_dump(path, sim, addr, nbytes):
+    """nbytes of gmem at addr into path (.npy: a uint8 array), written chunk by chunk: a dump
+    of any size takes one chunk of memory."""
+    with open(path, "wb") as f:
+        if str(path).endswith(".npy"):
+            import numpy as np
+            np.lib.format.write_array_header_1_0(f, {"descr": "|u1", "fortran_order": False, "shape": (nbytes,)})
+        sim.gmem_dump(addr, nbytes, f)
 
 
 def listing_bytes(listing):
@@ -124,7 +125,7 @@ def run_listing(listing, gmem, dump, as_json, trace, strict, progress, original=
     if listing.origins is not None:
         report = report.named(listing.origins)
     for addr, nbytes, path in dumps:
-        write_dump(path, bytes(sim.gmem_read(addr, nbytes)))
+        write_dump(path, sim, addr, nbytes)
     if trace:
         report.write_trace(trace)
     if as_json:

@@ -24,6 +24,11 @@ from bmk.errors import DecodeError, EncodeError
 HEADER_IMPLIED = ("magic", "len", "engine_id")   # header fields that follow from the record
 PAD = "pad"      # Record.header key of a raw stream's last command: zero bytes after it
 OPAQUE = "opaque"   # Record.cls of an opaque engine's bytes
+# The most zero bytes a raw stream holds after one command (PAD): the vendor's streams end
+# within their rule's pad_to bytes; this bound keeps a few bytes of text or of a hand-made
+# Record from asking for gigabytes, and decode refuses longer zero runs, so that whatever
+# decodes also encodes.
+MAX_PAD = 1 << 24
 
 
 @attrs.frozen(eq=True, hash=False)
@@ -285,6 +290,7 @@ def decode_stream(chip, engine, data, core=0):
         if ended and rule.pad_to:
             skip = _padding(data, offset, rule.pad_to)
             if skip and offset + skip < len(data):      # padding, then the next stream's commands
+                _check_pad(skip, offset, where)
                 records[-1] = attrs.evolve(records[-1], header={**records[-1].header, PAD: skip})
                 offset += skip
                 continue
@@ -302,20 +308,37 @@ def decode_stream(chip, engine, data, core=0):
     pad = len(data) - offset
     if records and (pad != _rule_pad(rule, offset) or PAD in records[-1].header):
         last = records[-1]           # padding already skipped after it (a short last block) counts too
-        records[-1] = attrs.evolve(last, header={**last.header, PAD: last.header.get(PAD, 0) + pad})
+        total = last.header.get(PAD, 0) + pad
+        _check_pad(total, offset, where)
+        records[-1] = attrs.evolve(last, header={**last.header, PAD: total})
     return records
 
 
-def frame_stream(rule, bodies, pad=None):
+def _check_pad(pad, offset, where):
+    if pad > MAX_PAD:
+        raise DecodeError(f"zero padding{where} must be at most {MAX_PAD} bytes, not {pad}", offset)
+
+
+def check_pad(value, what=PAD):
+    """EncodeError unless `value` is a byte count a raw stream may pad with (0 .. MAX_PAD)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_PAD:
+        raise EncodeError(f"{what} must be a byte count in [0, {MAX_PAD}], not {value!r}")
+    return value
+
+
+def frame_stream(rule, bodies, pad=None, inner=None):
     """Command bytes of one engine, in order -> its raw stream by the StreamRule: each in its
-    slot, then zero padding (`pad` bytes when given, else what the rule asks)."""
+    slot (then `inner[i]` zero bytes, padding inside the stream), then zero padding (`pad`
+    bytes when given, else what the rule asks)."""
     out, used = [], 0
-    for body in bodies:
+    for i, body in enumerate(bodies):
         if rule.slot:
             body += bytes(rule.slot - len(body))
+        if inner and inner.get(i):
+            body += bytes(check_pad(inner[i]))
         out.append(body)
         used += len(body)
-    out.append(bytes(_rule_pad(rule, used) if pad is None else pad))
+    out.append(bytes(_rule_pad(rule, used) if pad is None else check_pad(pad)))
     return b"".join(out)
 
 
@@ -328,10 +351,8 @@ def encode_stream(chip, engine, records):
     eng = _engine(chip, engine)
     pad = records[-1].header.get(PAD) if records else None
     bodies = [pack(chip, r) for r in records]
-    for i, r in enumerate(records[:-1]):            # padding inside the stream (decode_stream)
-        if r.header.get(PAD):
-            bodies[i] += bytes(r.header[PAD])
-    return frame_stream(eng.stream, bodies, pad)
+    inner = {i: r.header[PAD] for i, r in enumerate(records[:-1]) if r.header.get(PAD)}   # decode_stream
+    return frame_stream(eng.stream, bodies, pad, inner)
 
 
 def encode_streams(chip, records):

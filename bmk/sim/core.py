@@ -168,9 +168,23 @@ class Simulator:
 
     def gmem_read(self, addr, n):
         """n bytes at global address addr (as gmem_write takes it)."""
-        addr = self._gmem_offset("gmem_read", addr)
-        self.gmem.check_range("gmem_read range", addr, n)
-        return self.gmem.load(addr, n).tobytes()
+        return b"".join(self.gmem_chunks(addr, n, call="gmem_read"))
+
+    def gmem_chunks(self, addr, n, chunk=1 << 24, call="gmem_chunks"):
+        """The n bytes at global address addr as consecutive read-only uint8 arrays of at
+        most `chunk` bytes: a range of any size read (or written to a file) with no more
+        memory than one chunk. The range is checked before the first chunk."""
+        addr = self._gmem_offset(call, addr)
+        if not is_int(n) or n < 0:
+            raise ArgumentError(must(call, "n", "an integer byte count >= 0", n))
+        self.gmem.check_range(f"{call} range", addr, int(n))
+        return self.gmem.chunks(addr, int(n), chunk)
+
+    def gmem_dump(self, addr, n, file):
+        """Write the n bytes at global address addr to `file` (a binary file object), one
+        chunk at a time."""
+        for piece in self.gmem_chunks(addr, n, call="gmem_dump"):
+            file.write(piece)
 
     def lmem_write(self, addr, data):
         """Raw bytes at a local address (lane * lane_bytes + offset)."""

@@ -32,10 +32,15 @@ from bmk.errors import SimulationError
 
 LMEM, GMEM = "lmem", "gmem"
 WORD_BYTES = 4
-# The most elements one view may have. A few bytes of descriptor can name a huge shape over
-# zero or overlapping strides; bounding every view bounds the memory and time of any
-# instruction (numpy loops cannot be interrupted by Ctrl-C while they run).
-MAX_VIEW_ELEMENTS = 1 << 26
+# The most elements one view may have, and all the views of one instruction together. A few
+# bytes of descriptor can name a huge shape over zero or overlapping strides; bounding the
+# views bounds the memory and time of any instruction (numpy loops cannot be interrupted by
+# Ctrl-C while they run), and a view over the bound is refused when it is made, before its
+# bytes are read. 2^25 is the largest local memory (bm1684: 64 lanes x 512 KiB) in bytes, ~7x
+# the largest operand of the vendor's yolov5s streams (4.9M elements); an instruction's views
+# together may hold two such operands.
+MAX_VIEW_ELEMENTS = 1 << 25
+MAX_INSTRUCTION_ELEMENTS = 1 << 26
 # A gmem view whose span crosses pages is cut into pieces, each a strided view inside one page
 # (pages never move once allocated, so the pieces are memoized like any view): its cost per
 # instruction grows with the pieces and elements it touches, never with the bytes it spans.
@@ -54,13 +59,14 @@ MAX_CACHED_VIEWS = 1 << 14
 
 
 def check_elements(what, shape):
-    """SimulationError when a view of `shape` has more elements than MAX_VIEW_ELEMENTS."""
+    """The element count of a view of `shape`; SimulationError when more than MAX_VIEW_ELEMENTS."""
     count = 1
     for d in shape:
         count *= int(d)
     if count > MAX_VIEW_ELEMENTS:
         raise SimulationError(f"{what} has {count} elements (shape {tuple(shape)}), more than the simulator's "
                               f"bound of {MAX_VIEW_ELEMENTS} per operand")
+    return count
 
 
 
@@ -91,13 +97,21 @@ class AccessLog:
     (base + sum(i_k * strides_k), i_k < dims_k) for the race detector.
     """
 
-    __slots__ = ("entries",)
+    __slots__ = ("entries", "elements")
 
     def __init__(self):
         self.entries = []
+        self.elements = 0       # elements of the instruction's views so far (MAX_INSTRUCTION_ELEMENTS)
 
     def add(self, space, mask, lo, hi, write, layout=None):
         self.entries.append((space, mask, lo, hi, write, layout))
+
+    def charge(self, what, count):
+        """Count a view of `count` elements against the instruction's bound, before it is used."""
+        self.elements += count
+        if self.elements > MAX_INSTRUCTION_ELEMENTS:
+            raise SimulationError(f"{what} brings the instruction's operands to {self.elements} elements, more "
+                                  f"than the simulator's bound of {MAX_INSTRUCTION_ELEMENTS} per instruction")
 
 
 _ALL = slice(None)
@@ -265,17 +279,18 @@ class Lmem:
                     self._views.clear()
                 self._views[key] = hit
         if log is not None:
+            log.charge(what, hit[2])
             log.entries.append(hit[1])
         return hit[0]
 
     def _tensor(self, what, addr, shape, strides, write, dtype, pack):
-        """(TensorView, access-log entry) of a local tensor; the views see self.data, which
-        never moves, so both can be reused for the same arguments."""
+        """(TensorView, access-log entry, element count) of a local tensor; the views see
+        self.data, which never moves, so all can be reused for the same arguments."""
         npu, lane = self.npu_num, self.lane_size
         n, c, h, w = shape
         if min(shape) < 1:
             raise SimulationError(f"{what} shape must be positive, not {tuple(shape)!r}")
-        check_elements(what, shape)
+        count = check_elements(what, shape)
         if not 0 <= addr < self.size:
             raise SimulationError(f"{what} address must be inside lmem [0, 0x{self.size:x}), not 0x{addr:x}")
         npd = _np_dtype(dtype)
@@ -304,14 +319,15 @@ class Lmem:
             lane_axis = 3
         lead = (slice(None),) * (lane_axis - 1)
         if groups == 1:
-            return TensorView((n, c, h, w), [(view[lead + (0, slice(l0, l0 + c))], slice(None))], pack=pack), entry
+            return (TensorView((n, c, h, w), [(view[lead + (0, slice(l0, l0 + c))], slice(None))], pack=pack),
+                    entry, count)
         parts = []
         for g in range(groups):
             lo_c = max(l0, g * npu)
             hi_c = min(l0 + c, (g + 1) * npu)
             if lo_c < hi_c:
                 parts.append((view[lead + (g, slice(lo_c - g * npu, hi_c - g * npu))], slice(lo_c - l0, hi_c - l0)))
-        return TensorView((n, c, h, w), parts, pack=pack), entry
+        return TensorView((n, c, h, w), parts, pack=pack), entry, count
 
     def lanes_of(self, addr, c):
         """Lane of each channel 0..c-1 of a tensor at addr."""
@@ -345,6 +361,21 @@ class Gmem:
         if addr < 0 or n < 0 or addr + n > self.size:
             raise SimulationError(f"{what} must be inside {self.name} [0, 0x{self.size:x}), "
                                   f"not [0x{addr:x}, 0x{addr + n:x})")
+
+    def chunks(self, addr, n, size=None):
+        """The n bytes from addr as consecutive read-only pieces of at most `size` bytes
+        (default a page): views of the pages, and of one shared zero page where nothing was
+        written. Reading a range this way costs no memory beyond what is already held."""
+        size = self.PAGE if size is None else max(1, int(size))
+        pos = 0
+        while pos < n:
+            i, o = divmod(addr + pos, self.PAGE)
+            k = min(n - pos, self.PAGE - o, size)
+            page = self.pages.get(i)
+            piece = _ZERO_PAGE[:k] if page is None else page[o:o + k]
+            piece.flags.writeable = False
+            yield piece
+            pos += k
 
     def load(self, addr, n):
         """n bytes from addr, as a fresh array."""
@@ -393,11 +424,14 @@ class Gmem:
             key = hit = None
         if hit is not None:
             if log is not None:
+                log.charge(what, hit[2])
                 log.entries.append(hit[1])
             return hit[0]
         if min(shape) < 1:
             raise SimulationError(f"{what} shape must be positive, not {tuple(shape)!r}")
-        check_elements(what, shape)
+        count = check_elements(what, shape)
+        if log is not None:
+            log.charge(what, count)
         npd = _np_dtype(dtype)
         e = npd.itemsize
         bst = tuple(s * e for s in strides)
@@ -417,7 +451,7 @@ class Gmem:
             if key is not None:
                 if len(self._views) >= MAX_CACHED_VIEWS:
                     self._views.clear()
-                self._views[key] = (view, entry)
+                self._views[key] = (view, entry, count)
             return view
         pieces = _pieces(addr, tuple(shape), bst, e, self.PAGE)
         if pieces is None:              # a gathered copy: not memoized (it holds the bytes)
@@ -427,7 +461,7 @@ class Gmem:
         if key is not None:
             if len(self._views) >= MAX_CACHED_VIEWS:
                 self._views.clear()
-            self._views[key] = (view, entry)
+            self._views[key] = (view, entry, count)
         return view
 
     def _gathered(self, shape, npd, addr, bst):
@@ -467,6 +501,12 @@ class Gmem:
             for p, idx in groups:
                 self._page(p)[within[idx]] = buf[idx]
         return TensorView(shape, [(view, slice(None))], flush=flush)
+
+
+# The bytes of an unwritten page: one shared array (calloc: it costs no memory until written,
+# and nothing writes it: chunks() hands out read-only views).
+_ZERO_PAGE = np.zeros(Gmem.PAGE, np.uint8)
+_ZERO_PAGE.flags.writeable = False
 
 
 def _by_page(offsets, page_size):

@@ -15,16 +15,18 @@ each a we test its accesses against the accesses of its window with numpy (one v
 comparison per access), so serial and pipelined programs cost time linear in their length.
 Lane masks are npu_num-bit integers, stored as ceil(npu_num / 64) uint64 words. Bounding
 boxes that meet are then checked byte-exactly (interleaved tensors, e.g. the batches or
-planes of two tensors sharing a lane range, do not race).
+planes of two tensors sharing a lane range, do not race) on address intervals
+(bmk/sim/intervals.py): the cost follows the runs of the two layouts that meet, never the
+bytes they span; past a bound on those runs the meeting blocks' span is reported.
 """
 import bisect
 
 import numpy as np
 
+from bmk.sim.intervals import common_range
 from bmk.sim.memory import LMEM
 from bmk.sim.report import Race
 
-EXACT_LIMIT = 1 << 24      # larger layouts are not enumerated: their bounding box counts
 _WORD = (1 << 64) - 1
 
 
@@ -47,22 +49,12 @@ def _pack(indices, accesses, space_ids, nwords):
     return starts, cols, np.array(masks, np.uint64).reshape(-1, nwords), layouts
 
 
-def _offsets(layout, lo, hi):
-    base, dims, strides = layout
-    off = np.array([base], np.int64)
-    for d, s in zip(dims, strides):
-        off = (off[:, None] + np.arange(d, dtype=np.int64) * s).reshape(-1)
-    return off[(off >= lo) & (off < hi)]
-
-
 def _common(la, lb, lo, hi):
-    """[first, last + 1) of the bytes both layouts touch inside [lo, hi), or None."""
-    if la is None or lb is None or np.prod(la[1]) > EXACT_LIMIT or np.prod(lb[1]) > EXACT_LIMIT:
+    """[first, last + 1) of the bytes both layouts touch inside [lo, hi), or None (a layout
+    of None: the whole [lo, hi))."""
+    if la is None or lb is None:
         return lo, hi
-    common = np.intersect1d(_offsets(la, lo, hi), _offsets(lb, lo, hi), assume_unique=False)
-    if not len(common):
-        return None
-    return int(common[0]), int(common[-1]) + 1
+    return common_range(la, lb, lo, hi)
 
 
 def _nwords(seq_a, seq_b, accesses):
@@ -109,8 +101,8 @@ def find_races(seq_a, seq_b, known, accesses, limit=1000, npu_num=None):
                 key = (min(a, other), max(a, other))
                 if key in seen:
                     continue
-                common_range = _common(layout, layouts[j], max(lo, int(b_lo[j])), min(hi, int(b_hi[j])))
-                if common_range is None:
+                where = _common(layout, layouts[j], max(lo, int(b_lo[j])), min(hi, int(b_hi[j])))
+                if where is None:
                     continue
                 seen.add(key)
                 if len(races) >= limit:
@@ -119,6 +111,6 @@ def find_races(seq_a, seq_b, known, accesses, limit=1000, npu_num=None):
                 lanes = tuple(i for i in range(common.bit_length()) if common >> i & 1) if space == LMEM else ()
                 mine, theirs = ("write" if w else "read"), ("write" if b_w[j] else "read")
                 kinds = (mine, theirs) if a < other else (theirs, mine)
-                races.append(Race(key[0], key[1], space, *common_range, lanes, kinds))
+                races.append(Race(key[0], key[1], space, *where, lanes, kinds))
     races.sort(key=lambda r: (r.first, r.second))
     return races, False

@@ -25,7 +25,7 @@ import sys
 
 import attrs
 
-from bmk.encoders.framing import OPAQUE, PAD, Record, class_of, encode_cmdbuf, encode_stream, encode_streams
+from bmk.encoders.framing import MAX_PAD, OPAQUE, PAD, Record, class_of, encode_cmdbuf, encode_stream, encode_streams
 from bmk.errors import BmkError
 from bmk.isa import load_chip
 
@@ -548,8 +548,8 @@ class _Parser:
                     self.error(lineno, tcol, f"field {name!r} given twice (first at column {given[name][1]})")
                 given[name] = (name, tcol)
                 value = parse_int(text)
-                if value is None or value < 0:
-                    self.error(lineno, vcol, f"expected a byte count >= 0 for {name}, not {_shown(text)}")
+                if value is None or not 0 <= value <= MAX_PAD:
+                    self.error(lineno, vcol, f"{name} must be a byte count in [0, {MAX_PAD}], not {_shown(text)}")
                 header[PAD] = value
                 continue
             if name.startswith("hdr."):

@@ -49,6 +49,7 @@ from bmk import layout as chip_layout
 from bmk.errors import SimulationError
 from bmk.sim.bm1684 import common as c
 from bmk.sim.bm1684.contract import contract, refused
+from bmk.sim.bounds import check_work
 
 FP32 = dtypes.FP32
 MAX_POOL_PAD = np.uint32(0xFF7FFFFF).view(np.float32)
@@ -68,6 +69,7 @@ def _bounded(m, steps=0, loops=0, **arrays):
                                   f"not {count} (shape {tuple(shape)})")
     if steps > MAX_STEPS:
         raise SimulationError(f"the command must take at most {MAX_STEPS} multiply-adds to be simulated, not {steps}")
+    check_work(steps, loops)
 
 
 def _fp32(m, f, *slots):

@@ -120,11 +120,12 @@ def planes(m, op, write=False, int8=None):
         if hit is None:
             log, m.log = m.log, AccessLog()
             try:
-                hit = memo[key] = (_planes(m, op, write, int8), m.log.entries)
+                hit = memo[key] = (_planes(m, op, write, int8), m.log.entries, m.log.elements)
             finally:
                 m.log = log
         log = m.log
         if log is not None:
+            log.charge(op.name, hit[2])
             log.entries += hit[1]
         return hit[0]
     return _planes(m, op, write, int8)
