@@ -277,7 +277,7 @@ NEURAL_NETWORK = (
     op("bdc_max_pool2d", r.Pool2d, ck_nn.pool, partial(lo_nn.pool, kind="pord.maxpooling"), NN,
        "2D max pooling, fp32.", ["tiu.pord.maxpooling"]),
     op("bdc_matmul", r.Matmul, ck_nn.matmul, lo_nn.matmul, NN,
-       "output = left x right (+ bias) (+ output), matrix layout, fp32.", ["tiu.mm.mul", "tiu.mm.mac"]),
+       "output = left x right (+ bias) (+ output), matrix layout, fp32.", ["tiu.mm.mul"]),
 )
 
 

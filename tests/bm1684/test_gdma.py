@@ -104,6 +104,26 @@ def test_matrix_S2L_L2S(cols, cpc):
     assert np.array_equal(out, m[:, :cols])
 
 
+@pytest.mark.parametrize("direction", ["S2L", "L2S"])
+def test_matrix_system_side_fields(direction):
+    """The system-side matrix is (1, 1, rows, cols) with the row stride as its h stride, as the
+    vendor's GDMA reader takes it (tpu-mlir profile_helper/bm1684_defs.py get_gdma_mem_record,
+    matrix: rows = *_hsize, cols = *_wsize, row_stride = *_hstride); the local side is the
+    Matrix Layout (rows, ceil(cols / cols_per_channel), 1, cols_per_channel) (issue 18 item 2)."""
+    rows, cols, cpc, row_stride = 7, 10, 4, 15
+    ctx = bm1684.Context()
+    if direction == "S2L":
+        ctx.gdma_32bit_matrix_S2L(npu_addr(3, 1024), GMEM, rows, cols, cpc, row_stride)
+    else:
+        ctx.gdma_32bit_matrix_L2S(GMEM, npu_addr(3, 1024), rows, cols, cpc, row_stride)
+    f, = (r.fields for r in bmk.decode("bm1684", ctx.acquire_streams()) if r.engine == "gdma")
+    system, local = ("src", "dst") if direction == "S2L" else ("dst", "src")
+    assert tuple(f[f"{system}_{d}size"] for d in "nchw") == (1, 1, rows, cols)
+    assert (f[f"{system}_hstride"], f[f"{system}_wstride"]) == (row_stride, 1)
+    assert tuple(f[f"{local}_{d}size"] for d in "nchw") == (rows, 3, 1, cpc)
+    assert (f[f"{local}_cstride"], f[f"{local}_wstride"]) == (32, 1)          # ALIGN(1 * 4, 32) words
+
+
 def test_vendor_s2l_rebuilt_with_equal_fields():
     """The first GDMA command of the real yolov5s stream (an fp32 S2L of the (1, 3, 110, 640)
     input slice with system strides (1228800, 409600, 640, 1)) rebuilt through the API. Fields
@@ -120,6 +140,25 @@ def test_vendor_s2l_rebuilt_with_equal_fields():
     ours = [r for r in bmk.decode("bm1684", ctx.acquire_streams()) if r.engine == "gdma"][0].fields
     differ = {k for k in vf if vf[k] != ours[k]}
     assert differ <= {"cmd_id", "eng0_sync_id"}, {k: (vf[k], ours[k]) for k in differ}
+
+
+def test_vendor_constant_fill_rebuilt_with_equal_fields():
+    """Every constant fill of the real retinaface network (158 dma.constant to local memory:
+    direction L2L, the source fields left 0) rebuilt with gdma_32bit_set_C_local: every field
+    equal but the ids."""
+    from tests.bm1684.real import records
+    from tests.models import files
+    fmt = bmk.isa.load_chip("bm1684").engine("gdma").format
+    fills = [r.fields for r in records(files.RETINAFACE) if r.kind == "dma.constant"]
+    assert len(fills) == 158
+    for vf in fills:
+        ctx = bm1684.Context()
+        ctx.gdma_32bit_set_C_local(fmt.compose("dst_addr", vf) - 0x08000000, vf["constant_value"],
+                                   tuple(vf[f"dst_{d}size"] for d in "nchw"),
+                                   tuple(vf[f"dst_{d}stride"] for d in "nchw"))
+        ours, = (r.fields for r in bmk.decode("bm1684", ctx.acquire_streams()) if r.engine == "gdma")
+        differ = {k for k in vf if vf[k] != ours[k]}
+        assert differ <= {"cmd_id", "eng0_sync_id"}, {k: (vf[k], ours[k]) for k in differ}
 
 
 @pytest.mark.parametrize("call, args, match", [

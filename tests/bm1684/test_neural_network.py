@@ -351,15 +351,24 @@ def test_matmul(m, k, n, lw, rw, use_bias, result_add, npu, ints):
 
 
 def test_matmul_fields():
+    """okk_bdc_matmul as the vendor's FC reader takes it (tpu-mlir profile_helper/bm1684_defs.py
+    get_bd_mem_record, FC: K = (opd0_c - 1) * opd0_w + opd1_w, the right matrix (K, res0_c, 1,
+    res0_w)): the left's last-channel width in opd1_w, opd0_h left at its default,
+    accumulation as opt_res_add = 1 on the same mm.mul (issue 18 item 1)."""
     ctx = bm1684.Context()
-    ctx.bdc_matmul(0, 65536, 131072, 0, 5, 300, 9, 128, 4, False, False)
-    ctx.bdc_matmul(0, 65536, 131072, 262144, 5, 300, 9, 128, 4, True, True)
-    mul, mac = (r for r in bmk.decode("bm1684", ctx.acquire_streams()))
-    assert (mul.kind, mac.kind) == ("mm.mul", "mm.mac")
+    ctx.bdc_matmul(0, 65536, 131072, 0, 10, 100, 50, 32, 16, False, False)
+    ctx.bdc_matmul(0, 65536, 131072, 262144, 10, 100, 50, 32, 16, True, True)
+    ctx.bdc_matmul(0, 65536, 131072, 0, 10, 96, 50, 32, 16, False, False)       # K = 3 * 32: opd1_w 32
+    mul, acc, even = (r for r in bmk.decode("bm1684", ctx.acquire_streams()))
+    assert (mul.kind, acc.kind, even.kind) == ("mm.mul",) * 3
     f = mul.fields
-    assert (f["res0_n"], f["res0_c"], f["res0_h"], f["res0_w"]) == (5, 3, 1, 4)
-    assert (f["opd0_n"], f["opd0_c"], f["opd0_h"], f["opd0_w"]) == (5, 3, 300 - 2 * 128, 128)
-    assert (f["opd1_c"], f["opd1_w"], f["tsk_opd_num"], mac.fields["tsk_opd_num"]) == (3, 4, 2, 3)
+    default_h = load_chip("bm1684").field("tiu", "opd0_h").default
+    assert (f["res0_n"], f["res0_c"], f["res0_h"], f["res0_w"]) == (10, 4, 1, 16)
+    assert (f["opd0_n"], f["opd0_c"], f["opd0_h"], f["opd0_w"], f["opd1_w"]) == (10, 4, default_h, 32, 4)
+    assert (f["opd0_c"] - 1) * f["opd0_w"] + f["opd1_w"] == 100          # the vendor reader's K
+    assert (f["opt_res_add"], acc.fields["opt_res_add"]) == (0, 1)
+    assert (f["tsk_opd_num"], acc.fields["tsk_opd_num"]) == (2, 3)
+    assert (even.fields["opd0_c"], even.fields["opd1_w"]) == (3, 32)
 
 
 # -- the vendor's commands rebuilt -------------------------------------------------------------
@@ -389,6 +398,28 @@ def test_vendor_conv_and_max_pool_rebuilt():
         assert mine.kind == theirs.kind
         differ = {k for k in theirs.fields if mine.fields[k] != theirs.fields[k]}
         assert differ <= ids, {k: (mine.fields[k], theirs.fields[k]) for k in differ - ids}
+
+
+def test_vendor_depthwise_rebuilt():
+    """Every depthwise conv of the real retinaface network (the vendor compiler's pord.depthwise:
+    its kernel with short_opd1_str aligned, which the engine reads as the compact [1, C, kh, kw]
+    tensor) rebuilt with okk_bdc_depthwise2d: every field equal but the sync ids."""
+    from tests.bm1684.real import records
+    from tests.models import files
+    base, ids = 0x08000000, {"cmd_id_tpu", "cmd_id_gdma"}
+    convs = [r.fields for r in records(files.RETINAFACE) if r.kind == "pord.depthwise"]
+    assert convs
+    for f in convs:
+        ctx = bm1684.Context()
+        ctx.bdc_depthwise2d(f["res0_addr"] - base, f["opd0_addr"] - base, f["opd1_addr"] - base,
+                            f["opd2_addr"] - base, (f["res0_n"], f["res0_c"], f["opd0_h"], f["opd0_w"]),
+                            f["opd1_h"], f["opd1_w"], f["tsk_opd_num"] == 3,
+                            bm1684.Padding(f["opd0_up_pad"], f["opd0_dn_pad"], f["opd0_lf_pad"], f["opd0_rt_pad"]),
+                            bm1684.dim2(f["res_op_y_str"], f["res_op_x_str"]),
+                            bm1684.dim2(f["opd1_y_ins0"] + 1, f["opd1_x_ins0"] + 1))
+        mine, = bmk.decode("bm1684", ctx.acquire_streams())
+        differ = {k for k in f if mine.fields[k] != f[k]}
+        assert differ <= ids, {k: (mine.fields[k], f[k]) for k in differ - ids}
 
 
 def test_vendor_conv_simulated():

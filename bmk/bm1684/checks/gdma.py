@@ -46,7 +46,7 @@ def matrix(c, p, dst, src, bits):
     rows = c.integer("rows", p.rows, 1, SIZE_MAX.n)
     cols = c.integer("cols", p.cols, 1, SIZE_MAX.w)
     cpc = c.integer("cols_per_channel", p.cols_per_channel, 1, SIZE_MAX.w)
-    row_stride = c.integer("row_stride", p.row_stride, cols, c.chip.limit("gdma", "src_nstride"))
+    row_stride = c.integer("row_stride", p.row_stride, cols, c.chip.limit("gdma", "src_hstride"))
     for name, space in (("dst_addr", dst), ("src_addr", src)):
         addr = getattr(p, name)
         if space == LOCAL:
@@ -54,4 +54,4 @@ def matrix(c, p, dst, src, bits):
             c.fits(name, addr, matrix_shape(rows, cols, cpc), None)
         else:
             addr = c.system(name, addr)
-            c.fits_system(name, addr, dim4(rows, 1, 1, cols), dim4(row_stride, cols, cols, 1), bits // 8)
+            c.fits_system(name, addr, dim4(1, 1, rows, cols), dim4(0, 0, row_stride, 1), bits // 8)

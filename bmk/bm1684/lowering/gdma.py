@@ -8,17 +8,21 @@ sizes in src_*size and dst_*size (both the shape); strides always explicit, in e
 remark's NULL layout computed here (local: 128-byte aligned; system: continuous); addresses
 as device addresses split over *_start_addr_l32 / _h8 by the spec's `composed` rows (local:
 local.base + local_addr_t).
-Our choices where the facts are silent (isa-facts bm1684-memory.md "Open"):
-- 8- and 16-bit local tensors are 4N / 2N and their local strides count storage words (the
-  layout of the fixed-point functions, which read what these copies load); system strides
-  count elements;
-- set_C: special_func constant, the constant's k-bit pattern in constant_value's low bits,
-  direction S2L for a local destination and S2S for a system one (facts: P), the source
-  fields describing nothing (sizes equal to the destination's, address 0);
-- matrix S2L / L2S: sys_mem_type matrix; the system side is the rows x cols matrix as
-  (rows, 1, 1, cols) with n stride row_stride; the local side is the Matrix Layout
-  (rows, DIV_UP(cols, cols_per_channel), 1, cols_per_channel) in the aligned layout, its last
-  channel holding the cols % cols_per_channel remaining columns.
+The constant fills (set_C), as the vendor compiler's (the real retinaface network's 158
+dma.constant): special_func constant, the constant's k-bit pattern in constant_value's low
+bits, direction L2L for a local destination, the source fields left 0 (src_wstride too, whose
+reset value is 1); a system destination takes S2S (bmk's choice: no vendor fill of system
+memory is known).
+The matrix copies (S2L / L2S), as the vendor's GDMA reader takes them (tpu-mlir
+python/profile_helper/bm1684_defs.py get_gdma_mem_record: rows = *_hsize, cols = *_wsize,
+row_stride = *_hstride on the system side; the local side's w = cols_per_channel and its n, c
+strides; issue 18 item 2): sys_mem_type matrix; the system side is (1, 1, rows, cols) with h
+stride row_stride (n and c strides: the whole matrix); the local side is the Matrix Layout
+(rows, DIV_UP(cols, cols_per_channel), 1, cols_per_channel) in the aligned layout, its last
+channel holding the cols % cols_per_channel remaining columns.
+Our choice where the facts are silent (isa-facts bm1684-memory.md "Open"): 8- and 16-bit local
+tensors are 4N / 2N and their local strides count storage words (the layout of the
+fixed-point functions, which read what these copies load); system strides count elements.
 """
 from bmk.bm1684 import geometry as g
 from bmk.bm1684.lowering import common as lo
@@ -62,19 +66,19 @@ def copy(chip, p, dst, src, bits):
 
 
 def set_C(chip, p, dst, bits):      # noqa: N802 (the seed's name)
-    """dst = C: the constant function, from the system side."""
+    """dst = C: the constant function; the source fields describe nothing (left 0, src_wstride
+    too), the direction is the destination's L2L / S2S."""
     shape = lo.shape4(p.shape)
-    f = {"constant_value": lo.bits(p.C, bits)}
-    _side(chip, f, "dst", dst, p.dst_addr, shape, lo.stride4(p.dst_stride))
-    f["src_nsize"], f["src_csize"], f["src_hsize"], f["src_wsize"] = shape
-    return (_dma(chip, dst, SYSTEM, "constant", bits, f),)
+    f = _side(chip, {"constant_value": lo.bits(p.C, bits)}, "dst", dst, p.dst_addr, shape, lo.stride4(p.dst_stride))
+    f["src_wstride"] = 0
+    return (_dma(chip, dst, dst, "constant", bits, f),)
 
 
 def matrix(chip, p, dst, src, bits):
     """dst(x, y) = src(x, y): the system matrix and the local Matrix Layout."""
     rows, cols, cpc, row_stride = as_int(p.rows), as_int(p.cols), as_int(p.cols_per_channel), as_int(p.row_stride)
     sides = {LOCAL: (g.matrix_shape(rows, cols, cpc), None),
-             SYSTEM: (dim4(rows, 1, 1, cols), dim4(row_stride, cols, cols, 1))}
+             SYSTEM: (dim4(1, 1, rows, cols), dim4(rows * row_stride, rows * row_stride, row_stride, 1))}
     f = _side(chip, {"sys_mem_type": chip.code(lo.GDMA, "sys_mem_type", "matrix")}, "dst", dst, p.dst_addr,
               *sides[dst])
     _side(chip, f, "src", src, p.src_addr, *sides[src])

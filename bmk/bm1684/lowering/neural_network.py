@@ -17,19 +17,24 @@ yolov5s stream, P = plausible, U = our choice):
   opd2 the per-channel bias with tsk_opd_num 3, opt_res_add for result_add, paddings
   opd0_{up,dn,lf,rt}_pad, stride res_op_{y,x}_str, dilation as opd1_{y,x}_ins0 = dilation - 1
   (zeros inserted between kernel taps; P).
-- okk_bdc_depthwise2d: pord.depthwise (C class), the conv fields with the compact weight
-  [1, C, kh, kw] as free strides.
+- okk_bdc_depthwise2d: pord.depthwise (C class), the conv fields; the compact weight
+  [1, C, kh, kw] with short_opd1_str aligned and default strides, as the vendor compiler
+  writes its depthwise kernels (the real retinaface network; bm1684_defs.py reads a pord
+  kernel unaligned: the engine's own layout for it is compact).
 - okk_bdc_avg_pool2d(_v2), okk_bdc_max_pool2d: pord.avgpooling with the scale as the fp32
   constant opd1 (1 / (kh * kw) for avg_pool2d) and tsk_opd_num 2, pord.maxpooling with
   tsk_opd_num 1 (C: the vendor's pooling commands). As the vendor, pooling commands carry
   n and c in res0 only (opd0_n, opd0_c stay 1) and the kernel in opd1_h, opd1_w.
-- okk_bdc_matmul (U: the FC fields are not public): mm.mul, or mm.mac when result_add
-  (lowering.md: "mac when the result is added"). res0 = the output matrix tensor
-  (M, ceil(N / rw), 1, rw), opd0 = the left (M, ceil(K / lw), 1, lw), opd1 = the right
-  (opd1_c = ceil(N / rw), opd1_w = rw; its K rows follow from opd0), opd2 = the bias matrix
-  (1, ceil(N / rw), 1, rw), all in the aligned layout, tsk_opd_num 3 with bias. The columns
-  of the left's last channel (K - (ceil(K / lw) - 1) * lw, in [1, lw]) go in opd0_h, which the
-  matrix layout leaves free (matrices have h = 1): K itself can exceed every shape field.
+- okk_bdc_matmul: mm.mul (the FC class) as the vendor's FC reader takes it (tpu-mlir
+  python/profile_helper/bm1684_defs.py get_bd_mem_record, FC; issue 18 item 1): res0 = the
+  output matrix tensor (M, ceil(N / rw), 1, rw), opd0 = the left (n M, c ceil(K / lw), w lw;
+  opd0_h left at its default), opd1 = the right, whose shape the reader takes from res0 and K
+  (K rows, res0_c channels of res0_w columns), opd2 = the bias matrix (1, ceil(N / rw), 1, rw),
+  all in the aligned layout, tsk_opd_num 3 with bias. opd1_w holds the columns of the left's
+  last channel, K - (ceil(K / lw) - 1) * lw in [1, lw] (the reader's K = (opd0_c - 1) * opd0_w
+  + opd1_w), so K can exceed every shape field. result_add is opt_res_add = 1 on the same
+  mm.mul (the reader's `add_result`), not another EU code. opd1_c stays at its default: the
+  reader takes the right matrix's channels from res0_c (U: no public vendor FC command shows it).
 """
 from bmk.bm1684 import geometry as g
 from bmk.bm1684.lowering import common as lo
@@ -105,8 +110,7 @@ def depthwise2d(chip, p):
               shape=_output_shape(shape.n, shape.c, shape.h, shape.w, kh, kw, pad, stride, dilation))
     lo.tensor(chip, f, "opd0", p.input_addr, None)
     f["opd0_h"], f["opd0_w"] = shape.h, shape.w
-    weight = as_int(p.weight_addr)
-    lo.tensor(chip, f, "opd1", weight, g.compact(chip, g.start_npu(chip, weight), dim4(1, shape.c, kh, kw)))
+    lo.tensor(chip, f, "opd1", p.weight_addr, None)       # aligned: a pord kernel's own (compact) layout
     if p.using_bias:
         lo.per_channel(chip, f, "opd2", p.bias_addr)
     return (lo.tiu(chip, "pord.depthwise", **_window(f, kh, kw, pad, stride, dilation)),)
@@ -133,12 +137,13 @@ def pool(chip, p, kind, scale=None):
 def matmul(chip, p):
     m, k, n = as_int(p.left_rows), as_int(p.left_cols), as_int(p.right_cols)
     lw, rw = as_int(p.left_cols_per_channel), as_int(p.right_cols_per_channel)
-    f = {"tsk_opd_num": 3 if p.using_bias else 2}
+    f = {"tsk_opd_num": 3 if p.using_bias else 2, "opt_res_add": int(bool(p.result_add))}
     lo.tensor(chip, f, "res0", p.output_addr, None, shape=g.matrix_shape(m, n, rw))
     left = g.matrix_shape(m, k, lw)
-    lo.tensor(chip, f, "opd0", p.left_addr, None, shape=left._replace(h=k - (left.c - 1) * lw))
+    lo.tensor(chip, f, "opd0", p.left_addr, None)
+    f["opd0_n"], f["opd0_c"], f["opd0_w"] = left.n, left.c, left.w
     lo.tensor(chip, f, "opd1", p.right_addr, None)
-    f["opd1_c"], f["opd1_w"] = -(-n // rw), rw
+    f["opd1_w"] = k - (left.c - 1) * lw                 # the left's last channel: [1, lw], never 0
     if p.using_bias:
         lo.tensor(chip, f, "opd2", p.bias_addr, None)
-    return (lo.tiu(chip, "mm.mac" if p.result_add else "mm.mul", **f),)
+    return (lo.tiu(chip, "mm.mul", **f),)

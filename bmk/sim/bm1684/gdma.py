@@ -18,8 +18,9 @@ localmem_mask: a local destination's channels on NPUs whose bit is 0 keep their 
 (with any other destination, a mask that is not all ones is refused).
 
 - dma.tensor: dst(n, c, h, w) = src(n, c, h, w) (equal sizes: a reshaping copy is refused).
-  sys_mem_type = matrix: the system side is a rows x cols matrix ((rows, 1, 1, cols), the
-  OKKernel lowering's, or (1, 1, rows, cols), bm1684_defs.py's), the local side the Matrix
+  sys_mem_type = matrix: the system side is a rows x cols matrix ((1, 1, rows, cols) with the
+  row stride as h stride, bm1684_defs.py's and the OKKernel lowering's, or (rows, 1, 1, cols)
+  with it as n stride), the local side the Matrix
   Layout (rows, ceil(cols / w), 1, w) whose last channel holds the remaining columns.
 - dma.trans: the NC transpose: dst(c, n, h, w) = src(n, c, h, w) (face_detection's trans:
   src (1, 2, 200, 1) -> dst (2, 1, 200, 1)).

@@ -34,10 +34,10 @@ as IEEE says.
 - pord (any other eu type): no source defines one: SimulationError naming tsk_eu_typ.
 - mm.mul / mm.mac: out(x, y) = sum over k < K of left(x, k) * right(k, y) (+ bias(y) with
   tsk_opd_num 3, + old out for mm.mac or opt_res_add). Matrices in the matrix layout
-  (bmk/bm1684/geometry.py): res0 (M, ceil(N/rw), 1, rw), opd0 (M, ceil(K/lw), 1, lw) with the
-  columns of its last channel in opd0_h (the OKKernel lowering's choice: bm1684_defs.py puts
-  them in opd1_w; a command whose opd1_w differs from res0_w is refused, not misread), opd1
-  (K, opd1_c, 1, opd1_w), opd2 (1, res0_c, 1, res0_w); opt_left_tran = 1 is refused.
+  (bmk/bm1684/geometry.py), read as bm1684_defs.py's FC reader takes them: res0 (M, ceil(N/rw),
+  1, rw), opd0 (M, opd0_c, 1, opd0_w) with the columns of its last channel in opd1_w (K =
+  (opd0_c - 1) * opd0_w + opd1_w), opd1 (K, res0_c, 1, res0_w), opd2 (1, res0_c, 1, res0_w);
+  opt_left_tran = 1 is refused.
 Every kind: opt_relu 1 = no ReLU (common.py), tsk_lane_num executed on the store.
 Bounded work: an array holds at most what the whole local memory holds in fp32, and a command
 does at most 2^31 multiply-adds and at most 2^20 per output element.
@@ -320,12 +320,9 @@ def _build_mm(accumulate):
         _fp32(m, f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
         _tensors(m, f, "opd0", "opd1", *(("opd2",) if with_bias else ()))
         rows, cr, _, rw = c.res0_shape(f)
-        cl, lw, last = f["opd0_c"], f["opd0_w"], f["opd0_h"]
+        cl, lw, last = f["opd0_c"], f["opd0_w"], f["opd1_w"]
         if not 1 <= last <= lw:
-            raise SimulationError(f"opd0_h (the columns of the left's last channel) must be in [1, {lw}], not {last}")
-        if (f["opd1_c"], f["opd1_w"]) != (cr, rw):
-            raise SimulationError(f"opd1_c, opd1_w must equal res0_c, res0_w ({cr}, {rw}), not "
-                                  f"({f['opd1_c']}, {f['opd1_w']})")
+            raise SimulationError(f"opd1_w (the columns of the left's last channel) must be in [1, {lw}], not {last}")
         k = (cl - 1) * lw + last
         _bounded(m, k * rows * cr * rw, k, res0=(rows, cr, 1, rw), opd0=(rows, cl, 1, lw), opd1=(k, cr, 1, rw))
         left = c.reader(m, f, "opd0", FP32, (rows, cl, 1, lw))
@@ -404,9 +401,11 @@ maxpooling = contract(
 
 pord_other = refused(_no_pord)
 
-MM = {"res0_n", "res0_c", "res0_h", "res0_w", "opd0_c", "opd0_h", "opd0_w", "opd1_c", "opd1_w", "opt_res_add",
+MM = {"res0_n", "res0_c", "res0_h", "res0_w", "opd0_c", "opd0_w", "opd1_w", "opt_res_add",
       "opt_relu", "tsk_lane_num", "tsk_opd_num", "opt_left_tran"}
 MM_IGNORES = {**SIGNS, "opd0_n": "the rows are res0_n", "opd1_n": "K follows from opd0",
+              "opd0_h": "matrices have h = 1 (bm1684_defs.py reads the left as (opd0_n, opd0_c, 1, opd0_w))",
+              "opd1_c": "the right matrix's channels are res0_c (bm1684_defs.py)",
               "opd1_h": "matrices have h = 1", "opd2_n": "the bias is (1, res0_c, 1, res0_w)",
               "opd2_c": "the bias is (1, res0_c, 1, res0_w)", "opd2_h": "the bias is (1, res0_c, 1, res0_w)",
               "opd2_w": "the bias is (1, res0_c, 1, res0_w)"}
