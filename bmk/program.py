@@ -28,7 +28,7 @@ import numpy as np
 
 from bmk.checks import Check
 from bmk.encoders.codec import codec_for
-from bmk.encoders.framing import encode_header, frame_stream
+from bmk.encoders.framing import Streams, encode_header, frame_stream
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError, ScheduleError, must
 from bmk.origins import Origin, args_text, caller
 from bmk.scheduler import Scheduler
@@ -657,22 +657,29 @@ class Program:
         enable = [np.where(end, value * on, value) for _, value in engine.enable]
         return enable + [own] + [np.where(end, 0, w) for w in waits]
 
+    def _acquirable(self, call):
+        if self._cleaned:
+            raise ArgumentError(f"{call}: the context was cleaned up (cleanup); nothing is left to acquire")
+
     def acquire_cmdbuf(self):
         """Every descriptor since register/reset, framed with cmd_hdr_t, sync ids assigned now."""
+        self._acquirable("acquire_cmdbuf")
         assigned = self._assigned()
         codes, records = assigned[0], assigned[4]
         return self._filled(assigned, None, records, self._lengths_of(codes, records))[1]
 
     def acquire_streams(self):
         """{engine: bytes}: the same commands without headers, per engine in program order,
-        laid out by the chip's stream rule (slots, end command, zero padding: API.md).
+        laid out by the chip's stream rule (slots, end command, zero padding: API.md). A
+        `bmk.encoders.Streams` dict, which names its chip (`.chip`) for the tools that take it.
 
         Per engine: its records back to back with their sync ids (as for acquire_cmdbuf); when
         they all have one length, the headers are cut away as one column block of a 2-D view."""
+        self._acquirable("acquire_streams")
         assigned = self._assigned()
         codes, records = assigned[0], assigned[4]
         hsize = self.chip.header.nbytes
-        streams = {}
+        streams = Streams(chip=self.chip.name)
         for code, (name, engine) in enumerate(self._engines.items()):
             index = np.flatnonzero(codes == code)
             mine = [records[i] for i in index.tolist()]

@@ -388,18 +388,24 @@ def _load_input(file, chip, raw):
 @chip_option
 @click.option("--ignore", multiple=True, metavar="FIELD",
               help="field to leave out of the comparison; repeatable. Aliases: id, wait, sync "
-                   "(every sync-id field), hdr.<name> for header fields")
+                   "(every sync-id field), wait.<engine>, hdr.<name> for header fields")
 @click.option("--json", "as_json", is_flag=True, help="print the differences as JSON")
 @click.option("--raw", "raw_engine", metavar="ENGINE", default=None,
               help="A and B are each one raw stream of ENGINE (no cmd_hdr_t); needs --chip")
+@click.option("--order", type=click.Choice(["program", "engine"]), default=None,
+              help="engine: align each engine's instructions on their own and report changes of what they "
+                   "wait for apart (the default when either side is raw streams); program: one order")
 @guarded
-def diff(a, b, chip, ignore, as_json, raw_engine):
+def diff(a, b, chip, ignore, as_json, raw_engine, order):
     """Compare two command buffers, instruction by instruction.
 
     A and B: each a cmd_hdr_t buffer, assembly text, or raw streams named as
     ENGINE=FILE[,ENGINE=FILE...] (e.g. tiu=k.tiu.bin,gdma=k.gdma.bin; needs --chip); or both
     compiled models (.bmodel/.cvimodel): groups paired by label, a summary line per group,
-    then each differing group's instruction diff.
+    then each differing group's instruction diff. When either side is raw streams each
+    engine's order is compared on its own (what the hardware sees), and changes of which
+    instruction of another engine an instruction waits for are listed apart (--order).
+    Prints the differences, or one line saying the two are equal.
     Exit 0 when equal, 1 when different, 2 on bad input.
     """
     from bmk.cli import models
@@ -428,11 +434,13 @@ def diff(a, b, chip, ignore, as_json, raw_engine):
         sys.exit(0 if result.equal else 1)
     la = _single(texts[0]) if texts[0] is not None else _load_side(a, chip, raw_engine)
     lb = _single(texts[1]) if texts[1] is not None else _load_side(b, chip or la.chip, raw_engine)
-    result = diffing.diff_listings(la, lb, ignore)
+    result = diffing.diff_listings(la, lb, ignore, order)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     elif not result.equal:
         _write_lines("-", result.iter_text())
+    else:
+        click.echo(result.summary())
     sys.exit(0 if result.equal else 1)
 
 

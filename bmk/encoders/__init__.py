@@ -2,8 +2,8 @@
 from bmk.encoders.codec import Codec, codec_for
 from bmk.encoders.framing import (Record, decode, decode_cmdbuf, decode_stream, encode, encode_cmdbuf, encode_header,
                                   encode_record, encode_stream, encode_streams, header_length, make_record,
-                                  merge_streams, pack)
+                                  merge_streams, pack, Streams)
 
 __all__ = ["Codec", "codec_for", "Record", "decode", "decode_cmdbuf", "decode_stream", "encode",
            "encode_cmdbuf", "encode_header", "encode_record", "encode_stream", "encode_streams", "header_length",
-           "make_record", "merge_streams", "pack"]
+           "make_record", "merge_streams", "pack", "Streams"]

@@ -61,6 +61,22 @@ class Record:
         return f"{self.engine}.{self.kind or 'raw'}"
 
 
+class Streams(dict):
+    """{engine: raw stream bytes} of one core, as `acquire_streams()` and `encode(raw=True)` give
+    them, knowing its chip: `chip`, the chip's name. Raw streams carry no magic byte, so the
+    tools that take them (bmk.testing, bmk.text.loading) read the chip here instead of asking
+    for it. Otherwise a plain dict (equal to one with the same items)."""
+
+    def __init__(self, *args, chip=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.chip = chip
+
+
+def chip_of_streams(streams):
+    """The chip name a `Streams` carries; None for a plain dict."""
+    return getattr(streams, "chip", None)
+
+
 def header_length(header):
     """The command length a cmd_hdr_t announces (`len`, or `mask` when len is 0)."""
     return header["len"] or header["mask"]
@@ -364,10 +380,11 @@ def encode_streams(chip, records):
         while len(cores) <= r.core:
             cores.append({e.name: [] for e in chip.stream_engines})
         cores[r.core][chip.engine(r.engine).name].append(r)
-    out = [{e: encode_stream(chip, e, rs) for e, rs in by_engine.items() if rs} for by_engine in cores]
+    out = [Streams({e: encode_stream(chip, e, rs) for e, rs in by_engine.items() if rs}, chip=chip.name)
+           for by_engine in cores]
     if len(out) > 1:
         return out
-    return out[0] if out else {}
+    return out[0] if out else Streams(chip=chip.name)
 
 
 def merge_streams(chip, streams):

@@ -4,8 +4,12 @@
         ctx = bm1880.register(chip_version=1880, cmdbuf_size=1 << 20)
         ...
         cmdbuf_golden(ctx.acquire_cmdbuf())     # compares with test_conv_layer.cmdbuf next to this file
+        cmdbuf_golden(ctx.acquire_streams(), "conv_streams")   # raw streams: compared engine by engine
 
-`pytest --bmk-update-golden` (re)writes the .cmdbuf files instead of comparing.
+`pytest --bmk-update-golden` (re)writes the .cmdbuf files instead of comparing. A golden keeps
+its form: one that is equal is left alone (a golden written from acquire_cmdbuf() stays when the
+test now passes acquire_streams()), a text golden is rewritten as text, and a new golden is a
+cmd_hdr_t buffer (raw streams are framed in program order: the file names its chip).
 """
 import re
 from pathlib import Path
@@ -32,22 +36,47 @@ class CmdbufGolden:
         name = name or self.default_name
         return self.directory / (name if name.endswith(".cmdbuf") else name + ".cmdbuf")
 
-    def __call__(self, actual, name=None, *, ignore=(), chip=None):
+    def __call__(self, actual, name=None, *, ignore=(), chip=None, order=None):
         from bmk.testing import assert_cmdbuf_equal
         path = self.path(name)
         if path in self.checked:
             raise ValueError(f"cmdbuf_golden: {path.name} was already checked in this test; pass name=...")
         self.checked.append(path)
-        actual = bytes(actual)
+        if not isinstance(actual, dict):
+            actual = bytes(actual)
         if self.update:
-            if not path.exists() or path.read_bytes() != actual:
-                path.write_bytes(actual)
+            _update(path, actual, chip, order)
             return path
         if not path.exists():
             pytest.fail(f"cmdbuf_golden: {path} does not exist; run pytest --bmk-update-golden to create it",
                         pytrace=False)
-        assert_cmdbuf_equal(actual, path.read_bytes(), ignore=ignore, chip=chip)
+        assert_cmdbuf_equal(actual, path, ignore=ignore, chip=chip, order=order)
         return path
+
+
+def _update(path, actual, chip, order):
+    """(Re)write a golden in its own form (module docstring); an unreadable one as bytes."""
+    from bmk.encoders.framing import encode_cmdbuf
+    from bmk.errors import BmkError
+    from bmk.testing import cmdbuf_diff, listing_of
+    from bmk.text.asm import disassemble
+    from bmk.text.loading import is_text
+    if path.exists():
+        old = path.read_bytes()
+        try:
+            same = old == actual or cmdbuf_diff(actual, path, chip=chip, order=order).equal
+        except BmkError:
+            same = None
+        if same:
+            return
+        if same is not None and is_text(old):
+            listing = listing_of(actual, chip, "actual")
+            path.write_text(disassemble(listing.chip, listing.records))
+            return
+    if isinstance(actual, dict):
+        listing = listing_of(actual, chip, "actual")
+        actual = encode_cmdbuf(listing.chip, listing.records)
+    path.write_bytes(actual)
 
 
 def _sanitize(name):

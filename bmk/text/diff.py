@@ -15,6 +15,16 @@ WINDOW is handed on as a replaced block, up to its last pair of equal kinds (so 
 window continues that alignment), and aligned again (by kind) the same way.
 Keys are 64-bit hashes of an instruction's bytes (ignored fields cleared), not the records:
 a listing is decoded lazily, one record at a time.
+
+Order (`order`): "program" aligns the two listings as they are laid out (one program order);
+"engine" aligns each engine's instructions on their own (per core), since each engine's
+order is what the hardware sees and raw streams merged by their sync ids may interleave the
+engines in another valid order (issue 22.2). Engine order leaves the sync ids (own ids and
+waits) out of the instructions' comparison and compares what they mean instead: for each
+pair of aligned instructions, the instruction of another engine each waits for, through that
+engine's alignment (`Dependency`: reported apart from the instruction differences). It is
+the default when either side is raw streams.
+Field names are the disassembly's: a sync field is `id` or `wait.<engine>` (bmk/text/asm.py).
 """
 import difflib
 from array import array
@@ -24,10 +34,11 @@ import attrs
 
 from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import PAD, frame_at
-from bmk.text.asm import PAD_FIELD, format_record, format_value, kind_of, record_class
+from bmk.text.asm import PAD_FIELD, format_record, format_value, kind_of, mnemonic, record_class, sync_fields
 from bmk.errors import BmkError
 
 IGNORE_ALIASES = ("id", "wait", "sync")
+ORDERS = ("program", "engine")
 SMALL = 100_000          # len(a) * len(b) up to which SequenceMatcher aligns (today's exact result)
 WINDOW = 16_384          # how far ahead a difference looks for the point where the sides agree again
 RUN = 16                 # ... agree for this many instructions (fewer at an end)
@@ -49,29 +60,56 @@ class Entry:
 
 
 @attrs.frozen
+class Dependency:
+    """A pair of aligned instructions (engine order) that wait for different instructions of
+    another engine: `a_target`/`b_target` the index (in A, in B) of the instruction each waits
+    for, None when it waits for nothing (or for an id no instruction of that engine has:
+    `a_id`/`b_id` give the wait values); `a_target_in_b`: the counterpart in B of A's target
+    (None: it has none, or A's waits for nothing)."""
+
+    engine: str
+    a_index: int
+    b_index: int
+    kind: str
+    on: str                        # the engine waited for
+    a_target: "int | None"
+    b_target: "int | None"
+    a_target_in_b: "int | None"
+    a_id: int = 0
+    b_id: int = 0
+
+
+@attrs.frozen
 class Diff:
     a: object                      # Listing
     b: object
     ignored: tuple
     entries: "Sequence[Entry]"     # an Entries (made on access) or a tuple
     equal_count: int
+    order: str = "program"         # "program" or "engine" (module docstring)
+    dependencies: tuple = ()       # Dependency records (engine order)
 
     @property
     def equal(self):
-        return not self.entries
+        return not self.entries and not self.dependencies
 
     def counts(self):
         c = self.entries.counts() if isinstance(self.entries, Entries) else \
             {op: sum(e.op == op for e in self.entries) for op in OPS}
+        if self.order == "engine":
+            c["dependencies"] = len(self.dependencies)
         c["equal"] = self.equal_count
         return c
 
     def summary(self):
         c = self.counts()
+        how = " in each engine's order" if self.order == "engine" else ""
         if self.equal:
-            return f"{self.a.name} and {self.b.name} are equal ({self.equal_count} instructions)"
-        return (f"{self.a.name} and {self.b.name} differ: {c['changed']} changed, {c['inserted']} inserted, "
-                f"{c['deleted']} deleted; {c['equal']} equal")
+            return f"{self.a.name} and {self.b.name} are equal ({self.equal_count} instructions{how})"
+        n = c.get("dependencies", 0)
+        deps = f", {n} {'dependency' if n == 1 else 'dependencies'} changed" if n else ""
+        return (f"{self.a.name} and {self.b.name} differ{how}: {c['changed']} changed, {c['inserted']} inserted, "
+                f"{c['deleted']} deleted{deps}; {c['equal']} equal")
 
     def _value(self, engine, cls, name, v):
         chip = self.a.chip
@@ -81,7 +119,21 @@ class Diff:
             return format_value(chip.header.by_name[name[4:]], v)
         if chip.engine(engine).opaque or name == CORE_FIELD:
             return v
-        return format_value(chip.engine(engine).cls(cls).by_name[name], v)
+        fname = dict(sync_fields(chip.engine(engine))).get(name, name)
+        return format_value(chip.engine(engine).cls(cls).by_name[fname], v)
+
+    def _target(self, listing, index, on, wait):
+        if index is None:
+            return "nothing" if not wait else f"{on} id {wait} (no such {on} command)"
+        return f"{'A' if listing is self.a else 'B'}#{index} {mnemonic(self.a.chip, listing.records[index])}"
+
+    def dependency_text(self, d):
+        """One dependency change as a line of text."""
+        was = self._target(self.a, d.a_target, d.on, d.a_id)
+        if d.a_target is not None:
+            was += f" (B#{d.a_target_in_b})" if d.a_target_in_b is not None else " (not in B)"
+        return (f"! A#{d.a_index} B#{d.b_index} {d.engine}.{d.kind} waits for {d.on}: {was} -> "
+                f"{self._target(self.b, d.b_target, d.on, d.b_id)}")
 
     def to_text(self, limit=None):
         return "\n".join(self.iter_text(limit))
@@ -110,6 +162,13 @@ class Diff:
                 out.append(f"    {format_record(chip, self.a.records[e.a_index])}")
             yield from out
             out.clear()
+        if self.dependencies:
+            yield "cross-engine dependencies (what each instruction waits for, A -> B):"
+            for n, d in enumerate(self.dependencies):
+                if limit is not None and n >= limit:
+                    yield f"... {len(self.dependencies) - limit} more dependency changes"
+                    break
+                yield self.dependency_text(d)
         yield self.summary()
 
     def to_dict(self):
@@ -128,17 +187,44 @@ class Diff:
             else:
                 d["text"] = format_record(chip, self.a.records[e.a_index])
             entries.append(d)
-        return {"equal": self.equal, "chip": chip.name,
+        deps = [{"engine": d.engine, "a_index": d.a_index, "b_index": d.b_index, "kind": d.kind, "on": d.on,
+                 "a_target": d.a_target, "b_target": d.b_target, "a_target_in_b": d.a_target_in_b,
+                 "a_id": d.a_id, "b_id": d.b_id, "text": self.dependency_text(d)} for d in self.dependencies]
+        return {"equal": self.equal, "chip": chip.name, "order": self.order,
                 "a": {"name": self.a.name, "instructions": len(self.a.records)},
                 "b": {"name": self.b.name, "instructions": len(self.b.records)},
-                "ignored": list(self.ignored), "summary": self.counts(), "entries": entries}
+                "ignored": list(self.ignored), "summary": self.counts(), "entries": entries,
+                "dependencies": deps}
+
+
+def sync_ids(chip):
+    """The field names of every engine's own id and waits."""
+    return {e.own_id for e in chip.engines if e.own_id} | {f for e in chip.engines for _, f in e.wait_for}
+
+
+def _wait_fields(chip, name):
+    """`wait.<engine>` (engine name or alias) -> the wait fields on that engine; None if not one."""
+    if not name.startswith("wait."):
+        return None
+    try:
+        other = chip.engine(name[5:])
+    except BmkError:
+        return None
+    if other is None:
+        return None
+    return {f for e in chip.engines for o, f in e.wait_for if o == other.name} or None
 
 
 def expand_ignore(chip, names):
-    """--ignore names -> field names. Aliases: id (own ids), wait (wait ids), sync (ids, waits, enables)."""
+    """--ignore names -> field names. Aliases: id (own ids), wait (wait ids), sync (ids, waits,
+    enables), wait.<engine> (the waits for that engine, as the disassembly names them)."""
     fields = set()
     known = {f.name for c in chip.formats for f in c.fields}
     for name in names:
+        waits = _wait_fields(chip, name)
+        if waits is not None:
+            fields |= waits
+            continue
         if name in ("id", "sync"):
             fields |= {e.own_id for e in chip.engines if e.own_id}
         if name in ("wait", "sync"):
@@ -160,6 +246,7 @@ def expand_ignore(chip, names):
 
 
 def _field_changes(chip, ra, rb, ignored):
+    """(name, a, b) of each field that differs (sync fields under the disassembly's names)."""
     fmt = record_class(chip, ra)
     if fmt is None:                  # an opaque engine's bytes: their size and where they first differ
         nbytes = len(ra.data)
@@ -167,7 +254,8 @@ def _field_changes(chip, ra, rb, ignored):
             if ra.data != rb.data else []
     else:
         nbytes = fmt.nbytes
-        out = [(f.name, ra.fields[f.name], rb.fields[f.name]) for f in fmt.fields
+        shown = {f: alias for alias, f in sync_fields(chip.engine(ra.engine))}
+        out = [(shown.get(f.name, f.name), ra.fields[f.name], rb.fields[f.name]) for f in fmt.fields
                if f.name not in ignored and ra.fields[f.name] != rb.fields[f.name]]
     for k in sorted(set(ra.header) | set(rb.header)):
         if "hdr." + k in ignored:
@@ -270,8 +358,10 @@ class _Keyer:
             body = (int.from_bytes(body, "little") & m).to_bytes(cls.nbytes, "little")
         return hash((engine, cls.name, body, hdr))
 
-    def keys(self, records):
-        """array('q') of the keys of a Listing's records (a lazy buffer: read straight from its bytes)."""
+    def keys(self, records, sync=None):
+        """array('q') of the keys of a Listing's records (a lazy buffer: read straight from its bytes).
+
+        sync: a _Sync to fill with each record's stream and sync ids (engine order), or None."""
         chip, out = self.chip, array("q")
         data = getattr(records, "data", None)
         if data is not None and getattr(records, "offsets", None) is not None:
@@ -280,13 +370,140 @@ class _Keyer:
             for i, off in enumerate(records.offsets):
                 eng, cls, extra, start, length = frame_at(chip, data, off, hdr)
                 rec = special.get(i)
-                out.append(self.key(eng.name, cls, data[start:start + length], rec.header if rec else extra,
-                                    rec.core if rec else 0))
+                core = rec.core if rec else 0
+                body = data[start:start + length]
+                out.append(self.key(eng.name, cls, body, rec.header if rec else extra, core))
+                if sync is not None:
+                    sync.add_bytes(core, eng, cls, body)
             return out
         for r in records:
             cls = record_class(chip, r)
             out.append(self.key(r.engine, cls, r.data if cls is None else codec_for(cls).pack(r.fields), r.header,
                                 r.core))
+            if sync is not None:
+                sync.add_fields(r.core, chip.engine(r.engine), r.fields)
+        return out
+
+
+class _Sync:
+    """Per record of a listing: its stream (a code of (core, engine), shared by both sides of a
+    diff), its position in that stream, its own id (-1: none) and the value of each of its
+    engine's wait fields (-1: the class has none), read from the bytes or the fields."""
+
+    def __init__(self, chip, streams):
+        self.chip, self.streams = chip, streams        # streams: {(core, engine name): code}, shared
+        self.stream, self.position = array("q"), array("q")
+        self.own = array("q")
+        self.waits = [array("q") for _ in range(max((len(e.wait_for) for e in chip.engines), default=0))]
+        self.counts = {}
+        self._fields = {}
+
+    def _code(self, core, eng):
+        key = (core, eng.name)
+        code = self.streams.get(key)
+        if code is None:
+            code = self.streams[key] = len(self.streams)
+        n = self.counts.get(code, 0)
+        self.counts[code] = n + 1
+        self.stream.append(code)
+        self.position.append(n)
+
+    def _fields_of(self, eng, cls):
+        key = (eng.name, cls.name)
+        got = self._fields.get(key)
+        if got is None:
+            names = [eng.own_id] + [f for _, f in eng.wait_for]
+            got = self._fields[key] = [cls.by_name.get(n) if n else None for n in names]
+        return got
+
+    def add_bytes(self, core, eng, cls, body):
+        self._code(core, eng)
+        if cls is None:
+            return self._pad(0)
+        word = int.from_bytes(body, "little")
+        values = [-1 if f is None else (word >> f.bit) & f.max for f in self._fields_of(eng, cls)]
+        self._put(values)
+
+    def add_fields(self, core, eng, fields):
+        self._code(core, eng)
+        if eng.opaque:
+            return self._pad(0)
+        names = [eng.own_id] + [f for _, f in eng.wait_for]
+        self._put([fields.get(n, -1) if n else -1 for n in names])
+
+    def _put(self, values):
+        self.own.append(values[0])
+        for j, w in enumerate(self.waits):
+            w.append(values[j + 1] if j + 1 < len(values) else -1)
+
+    def _pad(self, _):
+        self._put([-1])
+
+    def indices(self, code):
+        """The listing indices of stream `code`'s records, in order."""
+        return array("q", (i for i, c in enumerate(self.stream) if c == code))
+
+    def targets(self):
+        """{(stream code, wait slot): array of what each of its records waits for}: the position
+        in the waited-for stream, -1 for nothing, -2 - id for an id no command there has."""
+        chip, out = self.chip, {}
+        engines = {code: (core, chip.engine(name)) for (core, name), code in self.streams.items()}
+        for code, (core, eng) in engines.items():          # missing waits: "next" fills them backwards
+            if eng.missing_wait != "next":
+                continue
+            for j in range(len(eng.wait_for)):
+                w, later = self.waits[j], 0
+                for i in range(len(self.stream) - 1, -1, -1):
+                    if self.stream[i] == code:
+                        if w[i] < 0:
+                            w[i] = later
+                        else:
+                            later = w[i]
+        last = {code: {} for code in engines}               # own id -> its latest position
+        for code in engines:
+            core, eng = engines[code]
+            for j in range(len(eng.wait_for)):
+                out[code, j] = array("q")
+        for i, code in enumerate(self.stream):
+            core, eng = engines[code]
+            for j, (other, _) in enumerate(eng.wait_for):
+                v = self.waits[j][i]
+                if v > 0 and eng.wait_mask is not None:
+                    v &= eng.wait_mask
+                if v <= 0:
+                    target = -1
+                else:
+                    ocode = self.streams.get((core, other))
+                    oeng = chip.engine(other)
+                    if ocode is None:
+                        target = -2 - v
+                    elif oeng.implicit_ids:
+                        target = v - 1 if v <= self.counts.get(ocode, 0) else -2 - v
+                    else:
+                        target = last[ocode].get(v, -2 - v)
+                out[code, j].append(target)
+            if self.own[i] >= 0 and not eng.implicit_ids:
+                last[code][self.own[i]] = self.position[i]
+        return out
+
+
+class _Kinds:
+    """(engine, class, kind) of a listing's records lo..hi of a sequence (`index`: listing
+    indices of the sequence, None: the listing itself); the last window's are kept for `cut`."""
+
+    def __init__(self, chip, listing, index=None):
+        self.chip, self.listing, self.index = chip, listing, index
+        self.start, self.known = 0, ()
+
+    def __call__(self, lo, hi):
+        if self.start <= lo and hi <= self.start + len(self.known):
+            return self.known[lo - self.start:hi - self.start]
+        chip, records, index = self.chip, self.listing.records, self.index
+        out = []
+        for k in range(lo, hi):
+            r = _classed(chip, records[k if index is None else index[k]])
+            out.append((r.engine, r.cls, kind_of(chip, r)))
+        self.start, self.known = lo, out
         return out
 
 
@@ -372,39 +589,15 @@ def _window(ka, kb, i1, i2, j1, j2):
         yield "replace", i1, i2, j1, j2
 
 
-def diff_listings(a, b, ignore=()):
-    """Two Listings of one chip -> Diff. Raises BmkError when the chips differ or an ignore is unknown."""
-    if a.chip.name != b.chip.name:
-        raise BmkError(f"cannot compare a {a.chip.name} buffer ({a.name}) with a {b.chip.name} one ({b.name})")
-    chip = a.chip
-    ignored = expand_ignore(chip, ignore)
-    keyer = _Keyer(chip, ignored)
-    ka, kb = keyer.keys(a.records), keyer.keys(b.records)
-    ops, ia, ib = array("b"), array("q"), array("q")
+def _align(ka, kb, kinds_a, kinds_b, add, match):
+    """Align two key sequences (opcodes, replaced blocks aligned again by (engine, kind), pairs
+    of one engine and class "changed"); add(op, i, j) each difference (positions in the
+    sequences), match[i] = j for each aligned pair (equal or changed). Returns the equal count."""
     equal = 0
-
-    def add(op, i, j):
-        ops.append(op)
-        ia.append(-1 if i is None else i)
-        ib.append(-1 if j is None else j)
-
-    cache = {}
-
-    def kinds(listing, lo, hi):
-        """(engine, class, kind) of records lo..hi; the last window's are kept for `cut`."""
-        start, known = cache.get(listing is b, (0, ()))
-        if start <= lo and hi <= start + len(known):
-            return known[lo - start:hi - start]
-        out = []
-        for k in range(lo, hi):
-            r = _classed(chip, listing.records[k])
-            out.append((r.engine, r.cls, kind_of(chip, r)))
-        cache[listing is b] = (lo, out)
-        return out
 
     def cut(i1, i2, j1, j2):
         end = (i1, j1)
-        for t2, x1, x2, y1, y2 in opcodes(kinds(a, i1, i2), kinds(b, j1, j2)):
+        for t2, x1, x2, y1, y2 in opcodes(kinds_a(i1, i2), kinds_b(j1, j2)):
             if t2 == "equal":
                 end = (i1 + x2, j1 + y2)
         return end
@@ -412,6 +605,9 @@ def diff_listings(a, b, ignore=()):
     for tag, i1, i2, j1, j2 in opcodes(ka, kb, cut):
         if tag == "equal":
             equal += i2 - i1
+            if match is not None:
+                for k in range(i2 - i1):
+                    match[i1 + k] = j1 + k
             continue
         if tag == "delete":
             for i in range(i1, i2):
@@ -422,12 +618,14 @@ def diff_listings(a, b, ignore=()):
                 add(1, None, j)
             continue
         # replace: align again by (engine, kind); pair what lines up, same engine only.
-        sa, sb = kinds(a, i1, i2), kinds(b, j1, j2)
+        sa, sb = kinds_a(i1, i2), kinds_b(j1, j2)
         for t2, x1, x2, y1, y2 in opcodes(sa, sb):
             pairs = min(x2 - x1, y2 - y1) if t2 in ("equal", "replace") else 0
             for k in range(pairs):
                 if sa[x1 + k][:2] == sb[y1 + k][:2]:
                     add(0, i1 + x1 + k, j1 + y1 + k)
+                    if match is not None:
+                        match[i1 + x1 + k] = j1 + y1 + k
                 else:
                     add(2, i1 + x1 + k, None)
                     add(1, None, j1 + y1 + k)
@@ -435,4 +633,87 @@ def diff_listings(a, b, ignore=()):
                 add(2, i1 + i, None)
             for j in range(y1 + pairs, y2):
                 add(1, None, j1 + j)
-    return Diff(a, b, tuple(sorted(ignored)), Entries(a, b, ignored, ops, ia, ib), equal)
+    return equal
+
+
+def default_order(a, b):
+    """"engine" when either listing is raw streams, else "program"."""
+    return "engine" if "raw" in (a.source, b.source) else "program"
+
+
+def diff_listings(a, b, ignore=(), order=None):
+    """Two Listings of one chip -> Diff. `order`: "program", "engine" or None (engine when
+    either side is raw streams; module docstring). Raises BmkError when the chips differ, an
+    ignore is unknown or the order is not one of ORDERS."""
+    if a.chip.name != b.chip.name:
+        raise BmkError(f"cannot compare a {a.chip.name} buffer ({a.name}) with a {b.chip.name} one ({b.name})")
+    if order is None:
+        order = default_order(a, b)
+    if order not in ORDERS:
+        raise BmkError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+    chip = a.chip
+    ignored = expand_ignore(chip, ignore)
+    ops, ia, ib = array("b"), array("q"), array("q")
+    if order == "program":
+        keyer = _Keyer(chip, ignored)
+        ka, kb = keyer.keys(a.records), keyer.keys(b.records)
+
+        def add(op, i, j):
+            ops.append(op)
+            ia.append(-1 if i is None else i)
+            ib.append(-1 if j is None else j)
+        equal = _align(ka, kb, _Kinds(chip, a), _Kinds(chip, b), add, None)
+        return Diff(a, b, tuple(sorted(ignored)), Entries(a, b, ignored, ops, ia, ib), equal)
+    # engine order: each stream aligned on its own, sync ids compared as the dependencies they make
+    deps = not ({"wait", "sync"} & set(ignore)) and not (sync_ids(chip) - {e.own_id for e in chip.engines} <= ignored)
+    compared = ignored | sync_ids(chip)
+    keyer, streams = _Keyer(chip, compared), {}
+    sa, sb = _Sync(chip, streams), _Sync(chip, streams)
+    ka, kb = keyer.keys(a.records, sa), keyer.keys(b.records, sb)
+    equal, matches, index = 0, {}, {}
+    for code in sorted(streams.values()):
+        xa, xb = sa.indices(code), sb.indices(code)
+        index[code] = (xa, xb)
+        match = matches[code] = array("q", [-1]) * len(xa)
+
+        def add(op, i, j, xa=xa, xb=xb):
+            ops.append(op)
+            ia.append(-1 if i is None else xa[i])
+            ib.append(-1 if j is None else xb[j])
+        equal += _align(array("q", (ka[i] for i in xa)), array("q", (kb[j] for j in xb)),
+                        _Kinds(chip, a, xa), _Kinds(chip, b, xb), add, match)
+    dependencies = _dependencies(chip, a, b, streams, sa, sb, matches, index) if deps else ()
+    return Diff(a, b, tuple(sorted(ignored)), Entries(a, b, compared, ops, ia, ib), equal, order, dependencies)
+
+
+def _dependencies(chip, a, b, streams, sa, sb, matches, index):
+    """The Dependency changes of aligned pairs (engine order)."""
+    ta, tb = sa.targets(), sb.targets()
+    out = []
+    for (core, name), code in sorted(streams.items(), key=lambda kv: kv[1]):
+        eng = chip.engine(name)
+        xa, xb = index[code]
+        for j, (other, _) in enumerate(eng.wait_for):
+            ocode = streams.get((core, other))
+            wa, wb = ta.get((code, j)), tb.get((code, j))
+            if wa is None or wb is None:
+                continue
+            omatch = matches.get(ocode)
+            oxa, oxb = index.get(ocode, ((), ()))
+            for p, q in enumerate(matches[code]):
+                if q < 0:
+                    continue
+                t_a, t_b = wa[p], wb[q]
+                mapped = (omatch[t_a] if omatch is not None else -1) if t_a >= 0 else t_a
+                if t_a >= 0 and mapped < 0:
+                    mapped = None          # A's target has no counterpart in B
+                if mapped == t_b:
+                    continue
+                r = _classed(chip, a.records[xa[p]])
+                out.append(Dependency(
+                    name, xa[p], xb[q], kind_of(chip, r), other,
+                    oxa[t_a] if t_a >= 0 else None, oxb[t_b] if t_b >= 0 else None,
+                    oxb[mapped] if mapped is not None and mapped >= 0 else None,
+                    sa.waits[j][xa[p]] if t_a < -1 else 0, sb.waits[j][xb[q]] if t_b < -1 else 0))
+    out.sort(key=lambda d: (d.b_index, d.a_index))
+    return tuple(out)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import attrs
 
 from bmk.encoders import decode_stream, merge_streams
+from bmk.encoders.framing import chip_of_streams
 from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import PAD, encode_header, record_at, scan_cmdbuf
 from bmk.errors import BmkError, DecodeError, SpecError
@@ -335,6 +336,27 @@ def stream_error(path, engine, e):
     return err
 
 
+def check_id_sequence(chip, engine, records, path):
+    """A raw stream's own ids must count up by one (or restart at 1, where the scheduler starts
+    a new chunk: bmk/scheduler.py): a stream of another engine read as this one decodes, but
+    into ids that are no sequence, so this is where a swapped --raw file is caught."""
+    eng = chip.engine(engine)
+    own = eng.own_id
+    if not own or eng.implicit_ids:
+        return
+    prev = None
+    for n, r in enumerate(records):
+        v = r.fields.get(own)
+        if v is None:
+            continue
+        if prev is not None and v != prev + 1 and v != 1:
+            others = [e.name for e in chip.stream_engines if e.name != eng.name and not e.opaque]
+            hint = f"; is it a {' or '.join(others)} stream given as {eng.name}?" if others else ""
+            raise DecodeError(f"{path}: {eng.name} stream byte {r.offset}: {eng.name} command {n} has id {v} after "
+                              f"id {prev}, but a stream's ids count up by one{hint}", None)
+        prev = v
+
+
 def decode_raw(chip, streams):
     """{engine: (name, bytes)} -> records merged in program order (framing.merge_streams).
 
@@ -348,6 +370,7 @@ def decode_raw(chip, streams):
             decoded[name] = decode_stream(chip, name, data)
         except DecodeError as e:
             raise stream_error(path, name, e) from None
+        check_id_sequence(chip, name, decoded[name], path)
         paths[name] = str(path)
     return tuple(merge_streams(chip, decoded)), paths
 
@@ -394,6 +417,17 @@ def load_raw_bytes(streams, chip, name=None):
     records, paths = decode_raw(chip, streams)
     label = name or (next(iter(paths.values())) if len(paths) == 1 else ",".join(f"{e}={p}" for e, p in paths.items()))
     return Listing(chip, records, "raw", label, paths=paths)
+
+
+def load_streams(streams, chip, name="<input>"):
+    """{engine: bytes} (e.g. `ctx.acquire_streams()`, whose chip is used when `chip` is None)
+    -> one Listing (source "raw"); each stream is named '<name>:<engine>' in messages and locations."""
+    chip = need_chip(chip or chip_of_streams(streams), f"{name}: raw streams")
+    for engine, data in streams.items():
+        if not isinstance(engine, str) or not isinstance(data, (bytes, bytearray, memoryview)):
+            raise BmkError(f"{name}: raw streams must be {{engine name: bytes}}, not {{{type(engine).__name__}: "
+                           f"{type(data).__name__}}}")
+    return load_raw_bytes({engine: (f"{name}:{engine}", bytes(data)) for engine, data in streams.items()}, chip, name)
 
 
 def parse_side(spec, chip):

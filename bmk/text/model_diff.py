@@ -2,7 +2,8 @@
 
 The models differ when their io tensors, coefficients or neuron memory differ (stages paired
 by net and stage index), when a group is in one model only, or when a paired group's
-instructions differ (bmk.text.diff, `--ignore` as for buffers). Each group gets a one-line
+instructions differ (bmk.text.diff, `--ignore` as for buffers; a group of raw streams is
+compared in each engine's order, with its cross-engine dependencies apart). Each group gets a one-line
 summary; a differing group is followed by its field diff. Models of a chip bmk cannot decode
 yet are compared byte by byte per engine stream (no field diff), so two files of any chip can
 still be told equal or not. Models of two different chips cannot be compared (BmkError). A model's listing (a text of
@@ -33,7 +34,9 @@ class GroupDiff:
             c = self.diff.counts()
             if self.status == "equal":
                 return f"{self.label}: equal ({c['equal']} instructions)"
-            return (f"{self.label}: {c['changed']} changed, {c['inserted']} inserted, {c['deleted']} deleted; "
+            n = c.get("dependencies")
+            deps = "" if not n else f", {n} {'dependency' if n == 1 else 'dependencies'} changed"
+            return (f"{self.label}: {c['changed']} changed, {c['inserted']} inserted, {c['deleted']} deleted{deps}; "
                     f"{c['equal']} equal" + (f"; {self.note}" if self.note else ""))
         return f"{self.label}: {self.status}" + (f" ({self.note})" if self.note else "")
 
