@@ -22,8 +22,10 @@ order is what the hardware sees and raw streams merged by their sync ids may int
 engines in another valid order (issue 22.2). Engine order leaves the sync ids (own ids and
 waits) out of the instructions' comparison and compares what they mean instead: for each
 pair of aligned instructions, the instruction of another engine each waits for, through that
-engine's alignment (`Dependency`: reported apart from the instruction differences). It is
-the default when either side is raw streams.
+engine's alignment (`Dependency`: reported apart from the instruction differences), and
+an own id is compared by how far it is from its stream's sequence (an insertion moves every
+later id and changes none; one changed id is one change, shown as `id`). It is the default
+when either side is raw streams.
 Field names are the disassembly's: a sync field is `id` or `wait.<engine>` (bmk/text/asm.py).
 """
 import difflib
@@ -283,9 +285,10 @@ class Entries(Sequence):
     """The differences of a Diff, kept as (op, A index, B index) in arrays; an Entry, with its
     kinds and field changes, is made when asked for (linear memory on big listings)."""
 
-    def __init__(self, a, b, ignored, ops, ia, ib):
+    def __init__(self, a, b, ignored, ops, ia, ib, ids=None):
         self.a, self.b, self.ignored = a, b, ignored
         self.ops, self.ia, self.ib = ops, ia, ib
+        self.ids = ids       # engine order: the two sides' _Sync, whose own ids out of sequence count
 
     def __len__(self):
         return len(self.ops)
@@ -297,8 +300,12 @@ class Entries(Sequence):
         chip = self.a.chip
         if op == "changed":
             ra, rb = _classed(chip, self.a.records[i]), _classed(chip, self.b.records[j])
-            return Entry(op, i, j, ra.engine, ra.cls, kind_of(chip, ra), kind_of(chip, rb),
-                         _field_changes(chip, ra, rb, self.ignored))
+            changes = _field_changes(chip, ra, rb, self.ignored)
+            if self.ids is not None:
+                sa, sb = self.ids
+                if sa.skew[i] != sb.skew[j]:
+                    changes = (("id", sa.own[i], sb.own[j]),) + changes
+            return Entry(op, i, j, ra.engine, ra.cls, kind_of(chip, ra), kind_of(chip, rb), changes)
         if op == "deleted":
             ra = _classed(chip, self.a.records[i])
             return Entry(op, i, None, ra.engine, ra.cls, kind_of(chip, ra), None)
@@ -397,6 +404,7 @@ class _Sync:
         self.waits = [array("q") for _ in range(max((len(e.wait_for) for e in chip.engines), default=0))]
         self.counts = {}
         self._fields = {}
+        self._skew = None
 
     def _code(self, core, eng):
         key = (core, eng.name)
@@ -438,6 +446,23 @@ class _Sync:
 
     def _pad(self, _):
         self._put([-1])
+
+    @property
+    def skew(self):
+        """Per record: how far its own id is from its place in its stream's sequence (ids count
+        1, 2, 3 ... from the stream's start or from a restart at 1: bmk/scheduler.py), so that an
+        insertion, which moves every later id, changes none, and one changed id changes one."""
+        if self._skew is None:
+            self._skew, start = array("q"), {}          # stream -> position where its ids restarted
+            for i, code in enumerate(self.stream):
+                own, pos = self.own[i], self.position[i]
+                if own < 0:
+                    self._skew.append(0)
+                    continue
+                if own == 1:
+                    start[code] = pos
+                self._skew.append(own - (pos - start.get(code, 0) + 1))
+        return self._skew
 
     def indices(self, code):
         """The listing indices of stream `code`'s records, in order."""
@@ -670,6 +695,11 @@ def diff_listings(a, b, ignore=(), order=None):
     keyer, streams = _Keyer(chip, compared), {}
     sa, sb = _Sync(chip, streams), _Sync(chip, streams)
     ka, kb = keyer.keys(a.records, sa), keyer.keys(b.records, sb)
+    ids = None
+    if not ({"id", "sync"} & set(ignore)) and not ({e.own_id for e in chip.engines if e.own_id} <= ignored):
+        ids = (sa, sb)             # an own id out of its stream's sequence is a change of that instruction
+        ka = array("q", (hash((k, d)) if d else k for k, d in zip(ka, sa.skew)))
+        kb = array("q", (hash((k, d)) if d else k for k, d in zip(kb, sb.skew)))
     equal, matches, index = 0, {}, {}
     for code in sorted(streams.values()):
         xa, xb = sa.indices(code), sb.indices(code)
@@ -683,7 +713,7 @@ def diff_listings(a, b, ignore=(), order=None):
         equal += _align(array("q", (ka[i] for i in xa)), array("q", (kb[j] for j in xb)),
                         _Kinds(chip, a, xa), _Kinds(chip, b, xb), add, match)
     dependencies = _dependencies(chip, a, b, streams, sa, sb, matches, index) if deps else ()
-    return Diff(a, b, tuple(sorted(ignored)), Entries(a, b, compared, ops, ia, ib), equal, order, dependencies)
+    return Diff(a, b, tuple(sorted(ignored)), Entries(a, b, compared, ops, ia, ib, ids), equal, order, dependencies)
 
 
 def _dependencies(chip, a, b, streams, sa, sb, matches, index):
