@@ -4,7 +4,7 @@ A row names the function (C name without `bmk1880_`), its op record (params.py),
 and lowering functions by family (checks/<family>.py, lowering/<family>.py: dma, eltwise,
 conv, matrix) with their family parameters (the instruction kind, a constant operand...),
 the seed section, one docstring line, and the instruction kinds (specs/bm1880/*.toml) its
-lowering emits. `Context` (context.py) gets one generated method per row; tests/api/
+lowering emits. `Context` (context.py) gets one generated method per row; tests/program/
 test_op_table.py checks the rows against the spec. Groups follow the seed.
 """
 from functools import partial

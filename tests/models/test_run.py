@@ -163,7 +163,7 @@ def test_retinaface_runs_end_to_end():
 def test_yuv2rgb_runs_to_the_vendors_answer():
     """The vendor ships this kernel's own input and output bytes (tensor order, raw): the
     plumbing gives the vendor's output (the bm1684x semantics have every kind it uses, issue 21;
-    tests/sim/bm1684x/test_models.py checks the same bytes)."""
+    tests/chips/bm1684x/sim/test_models.py checks the same bytes)."""
     m = bmk.load_model(F.YUV2RGB)
     folder = F.YUV2RGB.parent
     (x,), (y,) = m.nets[0].stages[0].inputs, m.nets[0].stages[0].outputs

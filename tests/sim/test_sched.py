@@ -11,7 +11,7 @@ from bmk.isa import load_chip
 
 from tests.goldens import GOLDEN_IDS, golden, load_cases, run_calls
 
-from .helpers import I8, new, rand16, sat
+from tests.chips.bm1880.sim.helpers import I8, new, rand16, sat
 
 CHIP = load_chip("bm1880")
 TILES, SHAPE = 6, (1, 32, 16, 16)

@@ -32,7 +32,7 @@ Short sequences (S = src, D = dst, W = work; every step element-wise over the sh
   (D = e^k, W = e^f - 1), then W = W * D (e^k (e^f - 1)); D = D - 1.0 (e^k - 1);
   D = D + W (E); W = D + 2.0; D = D / W.
 Accuracy, in fp32 ulp from the correctly rounded result where it is a normal float, over the
-remark's range (tests/bm1684/test_fp32_unary.py pins it): rsqrt 0, sqrt 1, lookup_exp 0,
+remark's range (tests/chips/bm1684/test_fp32_unary.py pins it): rsqrt 0, sqrt 1, lookup_exp 0,
 taylor_exp 3 (32 series, |x| < 1), exp 2, sigmoid 3, tanh 3 (with 8 to 64 series as well).
 """
 from bmk.bm1684.lowering import common as lo

@@ -5,7 +5,7 @@ Where: the static memory space of the memory map (specs/bm1684x/chip.toml [memor
 the byte offsets the chip's params name (`static_*_table`, with `*_len` entries), from tpu-mlir
 python/debugger/target_1684x/cmodel.py `gen_lookup_table` (the tables' order and padding; the
 golden yolov5s stream's tsbc.s_distribute reads the sequence table at offset 1472). Contents,
-computed here and checked against the cmodel's listed words (tests/sim/bm1684x):
+computed here and checked against the cmodel's listed words (tests/chips/bm1684x/sim):
 - exp table: fp32 e^(i - 103), i < its length (e^-103 is the smallest subnormal, e^88 the
   largest finite power);
 - exp coefficients: fp32 1 / k!;
