@@ -15,6 +15,7 @@ import pytest
 
 import bmk
 from bmk import bm1684, bm1684x
+from bmk.isa import load_chip
 from bmk.sim.races import find_races
 from tests.bounded import bounded
 from tests.vectors.vendor import streams as vendor_streams
@@ -153,3 +154,24 @@ def test_gmem_chunks_read_and_dump_any_size_in_bounded_memory():
     assert pieces == [[4, 0], [4, 0], [4, 3], [4, 0]]
     with pytest.raises(bmk.SimulationError, match="gmem_read range must be inside gmem"):
         sim.gmem_read(G, (8 << 30) + 1)
+
+
+# -- bm1684x: refused before any work ---------------------------------------------------------------
+def test_bm1684x_command_whose_result_does_not_fit_is_refused_before_work():
+    """An arith command (128 bytes) over two 16M-element operands (a zero-stride free layout)
+    whose result overflows its lane: refused before its operands are read (was: read, computed in
+    full, 0.4 GB and 1.7 s, then refused)."""
+    ctx = bm1684x.Context()
+    s = bm1684x.dim4(1, 64, 8, 8)
+    ctx.bdc_min(0x1000, 0, 0x800, s, None, None, None, bm1684x.DT_INT8)
+    (rec,) = [r for r in bmk.decode("bm1684x", ctx.acquire_streams()) if r.kind == "arith.min"]
+    free = load_chip("bm1684x").engine("tiu").cls(rec.cls).field("res0_str").enum_value("free")
+    f = dict(rec.fields)
+    f.update(res0_n=1, res0_c=64, res0_h=512, res0_w=512)
+    f.update({k: 0 for k in f if k.endswith(("_n_str", "_c_str", "_h_str", "_w_str"))})
+    f.update({k: free for k in ("res0_str", "opd0_str", "opd1_str")})
+    f.update(res0_n_str=1, res0_c_str=1, res0_h_str=512, res0_w_str=1)      # 256 KiB from 0x1000
+    raw = bmk.encode("bm1684x", _unsynced([attrs.evolve(rec, fields=f)]), raw=True)
+    assert len(raw["tiu"]) <= 128
+    out = bounded(bmk.Simulator("bm1684x").run, raw, seconds=0.5, nbytes=32 << 20)
+    assert out.startswith("SimulationError") and "res0 must fit in its lmem lane" in out, out

@@ -62,8 +62,8 @@ import numpy as np
 from bmk import numerics
 from bmk.errors import SimulationError
 from bmk.sim.bm1684x import fields as F
-from bmk.sim.bm1684x.operands import (check_shape, const, dt, mode_of, operand, read, shape_of, start_npu, tensor,
-                                      write)
+from bmk.sim.bm1684x.operands import (check_result, check_shape, const, dt, mode_of, operand, read, shape_of,
+                                      start_npu, tensor, write)
 
 SHIFT_MIN, SHIFT_MAX = -32, 31
 _BIG = 1 << 62      # beyond every 32-bit type: a saturating left shift may stop here
@@ -111,11 +111,14 @@ def _check_shapes(f, shape, names):
             raise SimulationError(f"{name}_{d} must be 0, res0_{d} ({size}) or 1 on a zero stride, not {v}")
 
 
-def _inputs(m, f, kind, n_opd=2):
+def _inputs(m, f, kind, n_opd=2, res_like=None):
     shape = shape_of(f)
     check_shape(m, "res0", shape)
     _check_shapes(f, shape, ("opd0", "opd1")[:n_opd])
     a_dt = dt(m, f, "opd0")
+    # the result is checked before any operand is read (issue 24 item 3); its type: res0_prec,
+    # or opd0's (res_like "opd0")
+    check_result(m, tensor(m, f, "res0", shape, a_dt if res_like == "opd0" else dt(m, f, "res0", 0)))
     a = operand(m, f, "opd0", shape, a_dt)
     if n_opd == 1:
         return shape, a_dt, a, None, None
@@ -269,7 +272,7 @@ def _shift(logical):
 
 def cshift(m, f):
     """Rotate opd0's bit pattern (its width) left by opd1 (> 0) or right (< 0)."""
-    shape, a_dt, a, b_dt, b = _inputs(m, f, "arith.cshift")
+    shape, a_dt, a, b_dt, b = _inputs(m, f, "arith.cshift", res_like="opd0")
     _int_only("arith.cshift", a_dt, b_dt)
     res = tensor(m, f, "res0", shape, a_dt)
     bits = a_dt.bits

@@ -188,13 +188,21 @@ def lane_enable(m, f, t):
     return np.array([(mask >> int(x)) & 1 for x in lanes], bool)
 
 
+def check_result(m, t):
+    """SimulationError for a result tensor that cannot be written (a zero stride, bytes outside
+    its lane): called before the operands are read, so such a command costs no work."""
+    if any(s == 0 and d > 1 for s, d in zip(t.strides, t.shape)):
+        raise SimulationError(f"{t.name} stride must be non-zero in every dimension larger than 1, not "
+                              f"{t.strides} for shape {t.shape} (a result cannot be broadcast)")
+    if t.dtype.bits % 8 == 0:           # the view is memoized for the write (int4: _nibbles checks)
+        m.lmem.tensor(t.name, t.addr, t.shape, t.strides, None, True, t.dtype.numpy)
+
+
 def write(m, t, values, saturate, f=None, mode=numerics.Round.HALF_TO_EVEN):
     """Store values into a tensor: integers saturated to its type (saturate) or wrapped modulo
     2**bits; floats rounded to its type by `mode` (IEEE nearest-even by default). With f given,
     its lane mask (tsk_lane_num) selects the channels written."""
-    if any(s == 0 and d > 1 for s, d in zip(t.strides, t.shape)):
-        raise SimulationError(f"{t.name} stride must be non-zero in every dimension larger than 1, not "
-                              f"{t.strides} for shape {t.shape} (a result cannot be broadcast)")
+    check_result(m, t)
     raw = store_values(np.broadcast_to(values, t.shape), t.dtype, saturate, mode)
     enable = lane_enable(m, f, t) if f is not None else None
     if enable is not None:
