@@ -17,7 +17,7 @@ _INPUT_RE = re.compile(r"^(?P<name>[^=]+)=(?P<path>.+)$")
 
 def sniff(path):
     """True when the file at `path` (not stdin) starts like a bmodel or a cvimodel."""
-    from bmk.models import is_model
+    from bmk.models.magic import is_model
     if path in (None, "-") or not os.path.isfile(path):
         return False
     with open(path, "rb") as f:

@@ -226,14 +226,47 @@ def frame_at(chip, data, offset, hdr_codec=None):
 def scan_cmdbuf(chip, data):
     """cmd_hdr_t bytes -> the byte offset of every record (an array of int64), each checked as `decode_cmdbuf`
     checks it (same DecodeErrors), without unpacking any fields: a cheap first pass."""
+    return scan_frames(chip, data).offsets
+
+
+class Frames:
+    """What a first pass over a cmd_hdr_t buffer learnt of every record, so that its header is
+    parsed once (issue 24 item 4): `offsets` (int64) and `kinds` (uint32) per record, where
+    kinds index `frames`, the distinct (engine, class, extra header, header bytes, length)."""
+
+    __slots__ = ("offsets", "kinds", "frames")
+
+    def __init__(self, offsets, kinds, frames):
+        self.offsets, self.kinds, self.frames = offsets, kinds, frames
+
+    def record(self, chip, data, i):
+        """The Record of record i (its fields unpacked now)."""
+        eng, cls, extra, hsize, length = self.frames[self.kinds[i]]
+        offset = self.offsets[i]
+        start = offset + hsize
+        if cls is None:
+            return opaque_record(chip, eng, data[start:start + length], None, offset, dict(extra))
+        return make_record(chip, eng.name, cls, codec_for(cls).unpack(data[start:start + length]), None, offset,
+                           dict(extra))
+
+
+def scan_frames(chip, data):
+    """cmd_hdr_t bytes -> Frames: every record checked as `decode_cmdbuf` checks it (same
+    DecodeErrors), its header parsed and kept as an index, no field unpacked."""
     chip = _chip(chip)
     hdr_codec = codec_for(chip.header)
-    offsets, offset = array("q"), 0
+    hsize = hdr_codec.nbytes
+    offsets, kinds, index, offset = array("q"), array("I"), {}, 0
     while offset < len(data):
-        _, _, _, start, length = frame_at(chip, data, offset, hdr_codec)
+        eng, cls, extra, start, length = frame_at(chip, data, offset, hdr_codec)
+        key = (eng.name, cls.name if cls is not None else None, tuple(extra.items()), length)
+        k = index.get(key)
+        if k is None:
+            k = index[key] = (len(index), (eng, cls, tuple(extra.items()), hsize, length))
         offsets.append(offset)
+        kinds.append(k[0])
         offset = start + length
-    return offsets
+    return Frames(offsets, kinds, [frame for _, frame in sorted(index.values(), key=lambda kv: kv[0])])
 
 
 def record_at(chip, data, offset, hdr_codec=None):

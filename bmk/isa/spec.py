@@ -12,9 +12,12 @@ tsk_eu_typ); the loader builds the selector index once.
 """
 import functools
 import itertools
+import marshal
 import operator
-import tomllib
-from importlib import resources
+import os
+import pathlib
+import zlib
+from typing import NamedTuple
 
 import attrs
 
@@ -573,12 +576,38 @@ def _check_keys(where, table, allowed, required=()):
         raise SpecError(f"{where}: missing keys {missing}")
 
 
+_PLAIN_KEYS = frozenset(("name", "bit", "width", "default", "reserved"))
+
+
+def _plain_field(row, seen, top_bit):
+    """The Field of a row that passes every check of _field_rows without an enum and within
+    MAX_FIELD_BITS, else None (then _field_rows checks it again and says what is wrong): most
+    rows, checked without building their error context (loading a chip is on every command
+    line's path)."""
+    if type(row) is not dict or not row.keys() <= _PLAIN_KEYS:
+        return None
+    name, bit, width = row.get("name"), row.get("bit"), row.get("width")
+    default, reserved = row.get("default", 0), row.get("reserved", False)
+    if (type(name) is not str or name in seen or not name.isidentifier() or type(bit) is not int
+            or type(width) is not int or type(default) is not int or type(reserved) is not bool
+            or bit < 0 or not 1 <= width <= MAX_FIELD_BITS or not 0 <= default < 1 << width
+            or (top_bit is not None and bit + width > top_bit)):
+        return None
+    return Field(name, bit, width, default, reserved, ())
+
+
 def _field_rows(where, rows, enums, nbytes=None):
     """Check field rows; split reserved rows wider than MAX_FIELD_BITS into parts."""
     if not isinstance(rows, list):
         raise SpecError(f"{where}: fields must be a list of tables")
     fields, seen = [], set()
+    top_bit = nbytes * 8 if nbytes else None
     for i, row in enumerate(rows):
+        plain = _plain_field(row, seen, top_bit)
+        if plain is not None:
+            seen.add(plain.name)
+            fields.append(plain)
+            continue
         at = f"{where}: fields[{i}] ({row.get('name', '?') if isinstance(row, dict) else '?'})"
         _check_keys(at, row, ("name", "bit", "width", "default", "reserved", "enum"))
         name = row.get("name")
@@ -734,17 +763,26 @@ def _head(where, table, enums):
 
 
 def _selector_index(where, head, selector, classes):
-    """{selector values in head order: class}; values that pick two classes are refused."""
+    """{selector values in head order: class}; values that pick two classes are refused (the
+    first such values in enumeration order, with the first two classes in spec order).
+
+    Each key claims the combinations it fixes (its fields at their values, the others free):
+    the work follows the combinations the keys cover, not every combination times every key."""
     sel_fields = [f for f in head if f.name in selector]       # head order = key order
-    index = {}
-    for combo in itertools.product(*(range(f.max + 1) for f in sel_fields)):
+    index, clashes = {}, {}
+    for cls in classes:
+        for key in cls.keys:
+            fixed = dict(key)
+            ranges = [(fixed[f.name],) if f.name in fixed else range(f.max + 1) for f in sel_fields]
+            for combo in itertools.product(*ranges):
+                owner = index.setdefault(combo, cls)
+                if owner is not cls:
+                    clashes.setdefault(combo, (owner, cls))
+    if clashes:
+        combo = min(clashes)
+        first, second = clashes[combo]
         values = dict(zip((f.name for f in sel_fields), combo))
-        hits = [c for c in classes if any(all(values[k] == v for k, v in key) for key in c.keys)]
-        if len(hits) > 1:
-            raise SpecError(f"{where}: selector values {values} pick two classes: "
-                            f"{hits[0].name!r} and {hits[1].name!r}")
-        if hits:
-            index[combo] = hits[0]
+        raise SpecError(f"{where}: selector values {values} pick two classes: {first.name!r} and {second.name!r}")
     return index
 
 
@@ -781,14 +819,62 @@ _HEADER_REQUIRED = ("name", "bytes", "magic", "fields")
 
 
 def _read_toml(chip, filename):
+    path = _specs_root().joinpath(chip, filename)
     try:
-        text = resources.files(SPECS_PACKAGE).joinpath(chip, filename).read_text()
+        data = path.read_bytes()
     except FileNotFoundError:
         raise SpecError(f"specs/{chip}/{filename}: file not found") from None
+    cache = _cache_path(path, data)
+    if cache is not None:
+        try:
+            return marshal.loads(cache.read_bytes())
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+    import tomllib              # here: with the cache, a command line never needs the parser
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
+        table = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise SpecError(f"specs/{chip}/{filename}: {e}") from None
+    if cache is not None:
+        _store(cache, table)
+    return table
+
+
+@functools.cache
+def _specs_root():
+    """The specs folder: a plain directory when bmk is installed as files (importlib.resources,
+    slower to import, only otherwise, e.g. from a zip)."""
+    import bmk.specs
+    where = getattr(bmk.specs, "__file__", None)
+    if where and pathlib.Path(where).parent.is_dir():
+        return pathlib.Path(where).parent
+    from importlib import resources
+    return resources.files(SPECS_PACKAGE)
+
+
+def _cache_path(path, data):
+    """Where the parsed table of a spec file is kept, as Python keeps .pyc files: __pycache__
+    beside it, named by a hash of the file's bytes (so an edited spec is parsed again). TOML
+    parsing is most of the time a chip takes to load (bm1684x: 45 of 60 ms; marshal: 2 ms),
+    which every command-line call pays. None when the specs are not plain files."""
+    if not isinstance(path, pathlib.Path):
+        return None
+    digest = f"{len(data):x}-{zlib.crc32(data):08x}{zlib.adler32(data):08x}"     # zlib: no OpenSSL to load
+    return path.parent / "__pycache__" / f"{path.name}.{digest}.marshal"
+
+
+def _store(cache, table):
+    """Write the cache (atomically; stale copies of the same file removed); an unwritable
+    folder (an installed read-only package) is no error: the file is parsed each time."""
+    try:
+        cache.parent.mkdir(exist_ok=True)
+        for old in cache.parent.glob(cache.name.split(".", 1)[0] + ".toml.*.marshal"):
+            old.unlink(missing_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(marshal.dumps(table))
+        os.replace(tmp, cache)
+    except OSError:
+        pass
 
 
 def _memory(where, table):
@@ -949,15 +1035,37 @@ def build_chip(name, chip, read):
                     tuple(legacy), detect)
 
 
+class ChipMagic(NamedTuple):
+    """A chip's cmd_hdr_t magics as its chip.toml [cmd_hdr] gives them (ChipSpec has the same)."""
+    name: str
+    magic: int
+    legacy_magics: tuple
+    detect: bool
+
+
+@functools.cache
+def magic_table():
+    """(ChipMagic, ...) of every chip, in chips() order, read from each chip.toml's [cmd_hdr]
+    alone: what the command line needs to pick a chip by a buffer's first byte, without
+    building any ChipSpec (load_chip checks the same values when the chip is loaded; a test
+    compares the two)."""
+    rows = []
+    for name in chips():
+        hdr = _read_toml(name, "chip.toml").get("cmd_hdr", {})
+        rows.append(ChipMagic(name, hdr.get("magic"), tuple(hdr.get("legacy_magics", ())), hdr.get("detect", True)))
+    return tuple(rows)
+
+
 @functools.cache
 def magic_owners():
     """{magic byte: chip name} of the chips whose magic picks them when a buffer is read without
     a chip name (`detect`, specs/README.md), in chips() order."""
-    return owners_of_magics(load_chip(name) for name in chips())
+    return owners_of_magics(magic_table())
 
 
 def owners_of_magics(specs):
-    """{magic: chip name} of the ChipSpecs that `detect` by magic; two with one magic are refused."""
+    """{magic: chip name} of the ChipSpecs (or ChipMagic rows) that `detect` by magic; two with
+    one magic are refused."""
     owners = {}
     for spec in specs:
         if not spec.detect:
@@ -972,5 +1080,5 @@ def owners_of_magics(specs):
 @functools.cache
 def chips():
     """The chips that have a spec folder in this build."""
-    root = resources.files(SPECS_PACKAGE)
+    root = _specs_root()
     return tuple(sorted(p.name for p in root.iterdir() if p.is_dir() and p.joinpath("chip.toml").is_file()))

@@ -10,9 +10,17 @@ containers, from isa-facts/bmodel-format.md and cvimodel-format.md), model (the 
 instructions), storage (1N/2N/4N layouts), run (driving the simulator).
 """
 from bmk.errors import ModelError
-from bmk.models.model import Group, IOTensor, Model, Net, Region, Stage, Subnet
 
 __all__ = ["Group", "IOTensor", "Model", "Net", "Region", "Stage", "Subnet", "load_model", "read_model"]
+
+
+def __getattr__(name):
+    # The record classes are imported when first asked for: telling a model file from a command
+    # buffer (bmk.models.magic, on every command line) needs none of them.
+    if name in ("Group", "IOTensor", "Model", "Net", "Region", "Stage", "Subnet"):
+        from bmk.models import model
+        return getattr(model, name)
+    raise AttributeError(f"module 'bmk.models' has no attribute {name!r}")
 
 
 def read_model(data, path="<model>"):
@@ -37,6 +45,6 @@ def load_model(path):
 
 
 def is_model(data):
-    """True when bytes start like a bmodel or a cvimodel."""
-    from bmk.models import bmodel, cvimodel
-    return data[:4] == bmodel.MAGIC_BYTES or data[:8] == cvimodel.MAGIC
+    """True when bytes start like a bmodel or a cvimodel (bmk.models.magic: no reader imported)."""
+    from bmk.models.magic import is_model as starts_like_a_model
+    return starts_like_a_model(data)

@@ -15,13 +15,11 @@ import struct
 
 from bmk import dtypes
 from bmk.errors import ModelError
-from bmk.models import chips
+from bmk.models import chips, magic
 from bmk.models.flat import FlatBuffer
 from bmk.models.model import Blob, Group, IOTensor, Model, Net, Region, Stage, Subnet
 
-MAGIC = 0xFF55AAEE
-MAGIC_BYTES = struct.pack("<I", MAGIC)
-OLD_MAGIC = 0xFF55AAFF            # bmtap2 files
+MAGIC, MAGIC_BYTES, OLD_MAGIC = magic.BMODEL, magic.BMODEL_BYTES, magic.BMODEL_OLD
 HEADER = struct.Struct("<IIIQ")    # magic, header_size, flatbuffers_size, binary_size (then reserved words)
 HEADER_SIZE = 64
 

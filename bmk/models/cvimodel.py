@@ -15,11 +15,11 @@ import struct
 
 from bmk import dtypes
 from bmk.errors import ModelError
-from bmk.models import chips
+from bmk.models import chips, magic
 from bmk.models.flat import FlatBuffer
 from bmk.models.model import Blob, Group, IOTensor, Model, Net, Region, Stage, Subnet
 
-MAGIC = b"CviModel"
+MAGIC = magic.CVIMODEL
 HEADER = struct.Struct("<8sIBB16s16s2s")     # magic, body_size, major, minor, md5, chip, padding
 HEADER_SIZE = HEADER.size                    # 48
 REGION_TAG_BITS = 40                         # Weight.offset = tag << 40 | offset in the WEIGHT section

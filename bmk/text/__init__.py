@@ -8,9 +8,17 @@
 
 The command-line tools (`bmk.cli`) only wrap these in click commands.
 """
-from bmk.text.asm import AsmError, Program, assemble, disassemble, format_record, parse
-from bmk.text.diff import Diff, diff_listings
-from bmk.text.loading import Listing, load, load_path, load_raw
+import importlib
 
-__all__ = ["AsmError", "Diff", "Listing", "Program", "assemble", "diff_listings", "disassemble", "format_record",
-           "load", "load_path", "load_raw", "parse"]
+_HOME = {"AsmError": "asm", "Program": "asm", "assemble": "asm", "disassemble": "asm", "format_record": "asm",
+         "parse": "asm", "Diff": "diff", "diff_listings": "diff", "Listing": "loading", "load": "loading",
+         "load_path": "loading", "load_raw": "loading"}
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name):
+    # Imported when first asked for: a command imports the modules it uses (bmk-disasm no diff).
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'bmk.text' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"bmk.text.{home}"), name)

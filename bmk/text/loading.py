@@ -16,9 +16,9 @@ import attrs
 from bmk.encoders import decode_stream, merge_streams
 from bmk.encoders.framing import chip_of_streams
 from bmk.encoders.codec import codec_for
-from bmk.encoders.framing import PAD, encode_header, record_at, scan_cmdbuf
+from bmk.encoders.framing import PAD, Frames, encode_header, record_at, scan_frames
 from bmk.errors import BmkError, DecodeError, SpecError
-from bmk.isa import chips, load_chip, magic_owners
+from bmk.isa import chips, load_chip, magic_owners, magic_table
 from bmk.origins import SUFFIX, read_sidecar
 from bmk.text import asm
 
@@ -57,10 +57,14 @@ class CmdbufRecords(Sequence):
     """The Records of a checked cmd_hdr_t buffer, decoded when asked for: a million-instruction
     buffer costs its bytes plus 8 bytes a record, not a million field dicts (issue 13.4).
 
-    `offsets`: the byte offset of every record (framing.scan_cmdbuf, which checked them all)."""
+    `offsets`: the byte offset of every record (framing.scan_cmdbuf, which checked them all),
+    or the framing.Frames of a scan_frames pass (+4 bytes a record: no header parsed again)."""
 
     def __init__(self, chip, data, offsets, special=None):
         self.chip, self.data = chip, data
+        self._frames = offsets if isinstance(offsets, Frames) else None
+        if self._frames is not None:
+            offsets = self._frames.offsets
         self.offsets = offsets if isinstance(offsets, array) else array("q", offsets)
         self.special = special or {}    # {index: Record} the bytes cannot carry (a raw stream's end padding)
         self._hdr = codec_for(chip.header)
@@ -75,12 +79,19 @@ class CmdbufRecords(Sequence):
             rec = self.special.get(range(len(self))[i])
             if rec is not None:
                 return rec
+        if self._frames is not None:
+            return self._frames.record(self.chip, self.data, range(len(self))[i])
         return record_at(self.chip, self.data, self.offsets[i], self._hdr)
 
     def __iter__(self):
-        chip, data, hdr, special = self.chip, self.data, self._hdr, self.special
+        chip, data, hdr, special, frames = self.chip, self.data, self._hdr, self.special, self._frames
         for i, offset in enumerate(self.offsets):
-            yield special[i] if special and i in special else record_at(chip, data, offset, hdr)
+            if special and i in special:
+                yield special[i]
+            elif frames is not None:
+                yield frames.record(chip, data, i)
+            else:
+                yield record_at(chip, data, offset, hdr)
 
     def __eq__(self, other):
         if isinstance(other, CmdbufRecords):
@@ -102,7 +113,7 @@ def resolve_chip(chip):
 
 def _legacy_owners(magic):
     """The chips that wrote `magic` in older bmk buffers (their `legacy_magics`)."""
-    return [c for c in chips() if magic in load_chip(c).legacy_magics]
+    return [row.name for row in magic_table() if magic in row.legacy_magics]
 
 
 def _legacy_hint(magic):
@@ -150,7 +161,7 @@ def load(data, chip=None, name="<input>"):
     try:
         if chip is None:
             chip = _detect_chip(data, name)
-        records = CmdbufRecords(chip, data, scan_cmdbuf(chip, data))
+        records = CmdbufRecords(chip, data, scan_frames(chip, data))
     except DecodeError as e:
         hint = _legacy_hint(data[0]) if detected and chip is not None else ""
         err = DecodeError(f"{name}: {e}" + (f" (read as {chip.name} by its magic{hint})" if hint else ""))
@@ -197,9 +208,10 @@ def _chunks(path, size=1 << 18):
 
 
 def _magics(chip):
-    """The first bytes that make a file binary: every chip's magics, or the named chip's."""
-    specs = [load_chip(c) for c in chips()] if chip is None else [chip]
-    return {m for s in specs for m in (s.magic, *s.legacy_magics)}
+    """The first bytes that make a file binary: every chip's magics (the magic table: no spec
+    loaded), or the named chip's."""
+    rows = magic_table() if chip is None else [chip]
+    return {m for s in rows for m in (s.magic, *s.legacy_magics)}
 
 
 def _file_is_text(path, chip):

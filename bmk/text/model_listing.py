@@ -5,7 +5,7 @@ Each group becomes one `loading.Listing` named `<file>:<label>`: a bmodel group'
 (source "binary"). Streams of engines the chip's specs do not decode (e.g. a future chip's
 HAU) are left out of the listing and named in its header comment.
 """
-from bmk.encoders.framing import scan_cmdbuf
+from bmk.encoders.framing import scan_frames
 from bmk.errors import DecodeError
 from bmk.models.chips import spec_for
 from bmk.models.decoding import decode_group, group_counts, located, split_engines
@@ -20,7 +20,7 @@ def group_listing(model, group):
     if group.cmdbuf_blob is not None:
         data = group.cmdbuf
         try:
-            offsets = scan_cmdbuf(spec, data)        # every frame checked; fields decoded on access
+            offsets = scan_frames(spec, data)        # every frame checked once; fields decoded on access
         except DecodeError as e:
             raise located(model, group.label, "cmdbuf", group.cmdbuf_blob, e) from None
         return Listing(spec, CmdbufRecords(spec, data, offsets), "binary", name), []

@@ -88,6 +88,14 @@ def test_every_chip_reads_its_magic_and_detecting_ones_are_picked_by_it():
         assert (owners[spec.magic] == c) == spec.detect
 
 
+def test_the_magic_table_is_what_the_specs_say():
+    """The command line picks a chip by a buffer's first byte from magic_table() (chip.toml
+    [cmd_hdr] alone, no spec built): the same magics as every loaded ChipSpec (issue 24 item 4)."""
+    from bmk.isa import magic_table
+    assert [(r.name, r.magic, r.legacy_magics, r.detect) for r in magic_table()] == \
+        [(c, load_chip(c).magic, load_chip(c).legacy_magics, load_chip(c).detect) for c in spec_chips()]
+
+
 def test_sync_id_width_per_engine():
     """Explicit ids wrap at their own-id field's width; implicit ones (positions) have no field."""
     explicit = {c: {e.name: e.id_max for e in load_chip(c).encoded_engines} for c in spec_chips()

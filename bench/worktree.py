@@ -1,0 +1,73 @@
+"""Run today's code beside a base commit's, in the same run (issue 24's benches).
+
+`base_tree(rev)`: a git worktree of `rev` under /tmp (removed at exit). `run(tree, code, args)`:
+a fresh process running `code` with `tree`'s bmk first on the path; its wall time, CPU time and
+peak RSS (os.wait4) and its stdout. `best(...)`: the minimum of several runs, base and today
+interleaved so that both see the same machine. Bytecode caches are written (PYTHONDONTWRITEBYTECODE
+unset: what a user's installation does) and a warm-up run fills them before any timed run.
+"""
+import atexit
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_BASE = "fb4a2f7"        # main when issue 24 started
+
+
+def base_tree(rev=DEFAULT_BASE):
+    """A worktree of `rev` (removed when the bench exits)."""
+    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], check=True, capture_output=True,
+                         text=True).stdout.strip()
+    path = Path(tempfile.mkdtemp(prefix=f"bmk-base-{sha}-"))
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), sha], check=True,
+                   capture_output=True)
+    atexit.register(lambda: subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)],
+                                           capture_output=True))
+    return path
+
+
+def env(tree):
+    e = dict(os.environ, PYTHONPATH=str(tree))
+    e.pop("PYTHONDONTWRITEBYTECODE", None)
+    return e
+
+
+def run(tree, code, args=(), timeout=3600):
+    """(wall s, CPU s, peak RSS bytes, stdout) of one process, from os.wait4."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen([sys.executable, "-c", code, *map(str, args)], env=env(tree), cwd="/tmp",
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = b"", b""
+    deadline = t0 + timeout
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            p.kill()
+            os.wait4(p.pid, 0)
+            raise RuntimeError(f"{tree}: timed out after {timeout} s")
+        time.sleep(0.002)
+    wall = time.perf_counter() - t0
+    out, err = p.stdout.read(), p.stderr.read()
+    code_ = os.waitstatus_to_exitcode(status)
+    if code_:
+        raise RuntimeError(f"{tree}: exit {code_}: {err.decode(errors='replace')[-800:]}")
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024, out.decode()
+
+
+def best(trees, code, args=(), repeat=5, warmup=1):
+    """{label: (min wall, min CPU, min peak RSS, last stdout)} over `repeat` interleaved runs."""
+    for _ in range(warmup):
+        for tree in trees.values():
+            run(tree, code, args)
+    res = {label: [] for label in trees}
+    for _ in range(repeat):
+        for label, tree in trees.items():
+            res[label].append(run(tree, code, args))
+    return {label: (min(r[0] for r in rs), min(r[1] for r in rs), min(r[2] for r in rs), rs[-1][3])
+            for label, rs in res.items()}
