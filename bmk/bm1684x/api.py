@@ -30,6 +30,7 @@ SEED = "001"
 
 
 def op(name, record, check, lower, doc, kinds, seed=SEED):
+    """A row; `kinds`: the instruction kinds it emits, with their engine (tiu.arith.and)."""
     return OpRow(name, record, check, lower, f"tpu_{name}", seed, doc, POSITIONAL, tuple(kinds))
 
 
@@ -54,20 +55,21 @@ def _rows():
         kind = f"arith.{name}"
         rows.append(op(f"bdc_{name}", r.Binary, partial(ck_binary.tensors, allowed=WHOLE_BYTE_DTYPES),
                        partial(lo_binary.tensors, kind=kind, bitwise=bitwise), f"dst = src0 {formula} src1.",
-                       [kind]))
+                       [f"tiu.{kind}"]))
         rows.append(op(f"bdc_{name}_C", r.BinaryC, partial(ck_binary.const, allowed=WHOLE_BYTE_DTYPES),
                        partial(lo_binary.with_const, kind=kind, bitwise=bitwise), f"dst = src {formula} C.",
-                       [kind]))
+                       [f"tiu.{kind}"]))
     for name, (kind, allowed, same_sign) in _SHIFT.items():
         family = dict(allowed=allowed, same_sign=same_sign)
         rows.append(op(f"bdc_{name}", r.Shift, partial(ck_shift.tensor, **family),
                        partial(lo_shift.tensor_shift, kind=kind),
-                       "dst = src shifted by shift (> 0 left, else right, rounded).", [kind]))
+                       "dst = src shifted by shift (> 0 left, else right, rounded).", [f"tiu.{kind}"]))
         rows.append(op(f"bdc_{name}_C", r.ShiftC, partial(ck_shift.const, **family),
-                       partial(lo_shift.const_shift, kind=kind), "dst = src shifted by C in [-32, 31].", [kind]))
+                       partial(lo_shift.const_shift, kind=kind), "dst = src shifted by C in [-32, 31].",
+                       [f"tiu.{kind}"]))
     for name, sign in _SIGN.items():
         kind, invert = (_SELECT[name], False) if name in _SELECT else (_TWO_STEP[name], True)
-        kinds = [kind] + (["arith.xor"] if invert else [])
+        kinds = [f"tiu.{kind}"] + (["tiu.arith.xor"] if invert else [])
         rows.append(op(f"bdc_{name}", r.Compare, ck_compare.tensors,
                        partial(lo_compare.tensors, kind=kind, invert=invert, commutative=name == "equal"),
                        f"dst = true_val if src0 {sign} src1 else 0.", kinds))
@@ -78,17 +80,17 @@ def _rows():
         kind = f"vc.{name}"
         rows.append(op(f"bdc_vc_{name}", r.VcBinary, partial(ck_vc.binary, allowed=WHOLE_BYTE_DTYPES),
                        partial(lo_vc.binary, kind=kind, bitwise=bitwise), f"dst(m, n) = src0(m) {formula} src1(n).",
-                       [kind]))
+                       [f"tiu.{kind}"]))
     for name, sign in _SIGN.items():
         invert = name not in _SELECT
-        kinds = [_VC_SELECT[name]] + (["arith.xor"] if invert else [])
+        kinds = [f"tiu.{_VC_SELECT[name]}"] + (["tiu.arith.xor"] if invert else [])
         rows.append(op(f"bdc_vc_{name}", r.VcCompare, ck_vc.compare,
                        partial(lo_vc.select, kind=_VC_SELECT[name], invert=invert),
                        f"dst(m, n) = true_val if src0(m) {sign} src1(n) else 0.", kinds))
     for name, (what, dst_local, src_local) in _COPY.items():
         sides = dict(dst_local=dst_local, src_local=src_local)
         rows.append(op(f"gdma_cpy_{name}", r.GdmaCpy, partial(ck_dma.copy, **sides), partial(lo_dma.copy, **sides),
-                       f"copy a tensor, {what}.", ["dma.tensor"], seed="API.md bm1684x"))
+                       f"copy a tensor, {what}.", ["gdma.dma.tensor"], seed="API.md bm1684x"))
     return tuple(rows)
 
 

@@ -13,7 +13,7 @@ from bmk.cli.main import disasm
 from bmk.text import asm as asmtext
 from tests.vectors import vendor
 
-CHIPS = ["bm1684", "bm1684x"]
+CHIPS = vendor.CHIPS
 LIB_CASES = 500          # per chip
 CLI_CASES = 150           # per chip
 SEED_BYTES = 4096        # mutate a prefix of the vendor stream: keeps each case fast

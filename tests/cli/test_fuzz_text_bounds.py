@@ -71,7 +71,7 @@ def test_padding_inside_a_raw_stream_survives_bmk_asm(tmp_path):
     assert open(out, "rb").read() == data + data
 
 
-@pytest.mark.parametrize("chip", ["bm1880", "bm1684", "bm1684x"])
+@pytest.mark.parametrize("chip", bmk.chips())
 def test_hostile_numbers_in_any_field_are_asm_errors(chip):
     """Every token of a real listing, its value replaced by a hostile number (negative, too wide,
     thousands of digits, not ASCII, another base), or such a stream.pad, hdr or sync field

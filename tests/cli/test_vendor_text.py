@@ -11,11 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 from bmk.cli.main import asm, bmk, diff, disasm
+from bmk import chips as bmk_chips
 from bmk.isa import chips as spec_chips
 from bmk.text import asm as asmtext, loading
 from tests.vectors import vendor
 
-CHIPS = ["bm1684", "bm1684x"]
+CHIPS = vendor.CHIPS
 
 
 def _raw_args(chip):
@@ -134,7 +135,7 @@ def test_chips_command(runner):
     res = runner.invoke(bmk, ["chips"])
     assert res.exit_code == 0
     out = res.stdout
-    for chip in ("bm1880", "bm1684", "bm1684x"):
+    for chip in bmk_chips():
         assert f"\n{chip}\n" in "\n" + out
     assert "simulate                yes (bmk.sim.bm1880)" in out
     for chip in spec_chips():           # a chip under construction says how far its simulator is

@@ -5,7 +5,10 @@ import pathlib
 import re
 
 GOLDEN = pathlib.Path(__file__).resolve().parent.parent / "golden"
-VECTORS = {"bm1684": "yolov5s_bm1684_f32", "bm1684x": "yolov5s_bm1684x_int8_sym"}
+# Found, never listed: each chip folder of tests/golden holding raw streams (<name>.tiu.bin,
+# <name>.gdma.bin and the disassembler's <name>.reg.test / .mlir.test) -> that name.
+VECTORS = {p.parent.name: p.name[:-len(".tiu.bin")] for p in sorted(GOLDEN.glob("*/*.tiu.bin"))}
+CHIPS = sorted(VECTORS)
 ENGINE = {"tiu": "tiu", "dma": "gdma"}          # reg.test cmd_type -> bmk engine
 
 

@@ -23,15 +23,11 @@ def spec_kinds():
 
 
 def test_rows_are_well_formed():
-    names = [n for row in bm1684.Context.OPS for n in row.names]
-    assert len(names) == len(set(names))
-    kinds = spec_kinds()
+    """(Every chip's rows: tests/chips/test_op_tables.py.) bm1684's cite a seed-003 group."""
     for row in bm1684.Context.OPS:
         assert row.c_name == f"okk_{row.name}"
         assert row.seed.startswith("003 ") and row.seed.endswith("Functions")
-        assert row.kinds and set(row.kinds) <= kinds, row.name
         method = getattr(bm1684.Context, row.name)
-        assert method.__doc__.startswith(f"okk_{row.name} (seed 003 ")
         # keywords are the C parameter names, in C order (API.md)
         params = list(inspect.signature(method).parameters)[1:]
         assert params and all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p) for p in params)
@@ -57,10 +53,6 @@ def test_rows_name_their_family_check_and_lowering():
     """Rows carry the family functions of checks/ and lowering/ (with their parameters), never a
     one-line wrapper named after the API function; the lowering is in its seed group's module."""
     for row in api.OPS:
-        for fn, package in ((row.check, "bmk.bm1684.checks."), (row.lower, "bmk.bm1684.lowering.")):
-            fn = fn.func if isinstance(fn, functools.partial) else fn
-            assert fn.__module__.startswith(package), row.name
-            assert fn.__name__ != row.name, row.name
         lower = row.lower.func if isinstance(row.lower, functools.partial) else row.lower
         assert lower.__module__ == "bmk.bm1684.lowering." + LOWERING[row.seed.split(" ", 1)[1]]
         assert row.c_name == f"okk_{row.name}" and row.call == "positional"
