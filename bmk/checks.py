@@ -26,7 +26,7 @@ import numbers
 
 import numpy as np
 
-from bmk.errors import ArgumentError, must
+from bmk.errors import ArgumentError, Shown, must
 from bmk.layout import dim4
 from bmk.templates import as_int, fixed
 from bmk.util import is_int
@@ -132,23 +132,35 @@ class Check:
         last = self.npu_num - 1
         return self.integer(name, value, 0, last, f"an NPU index in [0, {last}]")
 
+    def local_shown(self, addr):
+        """A local address as messages show it: hex, with its NPU and offset ('0x10040 (NPU 1:0x40)')."""
+        addr = int(addr)
+        if addr < 0:
+            return Shown(hex(addr))
+        npu, offset = divmod(addr, self.lane_bytes)
+        return Shown(f"0x{addr:x} (NPU {npu}:0x{offset:x})")
+
     def local_address(self, name, value, align=1):
         """A local address (NPU * lane bytes + offset) inside local memory, divisible by align."""
         end = self.npu_num * self.lane_bytes
-        if not is_integer(value) or not 0 <= value < end:
-            self.fail(name, f"a local address in [0, 0x{end:x})", value)
-        if align > 1:
-            self.multiple(name, value, align)
+        if not is_integer(value):
+            self.fail(name, f"an integer (a local address in [0, 0x{end:x}))", value)
+        if not 0 <= value < end:
+            self.fail(name, f"a local address in [0, 0x{end:x})", Shown(hex(int(value))))
+        if align > 1 and value % align:
+            self.fail(name, f"divisible by {align}", self.local_shown(value))
         return as_int(value)
 
     def global_address(self, name, value, align=1, what="a global address"):
         """A device address inside the chip's global memory, divisible by align."""
         space = self.chip.space("global")
         end = space.base + space.size
-        if not is_integer(value) or not space.base <= value < end:
-            self.fail(name, f"{what} in [0x{space.base:x}, 0x{end:x})", value)
-        if align > 1:
-            self.multiple(name, value, align)
+        if not is_integer(value):
+            self.fail(name, f"an integer ({what} in [0x{space.base:x}, 0x{end:x}))", value)
+        if not space.base <= value < end:
+            self.fail(name, f"{what} in [0x{space.base:x}, 0x{end:x})", Shown(hex(int(value))))
+        if align > 1 and value % align:
+            self.fail(name, f"divisible by {align}", Shown(hex(int(value))))
         return as_int(value)
 
     def start_npu(self, addr):
@@ -160,14 +172,15 @@ class Check:
         npu = self.start_npu(ref_addr)
         for name, addr in addrs.items():
             if self.start_npu(addr) != npu:
-                self.fail(name, f"an address on NPU {npu}, where {ref_name} starts (the same start NPU)", addr)
+                self.fail(name, f"an address on NPU {npu}, where {ref_name} starts (the same start NPU)",
+                          self.local_shown(addr))
 
     def fits_lane(self, name, addr, end):
         """A local tensor whose last byte, counted from its NPU's start, is before byte `end`
         fits its NPUs' local memory."""
         if end > self.lane_bytes:
             self.fail(name, f"such that the tensor fits its NPUs' {self.lane_bytes}-byte local memory "
-                            f"(it would end at byte {end})", addr)
+                            f"(it would end at byte {end})", self.local_shown(addr))
 
     def fits_global(self, name, addr, end):
         """A global tensor ending just before device address `end` fits global memory."""

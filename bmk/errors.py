@@ -57,6 +57,35 @@ class SimulationError(BmkError):
     """The simulator met an instruction it cannot execute (or a deadlock)."""
 
 
+QUOTE_MAX = 80     # characters of an offending value an error message quotes
+
+
+class Shown:
+    """A value as a message should show it (`must` prints its text as is): e.g. a local address
+    as '0x10040 (NPU 1:0x40)'."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def quoted(value, most=QUOTE_MAX):
+    """repr(value), cut to about `most` characters (a long token, a big array) so that an error
+    stays one readable line."""
+    try:
+        text = repr(value)
+    except Exception:                 # a value whose repr fails still gets a message
+        text = f"<{type(value).__name__}>"
+    if len(text) <= most:
+        return text
+    return f"{text[:most - 20]}... ({len(text)} characters)"
+
+
 def must(call, argument, rule, value):
-    """Build the standard message: '<call>: <argument> must be <rule>, not <value!r>'."""
-    return f"{call}: {argument} must be {rule}, not {value!r}"
+    """Build the standard message: '<call>: <argument> must be <rule>, not <value!r>' (the value
+    quoted at most QUOTE_MAX characters)."""
+    return f"{call}: {argument} must be {rule}, not {quoted(value)}"

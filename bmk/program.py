@@ -121,7 +121,38 @@ _BY_NAME = object()     # marks the memo key of a positional-style call that use
 _NUMPY_SCALARS = frozenset(t for t in np.sctypeDict.values() if issubclass(t, (np.integer, np.bool_)))
 
 
-def _record_error(row, e):
+def _record_error(row, e, args=(), kwargs=None):
+    """A call whose arguments do not bind to its record: the message names the C parameters
+    (never the record class's __init__)."""
+    try:
+        sig = inspect.signature(row.record)
+    except (TypeError, ValueError):
+        return ArgumentError(f"{row.name}: {e}")
+    params = list(sig.parameters.values())
+    names = [p.name for p in params]
+    required = [p.name for p in params if p.default is inspect.Parameter.empty]
+    shown = ", ".join(required) + (("[, " if required else "[") + ", ".join(names[len(required):]) + "]"
+                                   if len(required) < len(names) else "")
+    count = (f"{len(names)}" if len(required) == len(names) else f"{len(required)} to {len(names)}" if required
+             else f"up to {len(names)}")
+    if not required:
+        shown = ", ".join(names)
+    takes = f"{row.name} takes {count} argument{'s' if len(names) != 1 else ''} ({shown})"
+    if row.call != POSITIONAL:          # keyword fields (bm1880): no count, the names
+        takes = f"{row.name} takes {', '.join(names)}"
+    kwargs = kwargs or {}
+    unknown = [k for k in kwargs if k not in names]
+    if unknown:
+        return ArgumentError(f"{row.name}: no argument named {unknown[0]!r}; {takes}")
+    if len(args) > len(names):
+        return ArgumentError(f"{takes}, not {len(args) + len(kwargs)}")
+    twice = [k for k in kwargs if k in names[:len(args)]]
+    if twice:
+        return ArgumentError(f"{row.name}: {twice[0]} given twice, as argument {names.index(twice[0]) + 1} and "
+                             f"by name; {takes}")
+    missing = [n for n in required[len(args):] if n not in kwargs]
+    if missing:
+        return ArgumentError(f"{row.name}: {', '.join(missing)} missing; {takes}, not {len(args) + len(kwargs)}")
     return ArgumentError(f"{row.name}: {e}")
 
 
@@ -132,7 +163,7 @@ def _fields_method(row):
         try:
             return record_class(**fields)
         except (TypeError, ValueError) as e:
-            raise _record_error(row, e) from None
+            raise _record_error(row, e, (), fields) from None
 
     def method(self, p=None, /, **fields):
         if p is None:
@@ -165,7 +196,7 @@ def _positional_method(row):
         try:
             return record_class(*args, **kwargs)
         except (TypeError, ValueError) as e:
-            raise _record_error(row, e) from None
+            raise _record_error(row, e, args, kwargs) from None
 
     def method(self, *args, **kwargs):
         if kwargs or not _NUMPY_SCALARS.isdisjoint(map(type, args)):

@@ -1,4 +1,5 @@
 """Layer 0 helpers, shared by every layer (imports nothing from bmk)."""
+import enum
 import numbers
 import operator
 
@@ -13,10 +14,25 @@ def is_int(value):
 def plain(value):
     """A numpy integer scalar as the Python int, np.bool_ as the Python bool (what C's integer
     and bool arguments are); any other value unchanged, for the checks to judge."""
-    if type(value) is int or type(value) is bool:
+    if isinstance(value, int):       # int, bool, and IntEnums (named ints: bm1684x DT_*, kept as given)
         return value
     if is_int(value):
         return operator.index(value)
     if isinstance(value, numpy.bool_):
         return bool(value)
     return value
+
+
+class NamedIntEnum(enum.IntEnum):
+    """An IntEnum that prints as its name (repr, str and f-strings: error messages, listings),
+    and otherwise is its int: equal to it, hashed like it, usable as a dict key or a field value
+    (e.g. bm1684x's DT_* and RM_* constants)."""
+
+    def __repr__(self):
+        return self.name
+
+    def __str__(self):
+        return self.name
+
+    def __format__(self, spec):
+        return self.name if not spec else int.__format__(int(self), spec)

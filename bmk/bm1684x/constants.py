@@ -5,11 +5,14 @@ bm1684x; isa-facts/bm1684x-memory.md sections 3 and 4).
 (specs/bm1684x/tiu.toml), so the values are derived from the spec rather than written here:
 the public constants of the chip's API are the one thing of the package built from the
 shipped spec when it is imported (checks and lowering use the chip they are given).
-`rounding_mode_t` takes the values of `bmk.numerics.Round`.
+`rounding_mode_t` takes the values of `bmk.numerics.Round`. Both are IntEnums (`DataType`,
+`RoundingMode`) that print by name (`DT_INT8`, `RM_HALF_TO_EVEN`) and are their ints everywhere
+else (dict keys, comparisons, field values).
 """
 from bmk import dtypes
 from bmk.isa import load_chip
 from bmk.numerics import Round
+from bmk.util import NamedIntEnum
 
 # data_type_t: name -> (member of the spec's precision enum, sign bit)
 _DATA_TYPES = {"DT_UINT8": ("int8", 0), "DT_INT8": ("int8", 1), "DT_FP16": ("fp16", 1), "DT_FP32": ("fp32", 1),
@@ -21,28 +24,32 @@ def _dt(prec, sign):
     return (load_chip("bm1684x").code("tiu", "res0_prec", prec, "sAR") << 1) | sign
 
 
-DT_UINT8 = _dt(*_DATA_TYPES["DT_UINT8"])
-DT_INT8 = _dt(*_DATA_TYPES["DT_INT8"])
-DT_FP16 = _dt(*_DATA_TYPES["DT_FP16"])
-DT_FP32 = _dt(*_DATA_TYPES["DT_FP32"])
-DT_UINT16 = _dt(*_DATA_TYPES["DT_UINT16"])
-DT_INT16 = _dt(*_DATA_TYPES["DT_INT16"])
-DT_UINT32 = _dt(*_DATA_TYPES["DT_UINT32"])
-DT_INT32 = _dt(*_DATA_TYPES["DT_INT32"])
-DT_BFP16 = _dt(*_DATA_TYPES["DT_BFP16"])
-DT_UINT4 = _dt(*_DATA_TYPES["DT_UINT4"])
-DT_INT4 = _dt(*_DATA_TYPES["DT_INT4"])
+DataType = NamedIntEnum("DataType", [(name, _dt(*ps)) for name, ps in _DATA_TYPES.items()], module=__name__)
+DataType.__doc__ = "data_type_t: (precision code << 1) | sign (see the module docstring)."
+DT_UINT8 = DataType.DT_UINT8
+DT_INT8 = DataType.DT_INT8
+DT_FP16 = DataType.DT_FP16
+DT_FP32 = DataType.DT_FP32
+DT_UINT16 = DataType.DT_UINT16
+DT_INT16 = DataType.DT_INT16
+DT_UINT32 = DataType.DT_UINT32
+DT_INT32 = DataType.DT_INT32
+DT_BFP16 = DataType.DT_BFP16
+DT_UINT4 = DataType.DT_UINT4
+DT_INT4 = DataType.DT_INT4
 
-RM_HALF_TO_EVEN = int(Round.HALF_TO_EVEN)
-RM_HALF_AWAY_FROM_ZERO = int(Round.HALF_AWAY_FROM_ZERO)
-RM_TOWARDS_ZERO = int(Round.TOWARDS_ZERO)
-RM_DOWN = int(Round.DOWN)
-RM_UP = int(Round.UP)
-RM_HALF_UP = int(Round.HALF_UP)
-RM_HALF_DOWN = int(Round.HALF_DOWN)
+RoundingMode = NamedIntEnum("RoundingMode", [(f"RM_{m.name}", int(m)) for m in Round], module=__name__)
+RoundingMode.__doc__ = "rounding_mode_t: the values of bmk.numerics.Round."
+RM_HALF_TO_EVEN = RoundingMode.RM_HALF_TO_EVEN
+RM_HALF_AWAY_FROM_ZERO = RoundingMode.RM_HALF_AWAY_FROM_ZERO
+RM_TOWARDS_ZERO = RoundingMode.RM_TOWARDS_ZERO
+RM_DOWN = RoundingMode.RM_DOWN
+RM_UP = RoundingMode.RM_UP
+RM_HALF_UP = RoundingMode.RM_HALF_UP
+RM_HALF_DOWN = RoundingMode.RM_HALF_DOWN
 
 # data_type_t -> (constant name, bmk DType)
-DTYPES = {_dt(prec, sign): (name, dtypes.of_precision(prec, sign)) for name, (prec, sign) in _DATA_TYPES.items()}
+DTYPES = {DataType[name]: (name, dtypes.of_precision(prec, sign)) for name, (prec, sign) in _DATA_TYPES.items()}
 ROUNDING_MODES = {int(m): f"RM_{m.name}" for m in Round}
 
 INTEGER_DTYPES = (DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32)

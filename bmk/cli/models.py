@@ -10,7 +10,7 @@ import re
 
 import click
 
-from bmk.errors import BmkError
+from bmk.errors import BmkError, quoted
 
 _INPUT_RE = re.compile(r"^(?P<name>[^=]+)=(?P<path>.+)$")
 
@@ -81,7 +81,7 @@ def read_inputs(specs):
         m = _INPUT_RE.match(spec)
         name, path = (m["name"], m["path"]) if m and not os.path.exists(spec) else (None, spec)
         if name is None and not os.path.exists(path):
-            raise BmkError(f"--input must be NAME=FILE.npy or FILE.npz, not {spec!r}")
+            raise BmkError(f"--input must be NAME=FILE.npy or FILE.npz, not {quoted(spec)}")
         try:
             loaded = np.load(path, allow_pickle=False)
         except (ValueError, EOFError) as e:
@@ -96,11 +96,11 @@ def read_inputs(specs):
                 arrays = {name: next(iter(arrays.values()))}
         else:
             if name is None:
-                raise BmkError(f"--input must be NAME=FILE.npy or FILE.npz, not {spec!r}")
+                raise BmkError(f"--input must be NAME=FILE.npy or FILE.npz, not {quoted(spec)}")
             arrays = {name: loaded}
         for k, v in arrays.items():
             if k in out:
-                raise BmkError(f"--input: input {k!r} given twice")
+                raise BmkError(f"--input: input {quoted(k)} given twice")
             out[k] = v
     return out
 

@@ -6,7 +6,7 @@ import sys
 import click
 
 from bmk.encoders import encode_cmdbuf
-from bmk.errors import BmkError
+from bmk.errors import BmkError, quoted
 
 PROGRESS_THRESHOLD = 10_000
 _GMEM_RE = re.compile(r"^(?P<addr>[^=]+)=(?P<path>.+)$")
@@ -17,9 +17,9 @@ def _int(text, what):
     try:
         value = int(text.replace("_", ""), 0)
     except ValueError:
-        raise BmkError(f"{what} must be an integer (e.g. 0x1000), not {text!r}") from None
+        raise BmkError(f"{what} must be an integer (e.g. 0x1000), not {quoted(text)}") from None
     if value < 0:
-        raise BmkError(f"{what} must be >= 0, not {text!r}")
+        raise BmkError(f"{what} must be >= 0, not {quoted(text)}")
     return value
 
 
@@ -27,7 +27,7 @@ def parse_gmem(spec):
     """'ADDR=FILE' -> (addr, path)."""
     m = _GMEM_RE.match(spec)
     if not m:
-        raise BmkError(f"--gmem must be ADDR=FILE, not {spec!r}")
+        raise BmkError(f"--gmem must be ADDR=FILE, not {quoted(spec)}")
     return _int(m["addr"], "--gmem ADDR"), m["path"]
 
 
@@ -35,10 +35,10 @@ def parse_dump(spec):
     """'ADDR:NBYTES=OUT' -> (addr, nbytes, path)."""
     m = _DUMP_RE.match(spec)
     if not m:
-        raise BmkError(f"--dump must be ADDR:NBYTES=OUT, not {spec!r}")
+        raise BmkError(f"--dump must be ADDR:NBYTES=OUT, not {quoted(spec)}")
     n = _int(m["n"], "--dump NBYTES")
     if n == 0:
-        raise BmkError(f"--dump NBYTES must be > 0, not {m['n']!r}")
+        raise BmkError(f"--dump NBYTES must be > 0, not {quoted(m['n'])}")
     return _int(m["addr"], "--dump ADDR"), n, m["path"]
 
 

@@ -84,7 +84,13 @@ def header_length(header):
 
 def _chip(chip):
     from bmk.isa import load_chip
-    return load_chip(chip) if isinstance(chip, str) else chip
+    from bmk.isa.spec import ChipSpec
+    if isinstance(chip, str):
+        return load_chip(chip)
+    if not isinstance(chip, ChipSpec):
+        from bmk.errors import BmkError
+        raise BmkError(f"chip must be a chip name (e.g. 'bm1684') or a ChipSpec, not {type(chip).__name__}")
+    return chip
 
 
 def _engine(chip, name):
@@ -470,5 +476,15 @@ def encode(chip, records, raw=False):
     """Records -> cmd_hdr_t bytes, or {engine: raw stream} with raw=True (API.md); records of
     several cores -> a list of {engine: raw stream}, one per core."""
     chip = _chip(chip)
-    records = list(records)
+    if isinstance(records, (str, bytes, dict)):
+        raise EncodeError(f"records must be a sequence of bmk Records (bmk.decode gives them), "
+                          f"not {type(records).__name__}")
+    try:
+        records = list(records)
+    except TypeError:
+        raise EncodeError(f"records must be a sequence of bmk Records (bmk.decode gives them), "
+                          f"not {type(records).__name__}") from None
+    for i, r in enumerate(records):
+        if not isinstance(r, Record):
+            raise EncodeError(f"records[{i}] must be a bmk Record (bmk.decode gives them), not {type(r).__name__}")
     return encode_streams(chip, records) if raw else encode_cmdbuf(chip, records)

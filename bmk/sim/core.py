@@ -31,7 +31,7 @@ import numpy as np
 
 from bmk.encoders import Record, decode, decode_cmdbuf
 from bmk.encoders.codec import codec_for
-from bmk.errors import ArgumentError, BmkError, SimulationError, SpecError, must
+from bmk.errors import ArgumentError, BmkError, Shown, SimulationError, SpecError, must
 from bmk.isa import load_chip
 from bmk.isa.spec import ChipSpec
 from bmk.sim.blas import one_thread
@@ -134,10 +134,15 @@ class Simulator:
     def _bytes(data, call="gmem_write"):
         if isinstance(data, np.ndarray):
             return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-        try:
-            return np.frombuffer(bytes(data), np.uint8)
-        except (TypeError, ValueError):
-            raise ArgumentError(must(call, "data", "bytes or a numpy array", data)) from None
+        if not isinstance(data, (bytes, bytearray, memoryview)):      # bytes(5) would be five zeros
+            raise ArgumentError(must(call, "data", "bytes or a numpy array", data))
+        return np.frombuffer(bytes(data), np.uint8)
+
+    @staticmethod
+    def _count(call, n):
+        if not is_int(n) or n < 0:
+            raise ArgumentError(must(call, "n", "a byte count (an integer >= 0)", n))
+        return int(n)
 
     @staticmethod
     def _check_tensor(call, t):
@@ -152,18 +157,34 @@ class Simulator:
             raise ArgumentError(must(call, "addr", "an integer global address", addr))
         glob = self.space("global")
         if glob.address_mask:
+            if addr < 0:
+                raise ArgumentError(must(call, "addr", f"a gmem offset in [0x0, 0x{self.gmem.size:x})",
+                                         Shown(hex(int(addr)))))
             return int(addr)
         if not glob.base <= addr < glob.base + glob.size:
             raise ArgumentError(must(call, "addr", f"a global address in [0x{glob.base:x}, "
-                                     f"0x{glob.base + glob.size:x})", addr))
+                                     f"0x{glob.base + glob.size:x})", Shown(hex(int(addr)))))
         return int(addr) - glob.base
+
+    def _gmem_span(self, call, addr, n):
+        """The gmem offset of n bytes at API global address addr, checked whole: every message
+        in the API's own address convention (bm1880: gmem offsets; bm1684, bm1684x: device
+        addresses), as ArgumentErrors."""
+        n = self._count(call, n)
+        addr = self._gmem_offset(call, addr)
+        if addr + n > self.gmem.size:
+            glob = self.space("global")
+            base = 0 if glob.address_mask else glob.base
+            what = "a gmem offset" if glob.address_mask else "a global address"
+            raise ArgumentError(must(call, "addr", f"{what} whose {n} bytes end inside global memory "
+                                     f"[0x{base:x}, 0x{base + self.gmem.size:x})", Shown(hex(base + addr))))
+        return addr
 
     def gmem_write(self, addr, data):
         """Write bytes (or a numpy array's raw bytes) at global address addr (bm1880: a gmem
         offset; bm1684, bm1684x: a device address from 0x100000000)."""
         buf = self._bytes(data)
-        addr = self._gmem_offset("gmem_write", addr)
-        self.gmem.check_range("gmem_write range", addr, len(buf))
+        addr = self._gmem_span("gmem_write", addr, len(buf))
         self.gmem.store(addr, buf)
 
     def gmem_read(self, addr, n):
@@ -174,10 +195,7 @@ class Simulator:
         """The n bytes at global address addr as consecutive read-only uint8 arrays of at
         most `chunk` bytes: a range of any size read (or written to a file) with no more
         memory than one chunk. The range is checked before the first chunk."""
-        addr = self._gmem_offset(call, addr)
-        if not is_int(n) or n < 0:
-            raise ArgumentError(must(call, "n", "an integer byte count >= 0", n))
-        self.gmem.check_range(f"{call} range", addr, int(n))
+        addr = self._gmem_span(call, addr, n)
         return self.gmem.chunks(addr, int(n), chunk)
 
     def gmem_dump(self, addr, n, file):
@@ -186,12 +204,25 @@ class Simulator:
         for piece in self.gmem_chunks(addr, n, call="gmem_dump"):
             file.write(piece)
 
+    def _local_span(self, call, addr, n):
+        """A local address whose n bytes are inside local memory (ArgumentError otherwise)."""
+        end = self.lmem.size
+        if not is_int(addr):
+            raise ArgumentError(must(call, "addr", "an integer local address (NPU * lane bytes + offset)", addr))
+        if addr < 0 or addr + n > end:
+            raise ArgumentError(must(call, "addr", f"a local address whose {n} bytes end inside local memory "
+                                     f"[0x0, 0x{end:x})", Shown(hex(int(addr)))))
+        return int(addr)
+
     def lmem_write(self, addr, data):
         """Raw bytes at a local address (lane * lane_bytes + offset)."""
-        self.lmem.write_bytes(addr, self._bytes(data, "lmem_write").tobytes())
+        data = self._bytes(data, "lmem_write")
+        self.lmem.write_bytes(self._local_span("lmem_write", addr, len(data)), data.tobytes())
 
     def lmem_read(self, addr, n):
-        return self.lmem.read_bytes(addr, n)
+        """n raw bytes at a local address (lane * lane_bytes + offset)."""
+        n = self._count("lmem_read", n)
+        return self.lmem.read_bytes(self._local_span("lmem_read", addr, n), n)
 
     def _array_view(self, call, addr, shape, stride, dtype, pack, write):
         from bmk.dtypes import as_dtype

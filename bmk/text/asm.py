@@ -420,7 +420,7 @@ class _Parser:
                         self.error(lineno, c, f"expected one of {', '.join(FIELD_MODES)} after .fields")
                     self.mode = toks[1][1]
                 else:
-                    self.error(lineno, col, f"unknown directive {head!r} (expected .chip, .fields, .group or .core)")
+                    self.error(lineno, col, f"unknown directive {_shown(head)} (expected .chip, .fields, .group or .core)")
                 continue
             if self.chip is None:
                 self.error(lineno, col, "expected a '.chip NAME' line before the first instruction (or pass --chip)")
@@ -441,9 +441,9 @@ class _Parser:
         if seen:
             self.error(lineno, toks[0][0], "expected one .chip line, found a second")
         if name not in chips():
-            self.error(lineno, col, f"unknown chip {name!r} (expected one of {', '.join(chips())})")
+            self.error(lineno, col, f"unknown chip {_shown(name)} (expected one of {', '.join(chips())})")
         if self.chip is not None and self.chip.name != name:
-            self.error(lineno, col, f"the text says chip {name!r} but {self.chip.name!r} was asked for")
+            self.error(lineno, col, f"the text says chip {_shown(name)} but {self.chip.name!r} was asked for")
         self.chip = load_chip(name)
         return True
 
@@ -460,7 +460,7 @@ class _Parser:
             if name == e.name or name in e.aliases:
                 return e
         names = [e.name for e in engines]
-        self.error(lineno, col, f"unknown engine {name!r} (expected one of {', '.join(names)})")
+        self.error(lineno, col, f"unknown engine {_shown(name)} (expected one of {', '.join(names)})")
 
     def _class(self, lineno, col, eng, kind, toks):
         """The class and Instruction of a line: by the selector fields (head defaults, then the
@@ -505,7 +505,7 @@ class _Parser:
     def _instruction(self, lineno, toks, offset):
         col, head = toks[0]
         if "." not in head or "=" in head:
-            self.error(lineno, col, f"expected an instruction '<engine>.<kind>', not {head!r}")
+            self.error(lineno, col, f"expected an instruction '<engine>.<kind>', not {_shown(head)}")
         ename, kind = head.split(".", 1)
         eng = self._engine(lineno, col, ename)
         key = (self.core, eng.name)
@@ -560,7 +560,7 @@ class _Parser:
                 fixed = _HDR_FIXED if self.chip.legacy_magics else _HDR_FIXED + ("magic",)
                 if hname not in hdr.by_name or hname in fixed:
                     allowed = [f.name for f in hdr.fields if f.name not in fixed]
-                    self.error(lineno, tcol, f"unknown header field {hname!r} "
+                    self.error(lineno, tcol, f"unknown header field {_shown(hname)} "
                                f"(expected one of {', '.join('hdr.' + a for a in allowed)})")
                 header[hname] = self._value(lineno, vcol, hdr.by_name[hname], text, "hdr.")
                 if hname == "magic" and not self.chip.reads_magic(header[hname]):
@@ -579,7 +579,7 @@ class _Parser:
             fname = aliases.get(name, name)
             if fname not in fmt.by_name:
                 where = f"{eng.name}" + (f" class {fmt.name}" if len(eng.classes) > 1 else "")
-                self.error(lineno, tcol, f"unknown field {name!r} for {where}"
+                self.error(lineno, tcol, f"unknown field {_shown(name)} for {where}"
                            f"{_suggest(name, list(fmt.by_name) + [a for a, _ in sync_fields(eng)])}")
             if fname in given:
                 first, fcol = given[fname]
@@ -682,7 +682,7 @@ class _Parser:
                     ("magic", "engine_id"):
                 header[name[4:]] = self._value(lineno, vcol, self.chip.header.by_name[name[4:]], text, "hdr.")
             else:
-                self.error(lineno, tcol, f"unknown field {name!r} for {eng.name}.{DATA} (expected size=, hex=, hdr.*)")
+                self.error(lineno, tcol, f"unknown field {_shown(name)} for {eng.name}.{DATA} (expected size=, hex=, hdr.*)")
         if "_data" not in header:
             self.error(lineno, col, f"{eng.name}.{DATA} needs hex=<its bytes>")
         data = header.pop("_data")

@@ -37,7 +37,7 @@ import attrs
 from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import PAD, frame_at
 from bmk.text.asm import PAD_FIELD, format_record, format_value, kind_of, mnemonic, record_class, sync_fields
-from bmk.errors import BmkError
+from bmk.errors import BmkError, quoted
 
 IGNORE_ALIASES = ("id", "wait", "sync")
 ORDERS = ("program", "engine")
@@ -242,7 +242,7 @@ def expand_ignore(chip, names):
         else:
             close = difflib.get_close_matches(name, sorted(known) + list(IGNORE_ALIASES), n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise BmkError(f"--ignore: {name!r} is not a field of {chip.name} nor one of "
+            raise BmkError(f"--ignore: {quoted(name)} is not a field of {chip.name} nor one of "
                            f"{', '.join(IGNORE_ALIASES)}{hint}")
     return fields
 

@@ -17,7 +17,7 @@ from bmk.encoders import decode_stream, merge_streams
 from bmk.encoders.framing import chip_of_streams
 from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import PAD, Frames, encode_header, record_at, scan_frames
-from bmk.errors import BmkError, DecodeError, SpecError
+from bmk.errors import BmkError, DecodeError, SpecError, quoted
 from bmk.isa import chips, load_chip, magic_owners, magic_table
 from bmk.origins import SUFFIX, read_sidecar
 from bmk.text import asm
@@ -332,7 +332,7 @@ def engine_name(chip, engine):
         names = [e.name for e in chip.stream_engines]
         aliases = [f"{a}" for e in chip.stream_engines for a in e.aliases]
         raise BmkError(f"--raw: engine must be one of {', '.join(names)}"
-                       f"{' (or ' + '/'.join(aliases) + ')' if aliases else ''} for {chip.name}, not {engine!r}")
+                       f"{' (or ' + '/'.join(aliases) + ')' if aliases else ''} for {chip.name}, not {quoted(engine)}")
     return eng.name
 
 

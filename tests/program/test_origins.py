@@ -42,10 +42,10 @@ def test_every_instruction_names_its_call_and_the_users_line():
     load, mn, store, end_tiu, end_gdma = origins
     assert (load.call, load.line, load.file) == ("gdma_cpy_S2L", load_line, __file__)
     assert (mn.call, mn.line) == ("bdc_min_C", min_line)
-    assert mn.args == "0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, 7"
+    assert mn.args == "0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, DT_INT16"
     assert store.call == "gdma_cpy_L2S" and end_tiu is None and end_gdma is None
     assert ctx.origin(1) == mn and ctx.origin(4) is None
-    assert str(mn) == f"{HERE}:{min_line} bdc_min_C(0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, 7)"
+    assert str(mn) == f"{HERE}:{min_line} bdc_min_C(0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, DT_INT16)"
 
 
 def test_keyword_calls_and_module_functions_name_the_users_line():
@@ -63,7 +63,7 @@ def test_the_listing_names_the_origins_and_reads_back_to_the_same_bytes():
     text = ctx.listing()
     lines = [ln for ln in text.splitlines() if not ln.startswith(".")]
     assert lines[0].endswith(f"# {HERE}:{load_line} gdma_cpy_S2L(0, 0x100000000, dim4(n=1, c=64, h=8, w=8), "
-                             "None, None, 7)")
+                             "None, None, DT_INT16)")
     assert f"# {HERE}:{min_line} bdc_min_C(" in lines[1]
     assert "#" not in lines[3]                      # the end commands have no origin
     assert bmk.encode("bm1684x", asmtext.parse(text).records) == ctx.acquire_cmdbuf()
@@ -87,8 +87,8 @@ def test_a_saved_kernel_keeps_its_origins_for_disasm_and_run(runner, tmp_path):
     assert res.exit_code == 0
     race = next(ln for ln in res.stdout.splitlines() if "race:" in ln)
     assert race.endswith(f": {HERE}:{load_line} gdma_cpy_S2L(0, 0x100000000, dim4(n=1, c=64, h=8, w=8), None, "
-                         f"None, 7) and {HERE}:{min_line} bdc_min_C(0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), "
-                         "None, None, 7)")
+                         f"None, DT_INT16) and {HERE}:{min_line} bdc_min_C(0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), "
+                         "None, None, DT_INT16)")
     events = [e for e in json.loads((tmp_path / "t.json").read_text())["traceEvents"] if e["ph"] == "X"]
     assert [e["args"].get("origin", "").split(" ")[0] for e in events] == \
         [f"{HERE}:{load_line}", f"{HERE}:{min_line}", f"{HERE}:{min_line + 3}", "", ""]
@@ -146,5 +146,5 @@ def test_positional_and_keyword_arguments_are_both_kept():
     ctx.bdc_min_C(0x1000, 0, 100, S, None, None, dtype=x.DT_INT16)
     ctx.bdc_min_C(0x1000, 0, 100, S, None, None, x.DT_INT16)
     a, b = ctx.origins()[:2]
-    assert a.args == "0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, dtype=7"
-    assert b.args == "0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, 7"
+    assert a.args == "0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, dtype=DT_INT16"
+    assert b.args == "0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, DT_INT16"

@@ -150,9 +150,9 @@ def test_positional_calls_by_keyword_and_their_errors():
     by_position.gdma_load(by_position.tl_prealloc(0, S, FMT_I8), 0x1000, CTRL_NULL)
     before = ctx.acquire_cmdbuf()
     assert before == by_position.acquire_cmdbuf()
-    with pytest.raises(bmk.ArgumentError, match="gdma_load: .*unexpected keyword argument 'gadr'"):
+    with pytest.raises(bmk.ArgumentError, match=r"^gdma_load: no argument named 'gadr'; gdma_load takes up to 3 arguments \(t, gaddr, ctrls\)$"):
         ctx.gdma_load(t=t, gadr=0x1000)
-    with pytest.raises(bmk.ArgumentError, match="gdma_load: .*takes from 1 to 4 positional arguments"):
+    with pytest.raises(bmk.ArgumentError, match=r"^gdma_load takes up to 3 arguments \(t, gaddr, ctrls\), not 4$"):
         ctx.gdma_load(t, 0, 0, 0)
     assert ctx.acquire_cmdbuf() == before
     assert ctx.gdma_copy_gmem(bm1880.TensorGmem(0, S), bm1880.TensorGmem(0x10000, S)) is None

@@ -322,7 +322,7 @@ def test_a_context_keeps_working_after_errors(ctx):
      "RM_HALF_AWAY_FROM_ZERO (1), RM_TOWARDS_ZERO (2), RM_DOWN (3), RM_UP (4), RM_HALF_UP (5), RM_HALF_DOWN (6), "
      "not 7"),
     ("gdma_cpy_S2L", (0, 0x1000, (1, 1, 1, 1), None, None, x.DT_INT8),
-     "gdma_cpy_S2L: src_addr must be a global address in [0x100000000, 0x300000000), not 4096"),
+     "gdma_cpy_S2L: src_addr must be a global address in [0x100000000, 0x300000000), not 0x1000"),
 ])
 def test_whole_messages(call, args, message):
     with pytest.raises(bmk.ArgumentError) as e:
