@@ -3,8 +3,9 @@
 - encode API: an API module `bmk.<chip>` exists (`bmk.chips()`); the others are decode-only;
 - decode, disasm, asm, diff: every chip with specs (`bmk.isa.chips()`): they are spec-driven
   (the row says the chip's cmd_hdr_t magic, engines, implicit ids and cores, from its spec);
-- simulate: the chip's registered semantics (`bmk.sim.semantics.REGISTRY`) and how many of
-  its spec's instruction kinds they model.
+- simulate: the chip's registered semantics (`bmk.sim.semantics.REGISTRY`), how many of its
+  spec's instruction kinds they model, and whether they model every kind its API emits (the
+  kinds its op-table rows declare).
 """
 from bmk.errors import BmkError
 
@@ -19,7 +20,25 @@ def _simulate(spec):
     done = total - len(sem.missing(spec))
     if not done:
         return f"no (bmk.sim.{spec.name} models no instruction kind yet)"
-    return f"yes (bmk.sim.{spec.name})" + ("" if done == total else f": {done} of {total} kinds")
+    text = f"yes (bmk.sim.{spec.name}): {done} of {total} kinds"
+    emitted = _api_kinds(spec.name)
+    if emitted is not None:
+        modelled = {f"{e}.{k}" for e, k in sem.kinds}
+        lacking = sorted(emitted - modelled)
+        text += (", all kinds the API emits" if not lacking else
+                 f", not {len(lacking)} of the {len(emitted)} kinds the API emits ({', '.join(lacking[:5])}"
+                 f"{', ...' if len(lacking) > 5 else ''})")
+    return text
+
+
+def _api_kinds(chip):
+    """The "engine.kind"s a chip's API may emit (its op-table rows' kinds); None without an API."""
+    import importlib
+    try:
+        ctx = importlib.import_module(f"bmk.{chip}").Context
+    except (ImportError, AttributeError):
+        return None
+    return {k for row in ctx.OPS for k in row.kinds}
 
 
 def _decode(spec):

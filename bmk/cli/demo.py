@@ -186,9 +186,20 @@ def main(fields="changed", chip="bm1880"):
     from bmk.isa import load_chip
     chip = load_chip("bm1880")
     click.echo("bmk demo: BMKernel 1880 programs -> command buffers -> text -> simulator")
+    click.echo(other_chips_hint())
     sample_a1(chip, fields)
     sample_a2(chip, fields)
     sample_a3(chip, fields)
     ok = conv_layer(chip, fields)
     diff_demo(chip)
+    click.echo()
+    click.echo(other_chips_hint())
     return 0 if ok else 1
+
+
+def other_chips_hint():
+    """The line that points users of the other chips to their demos (cli/demo_<chip>.py)."""
+    import pathlib
+    others = sorted(p.stem[len("demo_"):] for p in pathlib.Path(__file__).parent.glob("demo_*.py"))
+    return ("(this is the BM1880 demo; for " + ", ".join(c.upper() for c in others) + " kernels: "
+            + ", ".join(f"bmk demo --chip {c}" for c in others) + ")")

@@ -1,12 +1,14 @@
 """`bmk demo --chip bm1684`: an OKKernel kernel a user would write, end to end.
 
 A conv2d layer (3x3, padding 1, bias) with ReLU, then a 2x2 max pool, over an input in global
-memory, tiled by rows through local memory: each tile is loaded by GDMA (S2L), computed by the
-BDC (okk_bdc_conv2d, okk_bdc_relu, okk_bdc_max_pool2d) and stored back (L2S). Two input
-buffers alternate, and each tile's compute runs in a parallel group with the next tile's load
-(okk_parallel_start / okk_parallel_end), so GDMA and BDC overlap. The program's streams are
-disassembled, simulated (with race detection) and the result is checked against a numpy
-reference of the layer; the cycle report closes. Exit 0 when the check passes, 1 when not.
+memory larger than local memory (each NPU would need more than its local_mem_size_per_npu for
+it), so the kernel is tiled by rows: each tile is loaded by GDMA (S2L, with its 3x3 halo),
+computed by the BDC (okk_bdc_conv2d, okk_bdc_relu, okk_bdc_max_pool2d) and stored back (L2S).
+Input and pooled buffers alternate (ping-pong), and each tile's compute runs in one parallel
+group with the next tile's load and the previous tile's store (okk_parallel_start /
+okk_parallel_end), so both loads and stores overlap the BDC. The program's streams are
+disassembled (the first lines), simulated (with race detection) and the result is checked
+against a numpy reference of the layer; the cycle report closes. Exit 0 when the check passes.
 
 The weight is prepared on the host in the 2IC-mode (bmk/bm1684/geometry.py): fp32 pairs of
 input channels (2p, 2p + 1) for each (oc, i, j), continuous in global memory as
@@ -16,13 +18,16 @@ into the compact layout, whose strides are the pair strides doubled.
 import click
 import numpy as np
 
-N, IC, H, W, OC, K = 1, 8, 32, 32, 32, 3          # input (N, IC, H, W), OC output channels, K x K kernel
-POOL, TILE_ROWS = 2, 8                            # max pool 2x2 stride 2; conv output rows per tile
+N, IC, H, W, OC, K = 1, 8, 640, 224, 16, 3        # input (N, IC, H, W), OC output channels, K x K kernel
+POOL, TILE_ROWS = 2, 16                           # max pool 2x2 stride 2; conv output rows per tile
 GMEM = 0x100000000
-G_INPUT, G_WEIGHT, G_BIAS, G_OUTPUT = GMEM, GMEM + 0x10000, GMEM + 0x20000, GMEM + 0x30000
-# local memory (offsets in NPU 0, where every tensor starts)
-L_INPUT = (0, 8192)                               # two input tiles (ping-pong)
-L_WEIGHT, L_BIAS, L_CONV, L_POOL = 16384, 20480, 24576, 40960
+G_INPUT, G_WEIGHT, G_BIAS, G_OUTPUT = GMEM, GMEM + 0x1000000, GMEM + 0x1010000, GMEM + 0x2000000
+# local memory (offsets in NPU 0, where every tensor starts): per NPU, a tile of one input channel
+# with its halo is (TILE_ROWS + 2) * W * 4 = 16128 bytes
+L_INPUT = (0, 16384)                              # two input tiles (ping-pong)
+L_WEIGHT, L_BIAS, L_CONV = 32768, 33792, 34816
+L_POOL = (49152, 53248)                           # two pooled tiles (ping-pong): the store reads one
+SHOWN_LINES = 16                                  # disassembly lines printed
 
 
 def reference(x, w, b):
@@ -54,7 +59,8 @@ def weight_2ic(w):
 
 
 def build(ctx):
-    """The kernel: load weight and bias, then per tile S2L -> conv + bias -> ReLU -> max pool -> L2S."""
+    """The kernel: load weight and bias; then per tile, in one parallel group: the next tile's
+    S2L, this tile's conv + bias -> ReLU -> max pool, the previous tile's L2S."""
     from bmk import bm1684
     icp = -(-IC // 2)
     w_shape = bm1684.dim4(icp, OC, K, 2 * K)
@@ -71,6 +77,11 @@ def build(ctx):
         ctx.gdma_32bit_cpy_S2L(L_INPUT[t % 2], G_INPUT + 4 * top * W, (N, IC, bottom - top, W), None, x_stride)
         return top, bottom
 
+    def store(t):
+        row, rows = tiles[t]
+        ctx.gdma_32bit_cpy_L2S(G_OUTPUT + 4 * (row // POOL) * ow, L_POOL[t % 2], (N, OC, rows // POOL, ow),
+                               y_stride, None)
+
     spans = [load(0)]
     for t, (row, rows) in enumerate(tiles):
         ctx.parallel_start()
@@ -82,9 +93,18 @@ def build(ctx):
         ctx.bdc_conv2d(L_CONV, L_INPUT[t % 2], L_WEIGHT, L_BIAS, (N, IC, bottom - top, W), OC, K, K, None, None,
                        True, False, pad, None, None)
         ctx.bdc_relu(L_CONV, L_CONV, conv_shape, None, None)
-        ctx.bdc_max_pool2d(L_POOL, L_CONV, conv_shape, POOL, POOL, None, (POOL, POOL))
+        ctx.bdc_max_pool2d(L_POOL[t % 2], L_CONV, conv_shape, POOL, POOL, None, (POOL, POOL))
+        if t:
+            store(t - 1)
         ctx.parallel_end()
-        ctx.gdma_32bit_cpy_L2S(G_OUTPUT + 4 * (row // POOL) * ow, L_POOL, (N, OC, rows // POOL, ow), y_stride, None)
+    store(len(tiles) - 1)
+
+
+def input_bytes_per_npu():
+    """Bytes of local memory each NPU would need to hold the whole input (channels spread over
+    the NPUs, aligned layout)."""
+    from bmk import bm1684
+    return -(-IC // bm1684.npu_num()) * H * W * 4
 
 
 def main(fields="changed", seed=1684):
@@ -97,6 +117,9 @@ def main(fields="changed", seed=1684):
     click.echo()
     click.secho(f"== conv2d {K}x{K} + bias + ReLU + max pool {POOL}x{POOL}: ({N},{IC},{H},{W}) -> "
                 f"({N},{OC},{H // POOL},{W // POOL}), {H // TILE_ROWS} tiles of {TILE_ROWS} rows ==", bold=True)
+    need, have = input_bytes_per_npu(), bm1684.local_mem_size_per_npu()
+    click.echo(f"the input needs {need} bytes of local memory per NPU, which has {have}: tiled by rows, "
+               f"loads and stores overlapping the BDC")
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((N, IC, H, W)).astype(np.float32)
     w = (rng.standard_normal((IC, OC, K, K)) / np.sqrt(IC * K * K)).astype(np.float32)
@@ -107,9 +130,11 @@ def main(fields="changed", seed=1684):
     streams = ctx.acquire_streams()
     records = bmk.decode(chip.name, streams)
     click.echo(f"streams: {', '.join(f'{e} {len(d)} bytes' for e, d in streams.items())}")
-    click.echo("disassembly:")
-    for line in asm.disassemble(chip, records, fields).splitlines():
+    lines = asm.disassemble(chip, records, fields).splitlines()
+    click.echo(f"disassembly (the first {SHOWN_LINES} of {len(records)} instructions):")
+    for line in lines[:SHOWN_LINES + 1]:
         click.echo(f"    {line}")
+    click.echo(f"    ... {len(records) - SHOWN_LINES} more")
 
     sim = bmk.Simulator(chip.name)
     sim.gmem_write(G_INPUT, x)

@@ -186,9 +186,12 @@ raw_option = click.option("--raw", "raw", type=(str, click.Path(dir_okay=False))
                           help="read a raw per-engine stream (no cmd_hdr_t) instead of FILE; repeatable")
 
 
+DISTRIBUTION = "bmk-tpu"     # pyproject [project] name; the import package is bmk
+
+
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @debug_option
-@click.version_option(package_name="bmk", prog_name="bmk")
+@click.version_option(package_name=DISTRIBUTION, prog_name="bmk")
 def bmk():
     """bmk: BMKernel-style command buffers -- assemble, disassemble, diff, simulate.
 

@@ -108,6 +108,10 @@ class Report:
                 "races": [r.to_dict() for r in self.races], "races_truncated": self.races_truncated,
                 "instructions": [i.to_dict() for i in self.instructions]}
 
+    def __str__(self):
+        """print(report): its summary (repr() still gives every field)."""
+        return self.summary()
+
     def summary(self):
         busy = ", ".join(f"{e} {c}" for e, c in self.engine_busy.items())
         lines = [f"{len(self.instructions)} instructions, {self.total_cycles} cycles (busy: {busy}; "
