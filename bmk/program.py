@@ -18,6 +18,7 @@ import contextlib
 import inspect
 import io
 import itertools
+import keyword
 import operator
 import sys
 from array import array
@@ -32,7 +33,7 @@ from bmk.encoders.framing import Streams, encode_header, frame_stream
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError, ScheduleError, must
 from bmk.origins import Origin, args_text, caller
 from bmk.scheduler import Scheduler
-from bmk.templates import ARGS, KWARGS, CallTemplates, Sym
+from bmk.templates import CallTemplates, Sym
 from bmk.util import is_int, plain
 
 FIELDS = "fields"            # keyword fields of the C parameter struct, or one record (tpu_*)
@@ -66,16 +67,31 @@ class OpRow:
         return (self.name, *self.aliases)
 
 
-class Op:
+class Op(tuple):
     """The handle of one API call: the span [start, stop) of the descriptors it emitted.
 
     `first` / `last` give its first and last descriptor on each engine; `index` is its last
-    descriptor overall (what a cvikernel v2 bmk1880_op_t names)."""
+    descriptor overall (what a cvikernel v2 bmk1880_op_t names). A tuple (context,
+    generation, call, start, stop) underneath: made on every call, it costs one tuple."""
 
-    __slots__ = ("context", "generation", "call", "start", "stop")
+    __slots__ = ()
 
-    def __init__(self, context, generation, call, start, stop):
-        self.context, self.generation, self.call, self.start, self.stop = context, generation, call, start, stop
+    def __new__(cls, context, generation, call, start, stop):
+        return tuple.__new__(cls, (context, generation, call, start, stop))
+
+    context = property(operator.itemgetter(0))
+    generation = property(operator.itemgetter(1))
+    call = property(operator.itemgetter(2))
+    start = property(operator.itemgetter(3))
+    stop = property(operator.itemgetter(4))
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return self is not other
+
+    __hash__ = object.__hash__
 
     @property
     def index(self):
@@ -103,6 +119,9 @@ class Op:
 
 
 # -- dependency policies: which descriptor links add_dependency(before, after) makes -------------
+_new_op = tuple.__new__         # Op(...) without a Python-level __new__ call (Program._emit)
+
+
 def last_to_first(before, after):
     """The general rule: before's last descriptor on each engine precedes after's first
     descriptor on each engine, so every descriptor of `after` waits for all of `before`."""
@@ -116,9 +135,36 @@ def last_to_last(before, after):
 
 
 # -- generated API methods --------------------------------------------------------------------------
-_BY_NAME = object()     # marks the memo key of a positional-style call that used keywords
+# A call reaches Program._emit as one tuple of its argument values, `vals` (issue 24 item 5: no
+# keyword dict, no key of names and values built per call): a FIELDS row's method has the
+# record's fields as keyword-only parameters, so the values come in field order, ABSENT for a
+# field left out; a POSITIONAL row's method passes its positional arguments as they are (bound
+# to the record's parameters, ABSENT for the ones left out, only when some come by keyword).
 # The types util.plain turns into Python ints and bools: only calls passing one pay for it.
 _NUMPY_SCALARS = frozenset(t for t in np.sctypeDict.values() if issubclass(t, (np.integer, np.bool_)))
+
+
+class _Absent:
+    """An argument the call left out (the record's default applies)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<absent>"
+
+
+ABSENT = _Absent()
+
+
+class _Call:
+    """What a generated method hands Program._emit about its row: the row, its name, `make`
+    (vals -> the op record) and `text` (vals -> the keywords an origin shows; None: vals are
+    positional arguments)."""
+
+    __slots__ = ("row", "name", "make", "text")
+
+    def __init__(self, row, make, text):
+        self.row, self.name, self.make, self.text = row, row.name, make, text
 
 
 def _record_error(row, e, args=(), kwargs=None):
@@ -156,59 +202,116 @@ def _record_error(row, e, args=(), kwargs=None):
     return ArgumentError(f"{row.name}: {e}")
 
 
-def _fields_method(row):
-    name, record_class = row.name, row.record
+def _fields_maker(row):
+    """vals (field order, ABSENT for a field left out) -> the op record."""
+    names, record_class = tuple(a.name for a in attrs.fields(row.record)), row.record
 
-    def make(fields):
+    def make(vals):
+        fields = {n: v for n, v in zip(names, vals) if v is not ABSENT}
         try:
             return record_class(**fields)
         except (TypeError, ValueError) as e:
             raise _record_error(row, e, (), fields) from None
-
-    def method(self, p=None, /, **fields):
-        if p is None:
-            values = fields.values()
-            if not _NUMPY_SCALARS.isdisjoint(map(type, values)):
-                fields = {k: plain(v) for k, v in fields.items()}
-                values = fields.values()
-            return self._emit(row, (name, *fields, *values, *map(type, values)), make, fields, KWARGS)
-        if fields:
-            raise ArgumentError(f"{name}: pass either one {record_class.__name__} or keyword fields, not both")
-        if not isinstance(p, record_class):
-            raise ArgumentError(must(name, "p", f"a {record_class.__name__}", p))
-        values = attrs.astuple(p, recurse=False)
-        if any(plain(v) is not v for v in values):
-            p = make({a.name: plain(v) for a, v in zip(attrs.fields(record_class), values)})
-            values = attrs.astuple(p, recurse=False)
-        return self._emit(row, (name, *values, *map(type, values)), _same, p)
-    return method
+    return make
 
 
-def _same(record):
-    return record
+def _positional_maker(row):
+    """vals (the positional arguments, or every parameter with ABSENT for the ones left out)
+    -> the op record."""
+    names, record_class = tuple(inspect.signature(row.record).parameters), row.record
 
-
-def _positional_method(row):
-    name, record_class = row.name, row.record
-
-    def make(arguments):
-        args, kwargs = arguments
+    def make(vals):
+        args, kwargs = [], {}
+        for name, v in zip(names, vals):
+            if v is ABSENT:
+                continue
+            if kwargs or len(args) < names.index(name):
+                kwargs[name] = v
+            else:
+                args.append(v)
         try:
             return record_class(*args, **kwargs)
         except (TypeError, ValueError) as e:
             raise _record_error(row, e, args, kwargs) from None
+    return make
+
+
+def _fields_text(names):
+    """vals -> the keyword dict an origin shows (the fields given, in field order)."""
+    return lambda vals: {n: v for n, v in zip(names, vals) if v is not ABSENT}
+
+
+def _fields_method(row):
+    """The method of a FIELDS row: `name(res_low=..., a=..., ...)` or `name(record)`; the
+    record's fields are its keyword-only parameters (generated source: CPython then binds them
+    without building a keyword dict)."""
+    names = tuple(a.name for a in attrs.fields(row.record))
+    record_class, make = row.record, _fields_maker(row)
+    call = _Call(row, make, _fields_text(names))
+    scope = {"ABSENT": ABSENT, "call": call, "__name__": __name__}     # a frame of bmk's own (origins.caller)
+
+    def rare(self, p, extra, vals):
+        """A record object, or a keyword that is no field: the error the record raises."""
+        if p is None:       # an unknown keyword: the record says which
+            fields = {n: v for n, v in zip(names, vals) if v is not ABSENT}
+            fields.update(extra)
+            if not _NUMPY_SCALARS.isdisjoint(map(type, fields.values())):
+                fields = {k: plain(v) for k, v in fields.items()}
+            try:
+                record_class(**fields)
+            except (TypeError, ValueError) as e:
+                raise _record_error(row, e, (), fields) from None
+            raise AssertionError("unreachable: a keyword that is no field")
+        if extra or any(v is not ABSENT for v in vals):
+            raise ArgumentError(f"{row.name}: pass either one {record_class.__name__} or keyword fields, not both")
+        if not isinstance(p, record_class):
+            raise ArgumentError(must(row.name, "p", f"a {record_class.__name__}", p))
+        vals = attrs.astuple(p, recurse=False)
+        if any(plain(v) is not v for v in vals):
+            vals = tuple(map(plain, vals))
+            p = make(vals)
+        return self._emit(call, vals, record=p)
+
+    if any(keyword.iskeyword(n) or n.startswith("_") for n in names):      # not one for generated source
+        def method(self, p=None, /, **fields):
+            return rare(self, p, {k: v for k, v in fields.items() if k not in names},
+                        tuple(fields.get(n, ABSENT) for n in names))
+    else:
+        params = "".join(f", {n}=ABSENT" for n in names)
+        vals = "".join(f"{n}, " for n in names)
+        source = (f"def method(_self, _p=None, /, *{params}, **_extra):\n"
+                  f"    if _p is not None or _extra:\n"
+                  f"        return rare(_self, _p, _extra, ({vals}))\n"
+                  f"    return _self._emit(call, ({vals}))\n")
+        scope["rare"] = rare
+        exec(source, scope)         # parameter names: the record's field names (identifiers, checked above)
+        method = scope["method"]
+    return method
+
+
+def _positional_method(row):
+    """The method of a POSITIONAL row: the C function's arguments, positional or by name."""
+    signature = inspect.signature(row.record)
+    names, record_class = tuple(signature.parameters), row.record
+    call = _Call(row, _positional_maker(row), None)
+    count = len(names)
 
     def method(self, *args, **kwargs):
-        if kwargs or not _NUMPY_SCALARS.isdisjoint(map(type, args)):
-            args, kwargs = tuple(map(plain, args)), {k: plain(v) for k, v in kwargs.items()}
-        if kwargs:
-            key = (name, _BY_NAME, args, *kwargs.items(), *map(type, args), *map(type, kwargs.values()))
-        else:
-            key = (name, *args, *map(type, args))
-        return self._emit(row, key, make, (args, kwargs), ARGS)
+        if kwargs or len(args) > count:
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                try:
+                    record_class(*args, **kwargs)       # what the record says, in the C parameters' words
+                except (TypeError, ValueError) as e:
+                    raise _record_error(row, e, args, kwargs) from None
+                raise
+            vals = tuple(bound.arguments.get(n, ABSENT) for n in names)
+            return self._emit(call, vals, given=(args, kwargs))
+        return self._emit(call, args)
     # help() shows the C arguments (the record's fields) rather than *args.
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    params += list(inspect.signature(record_class).parameters.values())
+    params += list(signature.parameters.values())
     method.__signature__ = inspect.Signature(params)
     return method
 
@@ -223,6 +326,11 @@ def make_method(cls, row):
             emit(self, *args, **kwargs)
             return None
         method.__signature__ = inspect.signature(emit)
+    elif row.call != POSITIONAL:
+        method.__signature__ = inspect.Signature(
+            [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY),
+             inspect.Parameter("p", inspect.Parameter.POSITIONAL_ONLY, default=None),
+             inspect.Parameter("fields", inspect.Parameter.VAR_KEYWORD)])
     method.__name__ = row.name
     method.__qualname__ = f"{cls.__name__}.{row.name}"
     method.__doc__ = row.docstring
@@ -391,6 +499,7 @@ class Program:
         self._cleaned = False
         self._generation = 0
         self._recording = True
+        self._handles = True
         self._start()
 
     # -- origins: the call and the user's line behind each instruction (bmk/origins.py) ------------
@@ -410,6 +519,17 @@ class Program:
             self._call_sites.append(-1)
             self._call_args.append(None)
         self._recording = on
+
+    @property
+    def op_handles(self):
+        """Whether an API call returns its Op handle (default True). A program that never uses
+        them (add_dependency, Op.first / last) sets it False: each call then returns None and
+        costs a little less (issue 24 item 5)."""
+        return self._handles
+
+    @op_handles.setter
+    def op_handles(self, on):
+        self._handles = bool(on)
 
     def origin(self, i):
         """The Origin of instruction i (program order, as acquire_cmdbuf lays them out); None
@@ -438,8 +558,6 @@ class Program:
                 self._shared_args[key] = arguments
             else:
                 arguments = shared
-        if type(arguments) is tuple:     # (args, kwargs): the args tuple alone, or both as a list
-            arguments = arguments[0] if not arguments[1] else list(arguments)
         self._call_starts.append(start)
         self._call_sites.append(k)
         self._call_args.append(arguments)
@@ -505,47 +623,42 @@ class Program:
         self._call_starts, self._call_sites, self._call_args = array("q"), array("q"), []
         self._sites, self._site_index, self._shared_args = [], {}, {}
         self._templates = CallTemplates()
+        self._templated = set()     # the calls whose last call took a template (_emit)
         self._generation += 1
 
     # -- the one path of every API call ------------------------------------------------------------
-    def _emit(self, row, key, make, arguments, style=None):
+    def _emit(self, call, vals, record=None, given=None):
         """Check, lower, pack, then record.
 
+        `vals`: the call's argument values (see the generated methods); `record`: the op record
+        when the call passed one; `given`: (args, kwargs) of a positional call that used keywords.
         Lowering is a pure function of the call's arguments, so its packed result is memoized
-        per context under `key`: the call name, its arguments and their types (1 == 1.0 ==
-        True, but only some of them pass the checks). An unhashable argument skips the memo.
-        The memo holds at most MEMO_SIZE calls (then starts afresh), so programs whose calls
-        all differ (distinct addresses) do not grow it without bound. Calls that differ only
-        in int arguments share call templates (bmk.templates): `style` (KWARGS: `arguments` is
-        the keyword dict; ARGS: (args, kwargs)) says where those are; None: no templates.
+        per context under (call, values, their types) (1 == 1.0 == True, but only some of them
+        pass the checks). An unhashable argument skips the memo. The memo holds at most
+        MEMO_SIZE calls (then starts afresh), so programs whose calls all differ (distinct
+        addresses) do not grow it without bound. Calls that differ only in int arguments share
+        call templates (bmk.templates), which serve them without entering the memo; a call
+        whose last call took a template tries its templates first (no memo key made).
         """
         if self._cleaned:
-            raise ArgumentError(f"{row.name}: the context was cleaned up (cleanup)")
-        try:
-            lowered = self._lowered.get(key)
-        except TypeError:
-            lowered = key = None
-        if lowered is None and style is not None:
-            lowered = self._templates.lowered(row.name, style, arguments)
-            if lowered is not None and key is not None:
-                if len(self._lowered) >= MEMO_SIZE:
-                    self._lowered.clear()
-                self._lowered[key] = lowered
+            raise ArgumentError(f"{call.name}: the context was cleaned up (cleanup)")
+        tys = tuple(map(type, vals))
+        if call in self._templated:
+            key, lowered = None, self._templates.lowered(call.name, vals, tys)
+        else:
+            key = (call, vals, tys)
+            try:
+                lowered = self._lowered.get(key)
+            except TypeError:
+                lowered = key = None
         if lowered is None:
-            descriptors = tuple(row.lower(self.chip, self._checked(row, make(arguments))))
-            lowered = self._pack(row.name, descriptors)
-            if key is not None:
-                if len(self._lowered) >= MEMO_SIZE:
-                    self._lowered.clear()
-                self._lowered[key] = lowered
-            if style is not None:
-                self._templates.learn(row.name, style, arguments, lowered, descriptors,
-                                      lambda args: row.lower(self.chip, self._checked(row, make(args))),
-                                      lambda engine, fields: self._packers[engine].varying(fields))
+            lowered, key = self._lowering(call, vals, tys, record)
+            if key is not None and key[1] is not vals:      # numpy integers made plain
+                vals = key[1]
         records, codes, size = lowered
         nbytes = self._nbytes + size
         if nbytes > self.cmdbuf_size:
-            raise CmdbufOverflowError(f"{row.name}: the command buffer would grow to {nbytes} "
+            raise CmdbufOverflowError(f"{call.name}: the command buffer would grow to {nbytes} "
                                       f"bytes, past cmdbuf_size {self.cmdbuf_size}")
         self._nbytes = nbytes
         bodies = self._records
@@ -553,8 +666,53 @@ class Program:
         bodies += records
         self._codes += codes
         if self._recording:
-            self._record_origin(start, row.name, key, arguments)
-        return Op(self, self._generation, row.name, start, start + len(codes))
+            if given is not None and not _NUMPY_SCALARS.isdisjoint(map(type, given[0] + tuple(given[1].values()))):
+                given = (tuple(map(plain, given[0])), {k: plain(v) for k, v in given[1].items()})
+            arguments = record if record is not None else list(given) if given is not None and given[1] else \
+                given[0] if given is not None else call.text(vals) if call.text is not None else vals
+            self._record_origin(start, call.name, key if given is None else None, arguments)
+        if self._handles:
+            return _new_op(Op, (self, self._generation, call.name, start, start + len(codes)))
+        return None
+
+    def _lowering(self, call, vals, tys, record):
+        """(lowered, memo key or None) of a call the memo did not have (or the template tried
+        first did not serve): the memo, a template, or the ordinary path (checks, lowering,
+        packing), which the memo and the templates then learn."""
+        key = (call, vals, tys)
+        try:
+            lowered = self._lowered.get(key)
+        except TypeError:
+            lowered = key = None
+        if lowered is None and not _NUMPY_SCALARS.isdisjoint(tys):
+            # numpy integers as Python ints (the memo never holds their types: a hit needs no test)
+            vals = tuple(map(plain, vals))
+            tys = tuple(map(type, vals))
+            key = (call, vals, tys)
+            try:
+                lowered = self._lowered.get(key)
+            except TypeError:
+                lowered = key = None
+        if lowered is not None:
+            self._templated.discard(call)
+            return lowered, key
+        if key is not None and record is None:
+            lowered = self._templates.lowered(call.name, vals, tys)
+            if lowered is not None:
+                self._templated.add(call)
+                return lowered, key
+        row = call.row
+        descriptors = tuple(row.lower(self.chip, self._checked(row, call.make(vals) if record is None else record)))
+        lowered = self._pack(call.name, descriptors)
+        if key is not None:
+            if len(self._lowered) >= MEMO_SIZE:
+                self._lowered.clear()
+            self._lowered[key] = lowered
+            if record is None:
+                self._templates.learn(call.name, vals, tys, lowered, descriptors,
+                                      lambda v: row.lower(self.chip, self._checked(row, call.make(v))),
+                                      lambda engine, fields: self._packers[engine].varying(fields))
+        return lowered, key
 
     def _checked(self, row, record):
         """The record, once the row's checks have passed."""
@@ -566,6 +724,7 @@ class Program:
         tl_free: a freed tensor must meet them)."""
         self._lowered.clear()
         self._templates.clear()
+        self._templated.clear()
 
     def _pack(self, call, descriptors):
         """((engine, fields), ...) -> (records: cmd_hdr_t + command bytes each, their engine codes

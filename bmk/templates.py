@@ -21,8 +21,8 @@ guarding that it keeps that value (such a template serves only calls that repeat
 """
 import numbers
 import operator
+import re
 
-KWARGS, ARGS = "kwargs", "args"     # how a generated method passes a call's arguments (see CallTemplates)
 PER_SHAPE = 4           # call templates kept per call shape (each for one path through the checks)
 MAX_SHAPES = 1 << 14    # call shapes a context remembers (then it starts afresh)
 
@@ -33,6 +33,7 @@ _COMPARE = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="
 
 MAX_GUARDS = 256         # a trace that tests more (e.g. `x in range(...)`, a loop) is abandoned
 MAX_SOURCE = 4096        # characters of one expression
+MAX_DEFS = 4096          # values one trace computes
 
 
 class Abandoned(Exception):
@@ -40,10 +41,15 @@ class Abandoned(Exception):
 
 
 class Trace:
-    """What one traced call did with its Syms: guards [(source, outcome)] and whether a value escaped."""
+    """What one traced call did with its Syms: guards [(source, outcome)], the values it
+    computed (`defs`: [(name, expression of earlier names)], each named once, so that the
+    compiled template computes a value shared by several fields or guards once) and whether a
+    value escaped."""
 
     def __init__(self):
         self.guards = []
+        self.defs = []
+        self._names = {}        # expression -> its name: a value computed twice is named once
         self.escaped = False
 
     def guard(self, source, outcome):
@@ -52,11 +58,19 @@ class Trace:
             self.escaped = True
             raise Abandoned("too many guards")
 
+    def arg(self, value, i):
+        """The Sym of argument i (named a<i>)."""
+        return Sym(value, f"a{i}", self)
+
     def sym(self, value, source):
-        if len(source) > MAX_SOURCE:
+        if len(source) > MAX_SOURCE or len(self.defs) >= MAX_DEFS:
             self.escaped = True
             raise Abandoned("expression too long")
-        return Sym(value, source, self)
+        name = self._names.get(source)
+        if name is None:
+            name = self._names[source] = f"t{len(self.defs)}"
+            self.defs.append((name, source))
+        return Sym(value, name, self)
 
 
 class Sym:
@@ -183,13 +197,26 @@ def value_of(x):
     return None
 
 
-def compile_template(n_args, guards, records):
+_NAME = re.compile(r"\bt\d+\b")
+
+
+def compile_template(n_args, guards, records, defs=()):
     """The function of the int arguments `a0..` that returns the command records, or None.
 
     records: per command (base, nbytes, [(source, shift, max)]): base is the command (header
     included) pre-packed with every field that does not depend on the arguments; each varying
-    field's value, computed from its source, must be in [0, max] and goes in at `shift`."""
+    field's value, computed from its source, must be in [0, max] and goes in at `shift`.
+    defs: the trace's named values [(t<k>, expression)]; the ones the guards and fields read
+    (and what those read) are computed first, in order. A guard met twice is tested once."""
     lines = [f"def template({', '.join(f'a{i}' for i in range(n_args))}):"]
+    guards = list(dict.fromkeys(guards))
+    wanted = set(_NAME.findall(" ".join([g for g, _ in guards] + [f for _, _, v in records for f, _, _ in v])))
+    needed = []
+    for name, expr in reversed(defs):
+        if name in wanted:
+            needed.append((name, expr))
+            wanted.update(_NAME.findall(expr))
+    lines += [f"    {name} = {expr}" for name, expr in reversed(needed)]
     if guards:
         test = " and ".join(source if outcome else f"not {source}" for source, outcome in guards)
         lines.append(f"    if not ({test}): return None")
@@ -217,19 +244,23 @@ _SEEN_ONCE, _UNTRACEABLE = (), False
 
 
 class CallTemplates:
-    """The call templates one context has learned, by call shape: a call's name, argument
-    names and types, and its non-int arguments (its int arguments left out). Per shape: up
-    to PER_SHAPE compiled templates, each for one path through the checks.
+    """The call templates one context has learned, by call shape: a call's name, its argument
+    types, and its non-int arguments (its int arguments left out). Per shape: up to PER_SHAPE
+    compiled templates, each for one path through the checks.
 
-    `lowered(name, style, arguments)` returns what a template makes of a call, or None;
-    `learn(name, style, arguments, lowered, descriptors, lower, varying)` traces a call that
-    took the ordinary path: a shape is traced from its second ordinary call on (calls that
-    never repeat pay nothing), and a shape that does not trace is never traced again.
-    `style` says where the arguments are: KWARGS (a keyword dict) or ARGS ((args, kwargs)).
+    A call is its argument values `vals` (a tuple, as bmk.program's generated methods pass
+    them) and their types `tys`. `lowered(name, vals, tys)` returns what a template makes of a
+    call, or None; `learn(name, vals, tys, lowered, descriptors, lower, varying)` traces a
+    call that took the ordinary path: a shape is traced from its second ordinary call on
+    (calls that never repeat pay nothing), and a shape that does not trace is never traced
+    again. Where the ints are follows from `tys`: per types tuple, two itemgetters (made once)
+    split the values into the shape's part and the template's arguments (issue 24 item 5: the
+    lookup costs two C calls and one dict probe, no per-value Python).
     """
 
     def __init__(self):
         self._shapes = {}      # shape -> [(template, engine codes, size)] | _SEEN_ONCE | _UNTRACEABLE
+        self._splits = {}      # argument types -> (non-int getter, int getter) | None (no int)
 
     def clear(self):
         self._shapes.clear()
@@ -238,9 +269,21 @@ class CallTemplates:
         """{shape: [templates]} of the shapes that have templates (shape[0] is the call name)."""
         return {k: v for k, v in self._shapes.items() if v}
 
-    def lowered(self, name, style, arguments):
+    def _shape(self, name, vals, tys):
+        """(the call's shape, its int arguments) or None when it has none."""
+        split = self._splits.get(tys, _NO_SPLIT)
+        if split is _NO_SPLIT:
+            if len(self._splits) >= MAX_SHAPES:
+                self._splits.clear()
+            split = self._splits[tys] = _split(tys)
+        if split is None:
+            return None
+        others, ints = split
+        return (name, tys, others(vals)), ints(vals)
+
+    def lowered(self, name, vals, tys):
         """(records, engine codes, size) of the call from a template of its shape, or None."""
-        shape = _shape(name, style, arguments)
+        shape = self._shape(name, vals, tys)
         if shape is None:
             return None
         try:
@@ -258,14 +301,14 @@ class CallTemplates:
                     return records, codes, size
         return None
 
-    def learn(self, name, style, arguments, lowered, descriptors, lower, varying):
+    def learn(self, name, vals, tys, lowered, descriptors, lower, varying):
         """Trace the call once more with its int arguments as Syms; keep the compiled template
         if the trace is usable and reproduces the call's fields and bytes.
 
         lowered: the call's (records, codes, size); descriptors: its ((engine, fields), ...);
-        lower(arguments): checks and lowers arguments (a record made of them) to descriptors;
+        lower(vals): checks and lowers argument values (a record made of them) to descriptors;
         varying(engine, fields): the packer's (base, nbytes, [(source, shift, max)]) or None."""
-        shape = _shape(name, style, arguments)
+        shape = self._shape(name, vals, tys)
         if shape is None:
             return
         key, values = shape
@@ -281,7 +324,7 @@ class CallTemplates:
             self._shapes[key] = _SEEN_ONCE
             return
         try:
-            made = _trace(style, arguments, values, lowered, descriptors, lower, varying)
+            made = _trace(vals, values, lowered, descriptors, lower, varying)
         except Exception:       # a template is an optimisation: whatever goes wrong, go without
             made = None
         if made is not None:
@@ -290,11 +333,33 @@ class CallTemplates:
             self._shapes[key] = _UNTRACEABLE
 
 
-def _trace(style, arguments, values, lowered, descriptors, lower, varying):
+_NO_SPLIT = object()
+
+
+def _split(tys):
+    """(getter of the non-int values, getter of the int values) for argument types `tys`, as
+    tuples; None when no argument is an int."""
+    ints = [i for i, t in enumerate(tys) if t is int]
+    if not ints:
+        return None
+    others = [i for i, t in enumerate(tys) if t is not int]
+    return _getter(others), _getter(ints)
+
+
+def _getter(positions):
+    if not positions:
+        return lambda vals: ()
+    if len(positions) == 1:
+        get = operator.itemgetter(positions[0])
+        return lambda vals: (get(vals),)
+    return operator.itemgetter(*positions)
+
+
+def _trace(vals, values, lowered, descriptors, lower, varying):
     trace = Trace()
-    syms = iter([trace.sym(v, f"a{i}") for i, v in enumerate(values)])
+    syms = iter([trace.arg(v, i) for i, v in enumerate(values)])
     try:
-        traced = tuple(lower(_substitute(style, arguments, syms)))
+        traced = tuple(lower(tuple(next(syms) if type(v) is int else v for v in vals)))
     except (Exception, Abandoned):
         return None
     if trace.escaped or len(traced) != len(descriptors):
@@ -310,34 +375,7 @@ def _trace(style, arguments, values, lowered, descriptors, lower, varying):
         if made is None:
             return None
         records.append(made)
-    template = compile_template(len(values), trace.guards, records)
+    template = compile_template(len(values), trace.guards, records, trace.defs)
     if template(*values) != lowered[0]:
         return None
     return template, lowered[1], lowered[2]
-
-
-def _shape(name, style, arguments):
-    """(the call's shape, its int arguments) or None when it has none. The argument types (in
-    the shape) say where the ints were."""
-    if style == KWARGS:
-        values = arguments.values()
-        ints = [v for v in values if type(v) is int]
-        if not ints:
-            return None
-        return (name, *arguments, *map(type, values), *[v for v in values if type(v) is not int]), ints
-    args, kwargs = arguments
-    if kwargs:
-        args = (*args, *kwargs.values())
-    ints = [v for v in args if type(v) is int]
-    if not ints:
-        return None
-    return (name, *kwargs, *map(type, args), *[v for v in args if type(v) is not int]), ints
-
-
-def _substitute(style, arguments, syms):
-    """The arguments with each int replaced by the next of `syms`."""
-    if style == KWARGS:
-        return {k: next(syms) if type(v) is int else v for k, v in arguments.items()}
-    args, kwargs = arguments
-    return (tuple(next(syms) if type(v) is int else v for v in args),
-            {k: next(syms) if type(v) is int else v for k, v in kwargs.items()})
