@@ -170,6 +170,8 @@ class Model:
     device_num: int = 0
     kernel_module: "tuple | None" = None
     data: bytes = attrs.field(default=b"", repr=False, eq=False)
+    # what running a stage leaves for the next run: {(net, stage): ...} (bmk.models.run)
+    kept: dict = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     @property
     def decodable(self):

@@ -16,8 +16,15 @@ Plumbing only; what each instruction computes is the chip's simulator semantics
 Device addresses: BM1684/BM1684X bmodels carry absolute global-memory addresses (coefficients
 at CoeffMem.address, activations from NetParameter.ctx_addr: every GDMA address of the shared
 models' streams falls inside those two regions), which the simulator takes as they are.
+
+A model run again does not decode or check again: step 1's result (`Prepared`: the records and
+their compiled Programs, bmk.sim.core) is kept on the Model per net and stage, as long as the
+chip's spec and semantics are the same objects. `m.run` also keeps the Simulator it ran on and
+takes it again, reset to a fresh chip's state (Simulator.reset), so its views and per-instruction
+plans are made once per model; `simulate` (bmk-run) runs on a new Simulator it hands back.
 """
 import json
+import typing
 
 import numpy as np
 
@@ -36,9 +43,36 @@ def _stage(model, net, stage):
     return stages[stage]
 
 
+class Prepared(typing.NamedTuple):
+    """A stage made ready to run (prepare): its groups' records and compiled Programs."""
+    stage: object               # the Stage
+    semantics: object           # the chip's Semantics
+    planned: list               # [(Group, [Record])], in run order
+    programs: list              # a bmk.sim.core.Program per group of `planned`
+    spec: object                # the ChipSpec the programs were compiled for
+
+
+class _Runs:
+    """What a Model keeps per (net, stage): the Prepared and the Simulators m.run may take again
+    ((Simulator, clean): clean when it never ran since it was made or reset)."""
+
+    __slots__ = ("prepared", "idle")
+
+    def __init__(self, prepared, idle):
+        self.prepared, self.idle = prepared, idle
+
+
+def _kept(model, net, stage, spec, sem):
+    runs = model.kept.get((net, stage))
+    if runs is not None and runs.prepared.spec is spec and runs.prepared.semantics is sem:
+        return runs
+    return None
+
+
 def prepare(model, net=0, stage=0):
-    """(Stage, Semantics, [(group, records)]) of a stage that can be simulated; ModelError naming
-    what cannot (step 1 of the module docstring), before any work."""
+    """Prepared(Stage, Semantics, [(group, records)], [Program], ChipSpec) of a stage that can be
+    simulated; ModelError naming what cannot (step 1 of the module docstring), before any work.
+    Kept on the model: a second call returns the first one's answer."""
     from bmk.sim.semantics import REGISTRY, semantics_for
     st = _stage(model, net, stage)
     where = f"net{net}/stage{stage}"
@@ -47,6 +81,9 @@ def prepare(model, net=0, stage=0):
         raise ModelError(f"run: chip {model.chip} has no simulator (chips with one: {', '.join(sorted(REGISTRY))})",
                          model.path)
     sem = semantics_for(model.chip)
+    runs = _kept(model, net, stage, spec, sem)
+    if runs is not None:
+        return runs.prepared
     for sn in st.subnets:
         if sn.kind != "tpu":
             raise ModelError(f"run: {where}/subnet{sn.index} (id {sn.id}) is a {sn.kind.upper()} subnet "
@@ -77,19 +114,24 @@ def prepare(model, net=0, stage=0):
                           f"#{first[(e, k)][1]})" for (e, k), n in missing.items())
         raise ModelError(f"run: the {model.chip} simulator has no semantics for {kinds}; nothing was run",
                          model.path)
-    checked = set()
+    # Compiling checks every distinct instruction (sync ids aside: semantics.py) and resolves
+    # every wait, on a Simulator that has not run yet (kept for m.run).
+    from bmk.sim import Simulator
+    sim = Simulator(spec, semantics=sem)
+    programs = []
     for g, records in planned:
-        for i, r in enumerate(records):
-            key = (r.engine, tuple(r.fields), tuple(r.fields.values()))
-            if key in checked:
-                continue
-            try:
-                sem.check(spec, r.engine, r.fields)
-            except SimulationError as e:
-                raise ModelError(f"run: {g.label} instruction {i} ({r.name}, {r.stream or 'buffer'} byte {r.offset}) "
-                                 f"cannot be simulated: {e}; nothing was run", model.path) from None
-            checked.add(key)
-    return st, sem, planned
+        try:
+            programs.append(sim.compile(records))
+        except SimulationError as e:
+            i = getattr(e, "instruction", None)
+            if i is None:
+                raise ModelError(f"run: {g.label}: {e}; nothing was run", model.path) from None
+            r = records[i]
+            raise ModelError(f"run: {g.label} instruction {i} ({r.name}, {r.stream or 'buffer'} byte {r.offset}) "
+                             f"cannot be simulated: {e.reason}; nothing was run", model.path) from None
+    prepared = Prepared(st, sem, planned, programs, spec)
+    model.kept[(net, stage)] = _Runs(prepared, [(sim, True)])
+    return prepared
 
 
 def _inputs(model, st, inputs):
@@ -135,26 +177,28 @@ def _nbytes(t, path):
         raise ModelError(str(e), path) from None
 
 
-def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None):
+def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=None, races=True):
     """Steps 1-5: -> (outputs {name: ndarray}, [(group label, Report)], Simulator).
-    prepared: what `prepare(model, net, stage)` returned, when the caller checked first."""
+    prepared: what `prepare(model, net, stage)` returned, when the caller checked first;
+    sim: a Simulator in a fresh chip's state to run on (default: a new one); races: detect
+    races (Simulator.run) for the reports."""
     from bmk.sim import Simulator
-    st, sem, planned = prepared or prepare(model, net, stage)
+    st, sem, planned, programs, spec = prepared or prepare(model, net, stage)
     values = _inputs(model, st, inputs)
-    spec = spec_for(model.chip, model.path)
     if st.coeff is not None and st.coeff.size:
         _check_region(model, spec, "coefficients", st.coeff.address, st.coeff.size)
     for t in st.inputs + st.outputs:
         _check_region(model, spec, f"tensor {t.name!r}", t.address, _nbytes(t, model.path))
-    sim = Simulator(spec, semantics=sem)
+    if sim is None:
+        sim = Simulator(spec, semantics=sem)
     if st.coeff is not None and st.coeff.size:
         sim.gmem_write(st.coeff.address, model.coefficients(st))
     for t in st.inputs:
         sim.gmem_write(t.address, storage.to_device(values[t.name], t.storage, t.name))
     reports = []
-    for g, records in planned:
+    for (g, _), program in zip(planned, programs):
         try:
-            reports.append((g.label, sim.run(records, progress=progress)))
+            reports.append((g.label, sim.run(program, races=races, progress=progress)))
         except BmkError as e:
             raise ModelError(f"run: {g.label}: {e}", model.path) from None
     outputs = {}
@@ -166,8 +210,20 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None):
 
 def run_model(model, inputs, net=0, stage=0, trace=None, progress=None):
     """m.run: {input name: array} -> {output name: ndarray}; trace: a path for a Chrome/Perfetto
-    trace of every group (write_trace)."""
-    outputs, reports, _ = simulate(model, inputs, net, stage, progress)
+    trace of every group (write_trace). It returns the outputs only, so it does not look for
+    races (bmk-run and `simulate` report them)."""
+    prepared = prepare(model, net, stage)
+    runs = model.kept[(net, stage)]
+    sim = None
+    while runs.idle and sim is None:
+        try:
+            sim, clean = runs.idle.pop()
+        except IndexError:          # another thread took the last one
+            break
+        if not clean:
+            sim.reset()
+    outputs, reports, sim = simulate(model, inputs, net, stage, progress, prepared=prepared, sim=sim, races=False)
+    runs.idle.append((sim, False))
     if trace:
         write_trace(reports, trace)
     return outputs

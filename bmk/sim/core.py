@@ -19,10 +19,15 @@ Each instruction carries a vector clock (the last position on every other engine
 have ended before it starts, through transitive waits) for the race detector.
 
 Cost per instruction: records equal but for their sync ids share one plan (kind, checks,
-semantics function, cycles, a private copy of the fields and a memo for field-derived values,
-see semantics.py), made once per distinct instruction and reused by later runs of the same
-Simulator; memories memoize their views. The loop itself touches only lists and tuples, and
-the cyclic garbage collector pauses while a buffer runs.
+semantics function, cycles, a private copy of the fields, see semantics.py), made once per
+distinct instruction. `compile(records)` does all of that once and returns a `Program`, which
+depends on the records, the chip and the semantics only (never on memory): `run(program)` on
+this Simulator or another of the same chip and semantics skips it. Each Simulator keeps one
+memo per plan for the values its semantics derive from the fields (views of its memories,
+closures over them), so a plan's second run costs only its work; `reset()` zeroes the
+memories in place, keeping those memos valid (a model run again reuses its Simulator,
+bmk/models/run.py). The loop itself touches only lists and tuples, and the cyclic garbage
+collector pauses while a buffer runs.
 """
 import gc
 import itertools
@@ -37,7 +42,7 @@ from bmk.isa.spec import ChipSpec
 from bmk.sim.blas import one_thread
 from bmk.sim.memory import GMEM, LMEM, AccessLog, Gmem, Lmem
 from bmk.sim.races import find_races
-from bmk.sim.report import InstructionRecord, Report
+from bmk.sim.report import Instructions, Report
 from bmk.sim.semantics import Semantics, semantics_for
 from bmk.tensor import FMT_I8, TensorLmem
 from bmk.util import is_int
@@ -52,15 +57,42 @@ class Plan:
 
     kind      its instruction kind;
     run       the semantics function, run(simulator, fields);
-    cycles    its cost (the cost model's answer, filled in on its first run);
+    cycles    its cost (the cost model's answer, filled in on its first run: a function of
+              the fields and the chip, semantics.py);
     fields    its own copy of the decoded fields: every instruction of the plan runs on this
-              one dict, which stays in the CPU caches (a long buffer's decoded dicts do not);
-    memo      the dict its semantics may keep field-derived values in (Simulator.memo)."""
+              one dict, which stays in the CPU caches (a long buffer's decoded dicts do not).
+    The dict its semantics keep field-derived values in (Simulator.memo) belongs to each
+    Simulator running the plan (Simulator._memos): those values see that Simulator's memories."""
 
-    __slots__ = ("kind", "run", "cycles", "fields", "memo")
+    __slots__ = ("kind", "run", "cycles", "fields")
 
     def __init__(self, kind, run, fields):
-        self.kind, self.run, self.cycles, self.fields, self.memo = kind, run, None, fields, {}
+        self.kind, self.run, self.cycles, self.fields = kind, run, None, fields
+
+
+class Program:
+    """A buffer made ready to run (Simulator.compile): its records, every record's kind, own id,
+    resolved waits and plan, and each engine's order. It holds nothing of a Simulator's memory,
+    so any Simulator of the same chip (ChipSpec) and semantics runs it, as often as asked,
+    without decoding, checking or planning again."""
+
+    __slots__ = ("chip", "semantics", "records", "kinds", "owns", "waits", "plans", "names", "seqs", "pos",
+                 "eng_of", "targets")
+
+    def __len__(self):
+        return len(self.records)
+
+
+class Trail:
+    """Where the running instruction's AccessLog is (Simulator.log reads and sets it): what a
+    semantics closure kept in a plan memo may hold instead of the Simulator, which holds the
+    memo (a closure holding the Simulator makes a cycle that only the cyclic garbage collector
+    frees, so every dropped Simulator's memories would stay allocated until it runs)."""
+
+    __slots__ = ("log",)
+
+    def __init__(self):
+        self.log = None
 
 
 class Simulator:
@@ -101,7 +133,7 @@ class Simulator:
         # An engine's only instruction class (bm1880, bm1684); None for multi-class engines
         # (bm1684x), whose records name their class.
         self.formats = {e.name: e.format for e in self.engines}
-        self.log = None
+        self.trail = Trail()
         # While an instruction runs: a dict its semantics may keep values derived from its
         # fields in (not from memory), shared by the instructions equal to it but for sync ids.
         self.memo = None
@@ -109,7 +141,27 @@ class Simulator:
         self._sync = None                       # engine -> sync-id fields (_sync_fields)
         self._getters = {}                      # (engine, class) -> _content_getter
         self._plans, self._plans_of = {}, None  # instruction plans memo (_prepare), per semantics
+        self._memos = {}                        # Plan -> its memo on this Simulator (Simulator.memo)
         self.semantics.init(self)
+
+    def reset(self):
+        """Back to a fresh chip: every memory zeroed in place and filled as a new Simulator's
+        (Semantics.init), the last report dropped. What does not depend on memory contents
+        stays (memoized views, plans and their memos: they see the same arrays), so a program
+        run again after a reset costs only its work."""
+        for mem in self.memories.values():
+            mem.clear()
+        self.last_report = None
+        self.semantics.init(self)
+
+    @property
+    def log(self):
+        """The AccessLog of the running instruction (None between instructions)."""
+        return self.trail.log
+
+    @log.setter
+    def log(self, value):
+        self.trail.log = value
 
     # -- memory spaces ----------------------------------------------------------------------------
     def space(self, name):
@@ -418,14 +470,57 @@ class Simulator:
         return [p.kind for p in plans], owns, waits, plans
 
     def _error(self, i, rec, msg):
+        """A SimulationError naming instruction i; its `instruction` and `reason` attributes
+        hold i and msg for callers that name the instruction their own way (bmk.models.run)."""
         stream = getattr(rec, "stream", None)
         where = f"byte {rec.offset}" if stream is None else f"stream {stream} byte {rec.offset}"
-        return SimulationError(f"instruction {i} ({where}, {rec.engine}): {msg}")
+        err = SimulationError(f"instruction {i} ({where}, {rec.engine}): {msg}")
+        err.instruction, err.reason = i, msg
+        return err
+
+    def _records(self, cmdbuf, call="run"):
+        if isinstance(cmdbuf, (list, tuple)) and all(isinstance(r, Record) for r in cmdbuf):
+            return list(cmdbuf)
+        if isinstance(cmdbuf, dict):
+            return decode(self.chip, cmdbuf)
+        if not isinstance(cmdbuf, (bytes, bytearray, memoryview)):
+            raise ArgumentError(must(call, "cmdbuf", "bytes (a command buffer), {engine: bytes} (raw streams), "
+                                     "a list of Records or a Program", cmdbuf))
+        return decode_cmdbuf(self.chip, cmdbuf)
+
+    def compile(self, cmdbuf, _call="compile"):
+        """A Program of `cmdbuf` (what `run` takes, but a Program): decoded, every record's kind
+        found and its fields checked, waits resolved, plans made; SimulationError naming the
+        instruction when one is malformed or waits for an id no instruction has. Nothing runs."""
+        if isinstance(cmdbuf, Program):
+            if cmdbuf.chip is self.chip and cmdbuf.semantics is self.semantics:
+                return cmdbuf
+            cmdbuf = cmdbuf.records          # another chip's or semantics' program: planned again
+        records = self._records(cmdbuf, _call)
+        kinds, owns, waits, plans = self._prepare(records)
+        n = len(records)
+        # Engines are numbered; per instruction: its engine, its position on it, the
+        # instructions it waits for. The run loop touches only lists and tuples.
+        names = [e.name for e in self.engines]
+        number = {e: k for k, e in enumerate(names)}
+        seqs = [[] for _ in names]
+        pos, eng_of = [0] * n, [0] * n
+        for i, rec in enumerate(records):
+            k = eng_of[i] = number[rec.engine]
+            pos[i] = len(seqs[k])
+            seqs[k].append(i)
+        prog = Program()
+        prog.chip, prog.semantics, prog.records = self.chip, self.semantics, tuple(records)
+        prog.kinds, prog.owns, prog.waits, prog.plans = kinds, owns, waits, plans
+        prog.names, prog.seqs, prog.pos, prog.eng_of = names, seqs, pos, eng_of
+        prog.targets = [tuple(t for _, _, t in w) for w in waits]
+        return prog
 
     def run(self, cmdbuf, *, races=True, progress=None):
         """Decode `cmdbuf` and execute it; return a Report. `cmdbuf` is a cmd_hdr_t command
         buffer (bytes), raw per-engine streams ({engine: bytes}, merged in program order by
-        their sync ids, API.md "Simulator, all chips") or a list of Records.
+        their sync ids, API.md "Simulator, all chips"), a list of Records, or a Program
+        (`compile`: decoded and checked once, run as often as asked).
 
         On a malformed instruction or a deadlock, raises SimulationError naming the instruction
         index and its (stream,) byte offset; memory keeps whatever the instructions before it wrote.
@@ -439,42 +534,27 @@ class Simulator:
         gc.disable()
         try:
             with one_thread():
-                return self._run(cmdbuf, races, progress)
+                return self._run(self.compile(cmdbuf, "run"), races, progress)
         finally:
             if paused:
                 gc.enable()
 
-    def _run(self, cmdbuf, races, progress):
-        if isinstance(cmdbuf, (list, tuple)) and all(isinstance(r, Record) for r in cmdbuf):
-            records = list(cmdbuf)
-        elif isinstance(cmdbuf, dict):
-            records = decode(self.chip, cmdbuf)
-        elif not isinstance(cmdbuf, (bytes, bytearray, memoryview)):
-            raise ArgumentError(must("run", "cmdbuf", "bytes (a command buffer), {engine: bytes} (raw streams) "
-                                     "or a list of Records", cmdbuf))
-        else:
-            records = decode_cmdbuf(self.chip, cmdbuf)
-        kinds, owns, waits, plans = self._prepare(records)
+    def _run(self, prog, races, progress):
+        records, kinds, owns, waits, plans = prog.records, prog.kinds, prog.owns, prog.waits, prog.plans
+        names, seqs, pos, eng_of, targets = prog.names, prog.seqs, prog.pos, prog.eng_of, prog.targets
         n = len(records)
-        # Engines are numbered; per instruction: its engine, its position on it, the
-        # instructions it waits for. The loop below touches only lists and tuples.
-        names = [e.name for e in self.engines]
         ne = len(names)
-        number = {e: k for k, e in enumerate(names)}
-        seqs = [[] for _ in names]
-        pos, eng_of = [0] * n, [0] * n
-        for i, rec in enumerate(records):
-            k = eng_of[i] = number[rec.engine]
-            pos[i] = len(seqs[k])
-            seqs[k].append(i)
-        targets = [tuple(t for _, _, t in w) for w in waits]
         lens = [len(q) for q in seqs]
         heads, free = [0] * ne, [0] * ne
         last_known = [[-1] * ne for _ in names]
         start, end = [0] * n, [None] * n
         known, accesses = [None] * n, [()] * n
         cycles = self.semantics.cycles
+        memos = self._memos
+        if len(memos) >= MAX_PLANS:
+            memos.clear()
         others = [tuple(x for x in range(ne) if x != e) for e in range(ne)]
+        trail = self.trail
         done = 0
         while done < n:
             best_s = best_i = best_e = None
@@ -498,24 +578,26 @@ class Simulator:
                                      {names[e]: heads[e] for e in range(ne)}, waits)
             s, i, e = best_s, best_i, best_e
             plan = plans[i]
-            kind = plan.kind
-            log = self.log = AccessLog()
-            self.memo = plan.memo
+            memo = memos.get(plan)
+            if memo is None:
+                memo = memos[plan] = {}
+            log = trail.log = AccessLog()
+            self.memo = memo
             try:
                 plan.run(self, plan.fields)
             except SimulationError as err:
-                raise self._error(i, records[i], f"{kind}: {err}") from None
+                raise self._error(i, records[i], f"{plan.kind}: {err}") from None
             except BmkError:
                 raise
             except Exception as err:    # odd field values the semantics missed: still this instruction's error
-                raise self._error(i, records[i], f"{kind}: cannot be simulated ({type(err).__name__}: {err})") \
+                raise self._error(i, records[i], f"{plan.kind}: cannot be simulated ({type(err).__name__}: {err})") \
                     from err
             finally:
                 accesses[i] = tuple(log.entries)
-                self.log = self.memo = None
+                trail.log = self.memo = None
             cyc = plan.cycles
             if cyc is None:
-                cyc = plan.cycles = cycles(names[e], kind, plan.fields, self)
+                cyc = plan.cycles = cycles(names[e], plan.kind, plan.fields, self)
             start[i] = s
             end[i] = free[e] = s + cyc
             kn = last_known[e]
@@ -550,10 +632,7 @@ class Simulator:
     def _report(self, records, kinds, owns, waits, start, end, names, seq_list, known, accesses, detect):
         seqs = dict(zip(names, seq_list))
         number = {e: k for k, e in enumerate(names)}
-        instrs = tuple(InstructionRecord(i, r.offset, r.engine, kinds[i], owns[i],
-                                         tuple((o, k) for o, k, _ in waits[i]) if waits[i] else (), start[i],
-                                         end[i], getattr(r, "stream", None))
-                       for i, r in enumerate(records))
+        instrs = Instructions(records, kinds, owns, waits, start, end)
         busy = {e: sum(end[i] - start[i] for i in seqs[e]) for e in names}
         total = max(end) if records else 0
         intervals = {e: [(start[i], end[i]) for i in seqs[e]] for e in names}

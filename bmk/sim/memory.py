@@ -137,6 +137,14 @@ class TensorView:
         self._pack = pack
         self._flush = flush     # called after write() when the view is a gathered copy
 
+    @property
+    def array(self):
+        """The memory itself as one strided numpy array of `shape` (a result can be computed
+        straight into it), or None when the view is several pieces, N-packed or a copy."""
+        if self._pack == 1 and self._flush is None and len(self._parts) == 1 and self._parts[0][1] == _ALL:
+            return self._parts[0][0]
+        return None
+
     def read(self):
         if len(self._parts) == 1:
             v = self._parts[0][0]
@@ -244,6 +252,10 @@ class Lmem:
         if addr < 0 or addr + n > self.size:
             raise SimulationError(f"{what} must be inside lmem [0, 0x{self.size:x}), "
                                   f"not [0x{addr:x}, 0x{addr + n:x})")
+
+    def clear(self):
+        """Every byte 0 again, in place (memoized views stay valid)."""
+        self.data.fill(0)
 
     def write_bytes(self, addr, data):
         data = np.frombuffer(bytes(data), np.uint8)
@@ -356,6 +368,11 @@ class Gmem:
         if page is None:
             page = self.pages[i] = np.zeros(self.PAGE, np.uint8)   # calloc: untouched pages cost nothing
         return page
+
+    def clear(self):
+        """Every byte 0 again: the allocated pages zeroed in place (memoized views stay valid)."""
+        for page in self.pages.values():
+            page.fill(0)
 
     def check_range(self, what, addr, n):
         if addr < 0 or n < 0 or addr + n > self.size:

@@ -1,5 +1,6 @@
 """What a simulator run returns: timing per instruction, totals, overlap, races; trace export."""
 import json
+from collections.abc import Sequence
 
 import attrs
 
@@ -29,6 +30,48 @@ class InstructionRecord:
         if self.stream is not None:
             d["stream"] = self.stream
         return d
+
+
+class Instructions(Sequence):
+    """A run's InstructionRecords, in buffer order: a read-only sequence whose records are made
+    when it is first read (a caller that wants totals or races only never pays for them).
+    Equal to a tuple or list of the same records."""
+
+    __slots__ = ("_columns", "_items")
+
+    def __init__(self, records, kinds, owns, waits, start, end):
+        self._columns = (records, kinds, owns, waits, start, end)
+        self._items = None
+
+    def _all(self):
+        if self._items is None:
+            records, kinds, owns, waits, start, end = self._columns
+            self._items = tuple(InstructionRecord(i, r.offset, r.engine, kinds[i], owns[i],
+                                                  tuple((o, k) for o, k, _ in waits[i]) if waits[i] else (),
+                                                  start[i], end[i], getattr(r, "stream", None))
+                                for i, r in enumerate(records))
+            self._columns = None
+        return self._items
+
+    def __len__(self):
+        return len(self._items) if self._items is not None else len(self._columns[0])
+
+    def __getitem__(self, i):
+        return self._all()[i]
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __eq__(self, other):
+        if isinstance(other, (Instructions, tuple, list)):
+            return self._all() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self._all())
+
+    def __repr__(self):
+        return repr(self._all())
 
 
 @attrs.frozen
@@ -75,7 +118,7 @@ def _lanes_text(lanes):
 @attrs.frozen
 class Report:
     chip: str
-    instructions: tuple           # InstructionRecord, in buffer order
+    instructions: Sequence        # InstructionRecord, in buffer order (a tuple, or Instructions)
     total_cycles: int
     engine_busy: dict             # engine -> busy cycles
     overlap_cycles: int           # cycles in which at least two engines were busy

@@ -170,3 +170,29 @@ def test_yuv2rgb_runs_to_the_vendors_answer():
     data = np.frombuffer((folder / "input_ref_data.dat").read_bytes(), x.dtype).reshape(x.shape)
     want = np.frombuffer((folder / "output_ref_data.dat").read_bytes(), y.dtype).reshape(y.shape)
     assert np.array_equal(m.run({x.name: data})[y.name], want)
+
+
+def test_a_second_run_decodes_nothing_and_starts_from_a_fresh_chip(monkeypatch):
+    """m.run keeps the decoded, checked and compiled stage and the Simulator it ran on; the next
+    run takes that Simulator back reset to a fresh chip: what the first run left in memory is
+    gone (z = f + w from this run's f only, y from this run's x)."""
+    from bmk.models import decoding, run
+    m, w = tiny_model()
+    rng = np.random.default_rng(1)
+    first = {"x": rng.integers(-128, 128, XSHAPE, dtype=np.int8), "f": rng.standard_normal(FSHAPE).astype(np.float32)}
+    out = m.run(first)
+    assert np.array_equal(out["z"], first["f"] + w)
+    (sim, clean), = m.kept[(0, 0)].idle
+    assert not clean
+    calls, resets = [], []
+    monkeypatch.setattr(decoding, "decode_group", lambda *a: calls.append(a))
+    real_reset = type(sim).reset
+    monkeypatch.setattr(type(sim), "reset", lambda self: resets.append(self) or real_reset(self))
+    second = {"x": np.zeros(XSHAPE, np.int8), "f": np.ones(FSHAPE, np.float32)}
+    out = m.run(second)
+    assert calls == [] and resets == [sim] and m.kept[(0, 0)].idle[0][0] is sim
+    assert np.array_equal(out["y"], second["x"]) and np.array_equal(out["z"], 1 + w)
+    assert run.prepare(m) is m.kept[(0, 0)].prepared
+    # simulate runs on a Simulator of its own, which it hands back
+    outputs, reports, other = run.simulate(m, second)
+    assert other is not sim and np.array_equal(outputs["z"], out["z"])

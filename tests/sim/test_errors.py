@@ -98,7 +98,7 @@ def test_memory_api():
 
 def test_wrong_argument_types_are_argument_errors():
     sim = bmk.Simulator("bm1880")
-    with pytest.raises(bmk.ArgumentError, match=r"run: cmdbuf must be bytes \(a command buffer\), \{engine: bytes\} \(raw streams\) or a list of Records, not 'abc'"):
+    with pytest.raises(bmk.ArgumentError, match=r"run: cmdbuf must be bytes \(a command buffer\), \{engine: bytes\} \(raw streams\), a list of Records or a Program, not 'abc'"):
         sim.run("abc")
     with pytest.raises(bmk.ArgumentError, match=r"lmem_read_tensor: t must be a TensorLmem, not 'x'"):
         sim.lmem_read_tensor("x")

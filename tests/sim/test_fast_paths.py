@@ -140,3 +140,87 @@ def test_equal_instructions_share_fields_and_memo():
         key = tuple(sorted(strip.items()))
         assert by_content.setdefault(key, (fid, mid)) == (fid, mid)
     assert len(by_content) == 2 and len(seen) == 6
+
+
+def _program():
+    from bmk import bm1880
+    from bmk.bm1880 import CTRL_NULL, FMT_I8
+    ctx = bm1880.register()
+    s = bm1880.shape_t4(1, 32, 2, 8)
+    a, r = ctx.tl_prealloc(0, s, FMT_I8), ctx.tl_prealloc(512, s, FMT_I8)
+    ctx.gdma_load(a, 0x1000, CTRL_NULL)
+    ctx.tpu_relu(ofmap=r, ifmap=a)
+    ctx.gdma_store(r, 0x3000, CTRL_NULL)
+    return ctx.acquire_cmdbuf()
+
+
+def test_a_compiled_program_runs_on_any_simulator_of_its_chip_as_the_buffer_does():
+    """compile() decodes, checks and plans once; the Program holds nothing of a Simulator's
+    memory: another Simulator runs it to the same report and memory as the buffer itself."""
+    buf = _program()
+    data = (np.arange(512) % 256).astype(np.uint8)
+    program = bmk.Simulator("bm1880").compile(buf)
+    assert len(program) == 3 and program.kinds == ["load", "max", "store"]
+    results = []
+    for what in (buf, program, program):
+        sim = bmk.Simulator("bm1880")
+        sim.gmem_write(0x1000, data)
+        results.append((sim.run(what).to_dict(), sim.gmem_read(0x3000, 512)))
+    assert results[0] == results[1] == results[2]
+    assert results[0][1] == np.maximum(data.view(np.int8), 0).astype(np.uint8).tobytes()
+    from bmk.sim.bm1880 import SEMANTICS
+    from bmk.sim.semantics import Semantics
+    other = Semantics(dict(SEMANTICS.kinds), SEMANTICS.check, SEMANTICS.cycles)     # planned again for its own
+    sim = bmk.Simulator("bm1880", other)
+    assert sim.compile(program) is not program and sim.compile(program).records == program.records
+
+
+def test_reset_gives_a_fresh_chip_and_keeps_the_plans():
+    """reset() zeroes every memory in place and runs Semantics.init again: a program run after it
+    gives what it gives on a new Simulator, on plans and views made by the first run."""
+    sim = bmk.Simulator("bm1684")
+    fresh_l2 = sim.memories["l2sram"].load(0, 1 << 16).tobytes()
+    sim.gmem_write(0x100000000, b"\x07" * 64)
+    sim.lmem_write(0x40, b"\x05" * 8)
+    sim.memories["l2sram"].store(0, np.full(16, 9, np.uint8))
+    views, memos = sim.lmem._views, sim._memos
+    sim.reset()
+    assert sim.gmem_read(0x100000000, 64) == bytes(64) and sim.lmem_read(0x40, 8) == bytes(8)
+    assert sim.memories["l2sram"].load(0, 1 << 16).tobytes() == fresh_l2        # the lookup tables again
+    assert sim.lmem._views is views and sim._memos is memos and sim.last_report is None
+
+
+def test_a_dropped_bm1684_simulator_is_freed_without_the_cycle_collector():
+    """Plan memos keep closures over the memories; they keep the Simulator's trail, not the
+    Simulator: dropping it frees its memories at once (gc paused, as during a run)."""
+    import gc
+    import weakref
+    from bmk import bm1684
+    ctx = bm1684.Context()
+    shape = bm1684.dim4(1, 2, 4, 4)
+    ctx.gdma_32bit_cpy_S2L(0, 0x100000000, shape)
+    ctx.bdc_add(0x10000, 0, 0, shape, None, None, None)
+    ctx.gdma_32bit_cpy_L2S(0x100001000, 0x10000, shape)
+    sim = bmk.Simulator("bm1684")
+    sim.gmem_write(0x100000000, np.arange(32, dtype=np.float32))
+    sim.run(ctx.acquire_streams())
+    assert np.array_equal(np.frombuffer(sim.gmem_read(0x100001000, 128), np.float32), 2 * np.arange(32))
+    assert sim._memos and all(memo for memo in sim._memos.values())
+    alive = weakref.ref(sim)
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        del sim
+        assert alive() is None
+    finally:
+        if paused:
+            gc.enable()
+
+
+def test_instructions_are_made_when_first_read():
+    buf = _program()
+    report = bmk.Simulator("bm1880").run(buf)
+    assert report.instructions._items is None and len(report.instructions) == 3
+    listed = tuple(report.instructions)
+    assert report.instructions == listed and report.instructions == list(listed) and report.instructions[1] is listed[1]
+    assert [i.kind for i in report.instructions] == ["load", "max", "store"] and report.instructions[-1].index == 2

@@ -115,7 +115,9 @@ def write(m, f, slot, dtype, values, shape=None):
 # A kind's semantics build, on an instruction's first run, closures over the memory views its
 # fields name (views never move: the memories' arrays are fixed), kept in the plan's memo
 # (Simulator.memo) and run again for every instruction equal to it. Each read or write logs its
-# access-log entry for the race detector, as a fresh view would.
+# access-log entry for the race detector, as a fresh view would, through the Simulator's trail
+# (m.trail.log is m.log): a closure keeps the trail, never the Simulator, which keeps the
+# closure (a Simulator dropped by its caller is freed at once, not by the cyclic collector).
 def _local_view(m, f, slot, dtype, shape, stride, write):
     from bmk.sim.memory import AccessLog
     addr = local_offset(m, f, slot)
@@ -129,9 +131,10 @@ def _local_view(m, f, slot, dtype, shape, stride, write):
 def reader(m, f, slot, dtype, shape, stride=None):
     """() -> the values of local operand `slot` ((N, C, H, W) of dtype), logging the read."""
     view, entry = _local_view(m, f, slot, dtype, shape, stride, False)
+    trail = m.trail
 
     def read():
-        m.log.entries.append(entry)
+        trail.log.entries.append(entry)
         return view.read()
     return read
 
@@ -153,6 +156,7 @@ def writer(m, f, slot, dtype, shape, stride=None):
     view, entry = _local_view(m, f, slot, dtype, shape, stride, True)
     enabled = lane_enabled(m, f, slot, shape[1])
     npd = dtype.numpy
+    trail = m.trail
     if enabled is not None:
         old_view, old_entry = _local_view(m, f, slot, dtype, shape, stride, False)
 
@@ -161,21 +165,36 @@ def writer(m, f, slot, dtype, shape, stride=None):
         if values.dtype != npd:
             values = values.astype(npd)
         if enabled is not None:
-            m.log.entries.append(old_entry)
+            trail.log.entries.append(old_entry)
             values = np.where(enabled, values, old_view.read())
-        m.log.entries.append(entry)
+        trail.log.entries.append(entry)
         view.write(values)
     return write
 
 
-def storer(m, f, kind, compute, slot="res0", shape=None, stride=None):
+def storer(m, f, kind, compute, slot="res0", shape=None, stride=None, into=None):
     """run(m): compute() -> (DType, values); then opt_res_add (fp32: old res0 + values) and the
-    store into res0 (writer). opt_relu must be 1 (no ReLU: module docstring)."""
+    store into res0 (writer). opt_relu must be 1 (no ReLU: module docstring).
+
+    into: (DType, fill) where fill(out) computes the same values straight into `out`, the
+    result's memory (writing nothing else, reading its operands before it writes, as numpy's
+    ufuncs do even when out overlaps them): taken when nothing else is done at the store (no
+    opt_res_add, every lane enabled) and res0 is one plain strided array (TensorView.array);
+    no copy of the result is made then."""
     if f["opt_relu"] != 1:
         raise SimulationError(f"{kind}: field opt_relu = {f['opt_relu']} is not modelled (1, the value of every "
                               f"vendor and OKKernel command, is executed as no ReLU)")
     shape = tuple(res0_shape(f) if shape is None else shape)
     add = f["opt_res_add"]
+    if into is not None and not add and lane_enabled(m, f, slot, shape[1]) is None:
+        dt, fill = into
+        view, entry = _local_view(m, f, slot, dt, shape, stride, True)
+        out = view.array
+        if out is not None:
+            def run_into(m):
+                fill(out)
+                m.log.entries.append(entry)
+            return run_into
     writers = {}
 
     def run(m):

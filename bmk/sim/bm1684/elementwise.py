@@ -156,6 +156,11 @@ def _binary(fp, integer, rounded):
             def run():
                 with np.errstate(all="ignore"):
                     return FP32, np.asarray(fp(a(), b()), np.float32)
+
+            def fill(out):          # the same fp32 operation, its result written in place
+                with np.errstate(all="ignore"):
+                    fp(a(), b(), out=out)
+            run.into = (FP32, fill)
             return run
         if integer is None:
             raise SimulationError(f"{kind}: integer precisions are not supported (fp32 only)")
@@ -283,7 +288,11 @@ def _rsqrt(m, f, kind, a):
 def _taylor(m, f, kind, a):
     _fp32_result(m, f, kind)
     coeff = sfu.taylor_coefficients(m, f)
-    return lambda: (FP32, sfu.horner(coeff(), a()))
+
+    def run():
+        return FP32, sfu.horner(coeff(), a())
+    run.into = (FP32, lambda out: sfu.horner(coeff(), a(), out))
+    return run
 
 
 def _fp32_normalize(m, f, kind, a):
@@ -359,7 +368,7 @@ def _kind(kind, eu):
         if run is None:
             _bounded(m, f, kind)
             compute = build(m, f, kind)
-            run = m.memo["run"] = c.storer(m, f, kind, compute)
+            run = m.memo["run"] = c.storer(m, f, kind, compute, into=getattr(compute, "into", None))
         run(m)
     reads = {"opt_res_add", "opt_relu", "tsk_lane_num", "opt_shift_typ", "opt_opd2_sign"}
     reads |= set(SHIFTS.get(eu, ()))

@@ -56,6 +56,7 @@ MAX_POOL_PAD = np.uint32(0xFF7FFFFF).view(np.float32)
 MAX_STEPS = 1 << 31
 MAX_LOOPS = 1 << 20      # taps (conv: IC * kh * kw; pooling: kh * kw) or K per output element
 CHUNK = 1 << 22          # float64 window elements materialized at once (32 MiB)
+KEEP_PADDED = 1 << 20    # bytes of padded input a plan keeps between its runs (_Windows)
 
 
 def _bounded(m, steps=0, loops=0, **arrays):
@@ -123,21 +124,34 @@ def _geometry(f, ih, iw, oh, ow):
     return (iy, ix), (up, dn, lf, rt), (ph, pw), (sy, sx), (dy, dx), (kh, kw)
 
 
-def _padded(x, geo, value, dtype):
-    (iy, ix), (up, dn, lf, rt), (ph, pw) = geo[:3]
-    n, ch, h, w = x.shape
-    out = np.full((n, ch, ph, pw), value, dtype)
-    out[:, :, up:up + (h - 1) * iy + 1:iy, lf:lf + (w - 1) * ix + 1:ix] = x
-    return out
+class _Windows:
+    """The padded input of one window instruction and its (N, C, oh, ow, kh, kw) view, the input
+    under every kernel tap of every output: shapes and strides worked out once per plan. A
+    padded buffer of at most KEEP_PADDED bytes is kept by the plan, its border written once
+    (nothing else writes it), so a run only copies the input into its interior."""
 
+    def __init__(self, geo, shape, oh, ow, value, dtype):
+        (iy, ix), (up, dn, lf, rt), (ph, pw), (sy, sx), (dy, dx), (kh, kw) = geo
+        n, ch, h, w = shape
+        self.dtype = np.dtype(dtype)
+        self.value = value
+        self.shape = (n, ch, ph, pw)
+        self.inner = (slice(None), slice(None), slice(up, up + (h - 1) * iy + 1, iy), slice(lf, lf + (w - 1) * ix + 1, ix))
+        e = self.dtype.itemsize
+        s = (ch * ph * pw * e, ph * pw * e, pw * e, e)        # the padded array's (C order) strides
+        self.view_shape = (n, ch, oh, ow, kh, kw)
+        self.view_strides = (s[0], s[1], s[2] * sy, s[3] * sx, s[2] * dy, s[3] * dx)
+        self.keep = n * ch * ph * pw * e <= KEEP_PADDED
+        self.kept = None
 
-def _windows(padded, geo, oh, ow):
-    """(N, C, oh, ow, kh, kw) view: the input under every kernel tap of every output."""
-    (sy, sx), (dy, dx), (kh, kw) = geo[3:]
-    n, ch = padded.shape[:2]
-    s = padded.strides
-    return np.lib.stride_tricks.as_strided(padded, (n, ch, oh, ow, kh, kw),
-                                           (s[0], s[1], s[2] * sy, s[3] * sx, s[2] * dy, s[3] * dx), writeable=False)
+    def __call__(self, x):
+        buf = self.kept
+        if buf is None:
+            buf = np.full(self.shape, self.value, self.dtype)
+            if self.keep:
+                self.kept = buf
+        buf[self.inner] = x
+        return np.ndarray(self.view_shape, self.dtype, buf, 0, self.view_strides)
 
 
 def _rows(oh, per_row):
@@ -166,9 +180,10 @@ def _conv_weight(m, f, ic, oc, kh, kw):
     view = m.lmem.tensor("opd1", c.local_offset(m, f, "opd1"), shape, stride, log, False,
                          np.dtype(f"<u{2 * c.WORD_BYTES}"))
     entry = log.entries[0]
+    trail = m.trail
 
     def read():
-        m.log.entries.append(entry)
+        trail.log.entries.append(entry)
         words = np.ascontiguousarray(view.read()).view("<f4").reshape(shape + (2,))
         w = words.transpose(0, 4, 1, 2, 3).reshape((2 * shape[0],) + shape[1:])[:ic]
         return w[:, :, ::-1, ::-1] if rotate else w
@@ -194,26 +209,46 @@ def _build_conv(m, f):
 
     pointwise = (kh, kw) == (1, 1) and geo[0] == (1, 1) and not any(geo[1]) and geo[3] == (1, 1) \
         and (oh, ow) == (ih, iw)
+    windows = None if pointwise else _Windows(geo, (n, ic, ih, iw), oh, ow, 0.0, np.float32)
+    rows = _rows(oh, ic * ow * kh * kw)
 
-    def compute():
+    def product():
+        """The exact sums, (n, oc, oh * ow) float64."""
         w64 = weight().astype(np.float64)
         if pointwise:           # a 1x1 window is the input itself: one matrix product
             xs = np.asarray(x(), np.float64).reshape(n, ic, ih * iw)
-            acc = np.matmul(w64[:, :, 0, 0].T, xs).reshape(n, oc, oh, ow).astype(np.float32)
-        else:                   # im2col, tap-major: (IC * kh * kw, rows * ow) columns, one product per chunk
-            win = _windows(_padded(x(), geo, 0.0, np.float64), geo, oh, ow).transpose(0, 1, 4, 5, 2, 3)
-            wmat = w64.transpose(1, 0, 2, 3).reshape(oc, ic * kh * kw)
-            out = np.empty((n, oc, oh, ow), np.float64)
-            for b in range(n):
-                for y0, y1 in _rows(oh, ic * ow * kh * kw):
-                    cols = win[b, :, :, :, y0:y1].reshape(ic * kh * kw, (y1 - y0) * ow)
-                    out[b, :, y0:y1] = (wmat @ cols).reshape(oc, y1 - y0, ow)
-            acc = out.astype(np.float32)
+            return np.matmul(w64[:, :, 0, 0].T, xs)
+        # im2col, tap-major: (IC * kh * kw, rows * ow) columns, one product per chunk; the
+        # fp32 windows are widened (exactly) as they are gathered
+        win = windows(x()).transpose(0, 1, 4, 5, 2, 3)
+        wmat = w64.transpose(1, 0, 2, 3).reshape(oc, ic * kh * kw)
+        out = np.empty((n, oc, oh * ow), np.float64)
+        for b in range(n):
+            for y0, y1 in rows:
+                cols = np.empty((ic, kh, kw, y1 - y0, ow), np.float64)
+                np.copyto(cols, win[b, :, :, :, y0:y1])
+                cols = cols.reshape(ic * kh * kw, (y1 - y0) * ow)
+                if len(rows) == 1:
+                    np.matmul(wmat, cols, out=out[b])
+                else:
+                    out[b, :, y0 * ow:y1 * ow] = wmat @ cols
+        return out
+
+    def compute():
+        acc = product().reshape(n, oc, oh, ow).astype(np.float32)
         if bias is not None:
             with np.errstate(all="ignore"):
                 acc = np.asarray(acc + bias(), np.float32)
         return FP32, acc
-    return c.storer(m, f, "conv", compute)
+
+    def fill(out):              # compute's values, rounded and biased in res0's own memory
+        acc = product().reshape(n, oc, oh, ow)
+        b = None if bias is None else np.array(bias())      # every operand read before res0 is written
+        np.copyto(out, acc)
+        if b is not None:
+            with np.errstate(all="ignore"):
+                np.add(out, b, out=out)
+    return c.storer(m, f, "conv", compute, into=(FP32, fill))
 
 
 # -- pord --------------------------------------------------------------------------------------
@@ -234,18 +269,23 @@ def _pord(kind, m, f):
     return (n, ch, oh, ow), geo, c.reader(m, f, "opd0", FP32, (n, ch, ih, iw))
 
 
-def _window_sum(x, geo, oh, ow, weight):
-    """sum over the kernel taps, in (i, j) order, of window * weight (weight (1, C, kh, kw) or a
-    scalar) in fp32: each product rounded, then added (one vectorized multiply-add over
-    (N, C, oh, ow) per tap: a depthwise or pooling window has few taps)."""
-    win = _windows(_padded(x, geo, 0.0, np.float32), geo, oh, ow)
+def _window_sum(win, weight, acc=None):
+    """sum over the kernel taps, in (i, j) order, of window * weight (win from _Windows; weight
+    (1, C, kh, kw) or a scalar) in fp32: each product rounded, then added (one vectorized
+    multiply and add over (N, C, oh, ow) per tap: a depthwise or pooling window has few taps).
+    acc: the (N, C, oh, ow) fp32 array to sum into (zeroed first), default a new one."""
     w = np.asarray(weight, np.float32)
     kh, kw = win.shape[4:]
-    acc = np.zeros(win.shape[:4], np.float32)
+    if acc is None:
+        acc = np.zeros(win.shape[:4], np.float32)
+    else:
+        acc.fill(0)
+    tmp = np.empty(win.shape[:4], np.float32)
     with np.errstate(all="ignore"):
         for i in range(kh):
             for j in range(kw):
-                acc += win[..., i, j] * (w[0, :, i, j].reshape(1, -1, 1, 1) if w.ndim else w)
+                np.multiply(win[..., i, j], w[0, :, i, j].reshape(1, -1, 1, 1) if w.ndim else w, out=tmp)
+                np.add(acc, tmp, out=acc)
     return acc
 
 
@@ -258,20 +298,41 @@ def _with_bias(m, f, kind, ch):
     return None
 
 
+def _summed(kind, m, f, windows, x, weight, bias):
+    """(compute, fill) of a window sum (depthwise, average pooling): the taps summed by
+    _window_sum, then the per-channel bias added in fp32. fill sums straight into res0 when
+    neither the kernel nor the bias shares its memory (the input is copied into the padded
+    buffer first), else into a new array then stored."""
+    def compute():
+        acc = _window_sum(windows(x()), weight())
+        if bias is not None:
+            with np.errstate(all="ignore"):
+                acc = np.asarray(acc + bias(), np.float32)
+        return FP32, acc
+
+    def fill(out):
+        win, w = windows(x()), weight()
+        b = None if bias is None else bias()
+        if np.may_share_memory(out, w) or (b is not None and np.may_share_memory(out, b)):
+            acc = _window_sum(win, w)
+            with np.errstate(all="ignore"):
+                np.add(acc, b, out=out) if b is not None else np.copyto(out, acc)
+            return
+        _window_sum(win, w, out)
+        if b is not None:
+            with np.errstate(all="ignore"):
+                np.add(out, b, out=out)
+    return c.storer(m, f, kind, compute, into=(FP32, fill))
+
+
 def _build_depthwise(m, f):
     _fp32(m, f, "res0", "opd0", "opd1")
     _tensors(m, f, "opd1")
     (n, ch, oh, ow), geo, x = _pord("pord.depthwise", m, f)
     weight = _pord_kernel(m, f, ch, f["opd1_h"], f["opd1_w"])
     bias = _with_bias(m, f, "pord.depthwise", ch)
-
-    def compute():
-        acc = _window_sum(x(), geo, oh, ow, weight())
-        if bias is not None:
-            with np.errstate(all="ignore"):
-                acc = np.asarray(acc + bias(), np.float32)
-        return FP32, acc
-    return c.storer(m, f, "pord.depthwise", compute)
+    windows = _Windows(geo, (n, ch, f["opd0_h"], f["opd0_w"]), oh, ow, 0.0, np.float32)
+    return _summed("pord.depthwise", m, f, windows, x, weight, bias)
 
 
 def _build_avgpooling(m, f):
@@ -279,14 +340,8 @@ def _build_avgpooling(m, f):
     (n, ch, oh, ow), geo, x = _pord("pord.avgpooling", m, f)
     scale = c.const(f, "opd1", FP32)
     bias = _with_bias(m, f, "pord.avgpooling", ch)
-
-    def compute():
-        acc = _window_sum(x(), geo, oh, ow, scale)
-        if bias is not None:
-            with np.errstate(all="ignore"):
-                acc = np.asarray(acc + bias(), np.float32)
-        return FP32, acc
-    return c.storer(m, f, "pord.avgpooling", compute)
+    windows = _Windows(geo, (n, ch, f["opd0_h"], f["opd0_w"]), oh, ow, 0.0, np.float32)
+    return _summed("pord.avgpooling", m, f, windows, x, lambda: scale, bias)
 
 
 def _build_maxpooling(m, f):
@@ -295,11 +350,14 @@ def _build_maxpooling(m, f):
         raise SimulationError(f"pord.maxpooling: field tsk_opd_num = {f['tsk_opd_num']} is not modelled (1 or 2: "
                               f"no bias)")
     (n, ch, oh, ow), geo, x = _pord("pord.maxpooling", m, f)
+    windows = _Windows(geo, (n, ch, f["opd0_h"], f["opd0_w"]), oh, ow, MAX_POOL_PAD, np.float32)
 
     def compute():
-        win = _windows(_padded(x(), geo, MAX_POOL_PAD, np.float32), geo, oh, ow)
-        return FP32, win.max(axis=(4, 5))
-    return c.storer(m, f, "pord.maxpooling", compute)
+        return FP32, windows(x()).max(axis=(4, 5))
+
+    def fill(out):
+        np.max(windows(x()), axis=(4, 5), out=out)
+    return c.storer(m, f, "pord.maxpooling", compute, into=(FP32, fill))
 
 
 def _no_pord(m, f):

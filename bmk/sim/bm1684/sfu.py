@@ -40,9 +40,10 @@ def _l2_words(m, offset, count, what):
     log = AccessLog()
     view = m.memories["l2sram"].tensor(what, offset, (1, 1, 1, count), (1, 1, 1, 1), log, dtype=np.dtype("<u4"))
     entry = log.entries[0]
+    trail = m.trail
 
     def read():
-        m.log.entries.append(entry)
+        trail.log.entries.append(entry)
         return view.read().reshape(-1)
     return read
 
@@ -56,14 +57,21 @@ def taylor_coefficients(m, f):
     return lambda: words().view(np.float32)
 
 
-def horner(coeff, x):
+def horner(coeff, x, out=None):
+    """sum_{k<n} coeff[k] * x^(k+1) by fp32 Horner steps (module docstring), into `out` (a
+    float32 array of x's shape, which may be x's own memory) or a new array. Each step is one
+    in-place fp32 multiply and add (the table has up to 32 terms: no temporaries per step)."""
     x = np.asarray(x, np.float32)
+    flat = np.ascontiguousarray(x).reshape(-1)          # the steps on one contiguous run
+    coeff = list(np.asarray(coeff, np.float32))
     n = len(coeff)
+    acc = np.empty(flat.shape, np.float32)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        acc = np.full(x.shape, coeff[n - 1], np.float32)
+        acc.fill(coeff[n - 1])
         for k in range(n - 2, -1, -1):
-            acc = acc * x + coeff[k]
-        return np.asarray(acc * x, np.float32)
+            np.multiply(acc, flat, out=acc)
+            np.add(acc, coeff[k], out=acc)
+        return np.multiply(acc.reshape(x.shape), x, out=out)
 
 
 def mantissa(x):
