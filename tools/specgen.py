@@ -508,6 +508,8 @@ def gen_bm1684(facts: dict, out: Path):
         "inherit_wait = true",
         "stream = { slot = 128, zero_tail = 128 }",
         "",
+        *DISPLAY_1684_TIU,
+        "",
         "[engines.gdma]",
         "id = 1",
         'format = "gdma"',
@@ -517,11 +519,55 @@ def gen_bm1684(facts: dict, out: Path):
         "enable = { pio_gdma_enable = 1, barrier_enable = 1 }",
         "inherit_wait = true",
         "stream = { slot = 128, zero_tail = 128 }",
+        "",
+        *DISPLAY_GDMA.format(extra="", shown='shown = ["direction"]').splitlines(),
     ]
     write(out / "bm1684" / "chip.toml", lines)
 
 
 # ----------------------------------------------------------------------------- BM1684X
+
+# Display (issue 22.4): how the text tools show fields; no bit depends on it (bmk/text/views.py).
+# Address fields: the TIU operand addresses (tpu-mlir regdef: res0/res1/opd0..opd3_addr); BM1684 TIU
+# and every GDMA hold device addresses (the debugger's memmap: local memory from 0x8000000, the
+# golden streams' values), BM1684X TIU local addresses below the local size (tpu-mlir get_value).
+# Constants: opdN_addr holds the operand when opt_opdN_const / opdN_const is set, in the
+# operand's precision (seed 003 "C" arguments; isa-facts bm1684x-lowering.md).
+_OPS = ("res0", "res1", "opd0", "opd1", "opd2", "opd3")
+DISPLAY_1684_TIU = [
+    "# display: how the text tools show fields (specs/README.md \"Display\"; no bit depends on it).",
+    "[engines.tiu.display]",
+    'addresses = "device"',
+    "address_fields = [" + ", ".join(f'"{o}_addr"' for o in _OPS) + "]",
+    "constants = { " + ", ".join(f'opd{k} = ["opd{k}_addr", "opt_opd{k}_const", "opt_opd{k}_prec"]'
+                                 for k in range(3)) + ' }',
+]
+DISPLAY_GDMA = """# display: 40-bit addresses joined, read as device addresses (local memory shown as local_addr_t).
+[engines.gdma.display]
+addresses = "device"
+joined = ["src_addr", "dst_addr"{extra}, "localmem_mask"]
+{shown}"""
+
+
+def display_1684x_tiu(facts):
+    """BM1684X TIU display table; the rounding modes from the facts' rounding_mode_t, in
+    opd2_n_str on the kinds the facts name (AR but div, whose opd2_n_str counts iterations:
+    bmk/sim/bm1684x/ar.py; PorD; RQ&DQ; VC mulDHR)."""
+    key = next(k for k in facts["opcodes"] if k.startswith("rounding_mode_t"))
+    modes = {v.split()[0].removeprefix("RM_").lower(): int(c) for c, v in facts["opcodes"][key].items()}
+    kinds = ([k for k in X_TIU_KINDS["AR"].values() if k != "arith.div"] + list(X_TIU_KINDS["PorD"].values())
+             + list(X_TIU_KINDS["RQ&DQ"].values()) + ["vc.mulDHR"])
+    return [
+        "# display: how the text tools show fields (specs/README.md \"Display\"; no bit depends on it).",
+        "[engines.tiu.display]",
+        'addresses = "local"',
+        "address_fields = [" + ", ".join(f'"{o}_addr"' for o in _OPS) + "]",
+        "constants = { " + ", ".join(f'opd{k} = ["opd{k}_addr", "opd{k}_const", "opd{k}_prec"]' for k in range(3))
+        + ', opd3 = ["opd3_addr", "opd3_const"] }',
+        "rounding = { field = \"opd2_n_str\", kinds = [" + ", ".join(f'"{k}"' for k in kinds) + "], modes = { "
+        + ", ".join(f"{n} = {c}" for n, c in modes.items()) + " } }",
+    ]
+
 
 AR_KINDS = ["mul", "not", "add", "sub", "max", "min", "logicShift", "and", "or", "xor",
             "selectGreat", "selectEqual", "div", "selectLess", "cast", "adds", "subs", "clamp",
@@ -809,6 +855,8 @@ def gen_bm1684x(facts: dict, out: Path):
         "inherit_wait = true",
         'stream = { end = "sys.end", end_enable = false, pad_to = 128, zero_tail = 128 }',
         "",
+        *display_1684x_tiu(facts),
+        "",
         "[engines.gdma]",
         "id = 1",
         'format = "gdma"',
@@ -818,6 +866,10 @@ def gen_bm1684x(facts: dict, out: Path):
         "enable = { cmd_id_en = 1 }",
         "inherit_wait = true",
         'stream = { end = "dma.sys", pad_to = 16, zero_tail = 128 }',
+        "",
+        *DISPLAY_GDMA.format(extra=', "mask_addr", "index_addr"',
+                             shown='direction = { src = "src_addr", dst = "dst_addr", '
+                                   'spaces = { global = "S", local = "L" } }').splitlines(),
     ]
     write(out / "bm1684x" / "chip.toml", lines)
 

@@ -322,8 +322,11 @@ def _read_text(path, name, size=1 << 18):
 @click.option("--group", "groups", multiple=True, metavar="LABEL",
               help="FILE is a model: list only this command group (e.g. net0/stage0/subnet0/core0/group0); "
                    "repeatable. Default: every group")
+@click.option("--width", type=click.IntRange(min=0), default=None, metavar="N",
+              help="wrap instruction lines longer than N characters (continued with a trailing backslash, "
+                   "which bmk-asm reads); 0: never. Default: the terminal's width when writing to one, else 0")
 @guarded
-def disasm(file, chip, fields, raw, output, groups):
+def disasm(file, chip, fields, raw, output, groups, width):
     """Print command buffer FILE (or raw streams, or a compiled model) as assembly text; bmk-asm turns it
     back into the same bytes.
 
@@ -335,6 +338,7 @@ def disasm(file, chip, fields, raw, output, groups):
     """
     from bmk.cli import models
     from bmk.text import asm as asmtext
+    width = _width(width, output)
     if models.sniff(file) and not raw:
         if chip:
             fail("--chip: a model names its own chip")
@@ -351,7 +355,17 @@ def disasm(file, chip, fields, raw, output, groups):
         return
     listing = _single(text) if text is not None else _load_input(file, chip, raw)
     _write_lines(output, asmtext.iter_disassembly(listing.chip, listing.records, fields, locations=True,
-                                                  notes=listing.notes()))
+                                                  notes=listing.notes(), width=width))
+
+
+def _width(width, output="-"):
+    """--width: as given, else the terminal's width when writing to a terminal, else 0 (no wrap)."""
+    if width is not None:
+        return width
+    if output == "-" and sys.stdout.isatty():
+        import shutil
+        return shutil.get_terminal_size((100, 24)).columns
+    return 0
 
 
 def _iter_grouped(grouped, fields):
@@ -441,7 +455,7 @@ def diff(a, b, chip, ignore, as_json, raw_engine, order):
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     elif not result.equal:
-        _write_lines("-", result.iter_text())
+        _write_lines("-", result.iter_text(width=_width(None)))
     else:
         click.echo(result.summary())
     sys.exit(0 if result.equal else 1)

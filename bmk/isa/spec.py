@@ -162,6 +162,37 @@ class Format:
 
 
 @attrs.frozen
+class Rounding:
+    """A field that holds a rounding mode on some kinds (display: shown as `round=<mode>`)."""
+
+    field: str
+    kinds: "tuple[str, ...]"
+    modes: "tuple[tuple[str, int], ...]"      # (name, code)
+
+
+@attrs.frozen
+class Display:
+    """How the text tools show an engine's fields (specs/README.md "Display"); nothing here
+    changes a bit, and every value shown reads back to the same bits (bmk/text/views.py).
+
+    addresses: how an address value reads: "device" (a device address of the memory map) or
+    "local" (a local address, local_addr_t, below the local space's size; a device address at
+    or above it); address_fields: single fields that hold addresses; joined: composed rows
+    shown as one value; constants: (name, address field, const flag, precision field or None):
+    the field holds the operand itself when the flag is 1, shown as a number when a float;
+    rounding: a field holding a rounding mode; shown: fields every line shows; direction:
+    (src composed row, dst composed row, ((space, letter), ...)): the derived `dir=S2L`."""
+
+    addresses: str = "device"
+    address_fields: "tuple[str, ...]" = ()
+    joined: "tuple[str, ...]" = ()
+    constants: "tuple[tuple[str, str, str, str], ...]" = ()
+    rounding: "Rounding | None" = None
+    shown: "tuple[str, ...]" = ()
+    direction: "tuple | None" = None
+
+
+@attrs.frozen
 class StreamRule:
     """How an engine's raw stream is laid out (the vendor runtime's form, no cmd_hdr_t).
 
@@ -258,6 +289,7 @@ class Engine:
     messages: "Messages | None" = None
     opaque: bool = False
     alternates: "tuple[Alternate, ...]" = ()
+    display: Display = Display()
 
     @property
     def implicit_ids(self):
@@ -811,7 +843,8 @@ def _check_not_shadowed(where, name, ahead, classes, head, main_classes):
 _CHIP_KEYS = ("name", "version", "seed_chip_version", "params", "memory", "cmd_hdr", "engines")
 _CHIP_REQUIRED = ("name", "version", "params", "memory", "cmd_hdr", "engines")
 _ENGINE_KEYS = ("id", "format", "aliases", "own_id", "wait_for", "enable", "inherit_wait", "stream", "ids",
-                "wait_mask", "missing_wait", "messages", "opaque")
+                "wait_mask", "missing_wait", "messages", "opaque", "display")
+_DISPLAY_KEYS = ("addresses", "address_fields", "joined", "constants", "rounding", "shown", "direction")
 _SPACE_KEYS = ("base", "size", "lane_bytes", "address_mask")
 _STREAM_KEYS = ("slot", "end", "pad_to", "zero_tail", "end_enable")
 _HEADER_KEYS = ("name", "bytes", "magic", "fields", "legacy_magics", "detect")
@@ -959,11 +992,63 @@ def _engine(chip_name, where, ename, e, all_engines, header, read):
     aliases = e.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) and a.isidentifier() for a in aliases):
         raise SpecError(f"{at}: aliases must be a list of identifiers, not {aliases!r}")
+    display = _display(at, e["display"], classes) if "display" in e else Display()
     return Engine(ename, _check_int(at, "id", e["id"], 0, header.by_name["engine_id"].max), classes, head,
                   selector, tuple(aliases), e.get("own_id"), tuple(e.get("wait_for", {}).items()),
                   tuple(e.get("enable", {}).items()), bool(e.get("inherit_wait", False)), stream, index,
                   ids=ids, wait_mask=wait_mask, missing_wait=missing_wait, messages=messages, opaque=opaque,
-                  alternates=alternates)
+                  alternates=alternates, display=display)
+
+
+def _display(at, table, classes):
+    """[engines.X.display] -> Display; every field, composed row and kind it names must exist."""
+    where = f"{at} display"
+    _check_keys(where, table, _DISPLAY_KEYS)
+    fields = {f.name for c in classes for f in c.fields}
+    composed = {n for c in classes for n, _ in c.composed}
+    kinds = {i.name for c in classes for i in c.instructions}
+
+    def names(key, known, what):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SpecError(f"{where}: {key} must be a list of names, not {value!r}")
+        for v in value:
+            if v not in known:
+                raise SpecError(f"{where}: {key} names unknown {what} {v!r}")
+        return tuple(value)
+
+    addresses = table.get("addresses", "device")
+    if addresses not in ("device", "local"):
+        raise SpecError(f"{where}: addresses must be 'device' or 'local', not {addresses!r}")
+    constants = []
+    for name, spec in table.get("constants", {}).items():
+        if not (isinstance(spec, list) and len(spec) in (2, 3) and all(isinstance(v, str) for v in spec)):
+            raise SpecError(f"{where}: constants.{name} must be [address field, const flag(, precision field)]")
+        for v in spec:
+            if v not in fields:
+                raise SpecError(f"{where}: constants.{name} names unknown field {v!r}")
+        constants.append((name, *spec, None) if len(spec) == 2 else (name, *spec))
+    rounding = None
+    if "rounding" in table:
+        r = table["rounding"]
+        _check_keys(f"{where} rounding", r, ("field", "kinds", "modes"), ("field", "kinds", "modes"))
+        if r["field"] not in fields:
+            raise SpecError(f"{where}: rounding names unknown field {r['field']!r}")
+        for k in r["kinds"]:
+            if k not in kinds:
+                raise SpecError(f"{where}: rounding names unknown kind {k!r}")
+        modes = tuple((n, _check_int(f"{where} rounding modes", n, v)) for n, v in r["modes"].items())
+        rounding = Rounding(r["field"], tuple(r["kinds"]), modes)
+    direction = None
+    if "direction" in table:
+        d = table["direction"]
+        _check_keys(f"{where} direction", d, ("src", "dst", "spaces"), ("src", "dst", "spaces"))
+        for k in ("src", "dst"):
+            if d[k] not in composed:
+                raise SpecError(f"{where}: direction {k} names unknown composed row {d[k]!r}")
+        direction = (d["src"], d["dst"], tuple(d["spaces"].items()))
+    return Display(addresses, names("address_fields", fields, "field"), names("joined", composed, "composed row"),
+                   tuple(constants), rounding, names("shown", fields, "field"), direction)
 
 
 def _messages(at, table, classes):

@@ -28,6 +28,7 @@ import attrs
 from bmk.encoders.framing import MAX_PAD, OPAQUE, PAD, Record, class_of, encode_cmdbuf, encode_stream, encode_streams
 from bmk.errors import BmkError
 from bmk.isa import load_chip
+from bmk.text.views import DirectionView, Text, ViewError, views_for
 
 FIELD_MODES = ("changed", "nonzero", "all")
 RAW = "raw"
@@ -168,7 +169,8 @@ class _Printer:
         implied = dict(ins.match) if ins is not None else {}
         # selector fields that differ from the head default are always shown: they name the class
         heads = {f.name: f.default for f in eng.selector_fields if f.name not in implied}
-        shown = []
+        front = set(eng.display.shown)          # shown on every line, after the sync ids
+        shown, first = [], []
         for f in fmt.fields:
             if f.name in synced:
                 continue
@@ -176,9 +178,12 @@ class _Printer:
             for n, v in f.enum:
                 names.setdefault(v, n)
             hexed = _is_address(f.name) or f.name in ("mask", "flags")
-            shown.append((f.name, _NEVER if mode == "all" else base[f.name], heads.get(f.name, _NEVER),
-                          names or None, hexed))
-        return f"{eng.name}.{kind}".ljust(16), tuple(sync), tuple(shown)
+            row = (f.name, _NEVER if mode == "all" or f.name in front else base[f.name], heads.get(f.name, _NEVER),
+                   names or None, hexed)
+            (first if f.name in front else shown).append(row)
+        views = tuple((v, tuple((p, _NEVER if mode == "all" else base[p]) for p in v.parts))
+                      for v in views_for(self.chip, eng, fmt, ins))
+        return f"{eng.name}.{kind}".ljust(16), tuple(sync), tuple(first) + tuple(shown), views
 
 
 def _printer(chip):
@@ -208,7 +213,7 @@ def format_record(chip, record, fields="changed", position=None):
     fmt = record_class(chip, record)
     values = record.fields
     ins = printer.instruction(fmt, values)
-    head, sync, shown = printer.plan(eng, fmt, ins, fields)
+    head, sync, shown, views = printer.plan(eng, fmt, ins, fields)
     parts = [head]
     if position is not None and eng.implicit_ids:
         parts.append(f"id={position}")
@@ -222,7 +227,15 @@ def format_record(chip, record, fields="changed", position=None):
         values = dict(values)
         for fname, bit, width in (msg.id, msg.count):
             values[fname] &= ~(((1 << width) - 1) << bit)
+    covered = _view_tokens(views, values, parts) if views else None
     for name, base, headv, names, hexed in shown:
+        if covered is not None and name in covered:
+            token = covered.pop(name)
+            if token:                      # a view's token, at its first part; its other parts print nothing
+                parts.append(token)
+                for other in [k for k, t in covered.items() if t is token]:
+                    covered[other] = ""
+            continue
         v = values[name]
         if v != base or (headv is not _NEVER and v != headv):
             text = names.get(v) if names else None
@@ -237,6 +250,62 @@ def format_record(chip, record, fields="changed", position=None):
             else:
                 parts.append(f"hdr.{k}={format_value(hdr.by_name[k], v)}")
     return " ".join(parts).rstrip()
+
+
+def _view_tokens(views, values, parts):
+    """{part field: the token of the view that shows it} for the views a command shows (a
+    view of no parts, the direction, goes straight into `parts`). A view shows when it is
+    `always` or one of its parts differs from the base, and its text reads back to the
+    command's values (View.text); a part already shown by an earlier view is not shown again."""
+    covered = {}
+    for view, bases in views:
+        if any(p in covered for p, _ in bases):
+            continue
+        if not view.always and all(values.get(p, 0) == b for p, b in bases):
+            continue
+        text = view.text(values)
+        if text is None:
+            continue
+        token = f"{view.name}={text}"
+        if not bases:
+            parts.append(token)
+        for p, _ in bases:
+            covered[p] = token
+    return covered
+
+
+def view_changes(chip, record, other, changes):
+    """A diff's field changes (name, a, b) with each view's parts replaced by the view's text
+    on both sides (views.Text), when it shows on both; other changes as they are."""
+    if record.data is not None:
+        return changes
+    eng = chip.engine(record.engine)
+    fmt = record_class(chip, record)
+    views = views_for(chip, eng, fmt, _printer(chip).instruction(fmt, record.fields))
+    if not views:
+        return changes
+    changed = {name for name, _, _ in changes}
+    owner, done = {}, set()
+    for view in views:
+        if not view.parts or done & set(view.parts) or not changed & set(view.parts):
+            continue
+        ta, tb = view.text(record.fields), view.text(other.fields)
+        if ta is None or tb is None:
+            continue
+        done |= set(view.parts)
+        for p in view.parts:
+            owner[p] = (view.name, Text(ta), Text(tb))
+    if not owner:
+        return changes
+    result, placed = [], set()
+    for name, a, b in changes:
+        o = owner.get(name)
+        if o is None:
+            result.append((name, a, b))
+        elif o[0] not in placed:
+            placed.add(o[0])
+            result.append(o)
+    return tuple(result)
 
 
 def _format_data(chip, eng, record):
@@ -265,12 +334,35 @@ class Positions:
         return n
 
 
-def iter_disassembly(chip, records, fields="changed", comment=None, locations=False, notes=None):
+def wrap(line, width):
+    """An instruction line cut into lines of at most `width` characters where it can be (a
+    token longer than that stays whole): each but the last ends in ' \\' (the parser joins
+    them), the next ones indented to the first field."""
+    if not width or len(line) <= width:
+        return [line]
+    first = line.find("=")
+    indent = line.rfind(" ", 0, first) + 1 if first > 0 else 4
+    if indent >= width // 2:
+        indent = 4
+    out, cur = [], ""
+    for word in line.split(" "):
+        candidate = f"{cur} {word}" if cur or word == "" else word
+        if word and cur.strip() and "=" in word and len(candidate) + 2 > width and len(cur) > indent:
+            out.append(cur + " \\")
+            cur = " " * indent + word
+        else:
+            cur = candidate
+    out.append(cur)
+    return out
+
+
+def iter_disassembly(chip, records, fields="changed", comment=None, locations=False, notes=None, width=None):
     """The lines of `disassemble` (no newlines), one at a time: a long listing is written as it
     is made. `records`: any sequence (len and iteration); one with `offsets` (a cmd_hdr_t
     buffer read lazily, loading.CmdbufRecords) sizes the location column without decoding.
     `notes`: a text (or None) per record, written as a comment at the end of its line (where
-    each instruction came from: bmk/origins.py)."""
+    each instruction came from: bmk/origins.py). `width`: instruction lines longer than that
+    continue on the next lines (`wrap`; a note then stands on a line of its own before them)."""
     if fields not in FIELD_MODES:
         raise ValueError(f"fields must be one of {FIELD_MODES}, not {fields!r}")
     if comment:
@@ -287,25 +379,30 @@ def iter_disassembly(chip, records, fields="changed", comment=None, locations=Fa
             wide = len(f"{max(offsets):#x}")
         else:
             wide = max(len(_where(r)) for r in records)
-        width = n + 2 + wide
+        column = n + 2 + wide
     for i, r in enumerate(records):
         if r.core != core:                # several cores' records in one order: say whose follow
             core = r.core
             yield f".core {core}"
         line = format_record(chip, r, fields, position(r))
         if locations:
-            line = f"{f'{i:>{n}} @{_where(r)}'.ljust(width)}  {line}"
+            line = f"{f'{i:>{n}} @{_where(r)}'.ljust(column)}  {line}"
         note = notes[i] if notes is not None else None
+        if width and len(line) + (len(note) + 4 if note else 0) > width:
+            if note:
+                yield f"# {note}"
+            yield from wrap(line, width)
+            continue
         yield f"{line}  # {note}" if note else line
 
 
-def disassemble(chip, records, fields="changed", comment=None, locations=False, notes=None):
+def disassemble(chip, records, fields="changed", comment=None, locations=False, notes=None, width=None):
     """Records -> assembly text (with the `.chip` header line), ending in a newline.
 
     locations=True starts each instruction line with its location column (`N @WHERE`),
-    padded to one width; the parser skips it.
+    padded to one width; the parser skips it. width: wrap longer instruction lines (`wrap`).
     """
-    return "\n".join(iter_disassembly(chip, records, fields, comment, locations, notes)) + "\n"
+    return "\n".join(iter_disassembly(chip, records, fields, comment, locations, notes, width)) + "\n"
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -318,6 +415,38 @@ def _tokens(text):
         if i >= 0:
             cut = min(cut, i)
     return [(m.start() + 1, m.group()) for m in re.finditer(r"\S+", text[:cut])]
+
+
+def _code_end(text):
+    """Where a line's comment starts (`#` or `;`), or its length."""
+    cut = len(text)
+    for ch in "#;":
+        i = text.find(ch)
+        if i >= 0:
+            cut = min(cut, i)
+    return cut
+
+
+def _logical_lines(lines):
+    """(number of its first line, text) of each logical line: a line whose code (before any
+    comment) ends in a backslash continues on the next (wrapped listings; a column in an error
+    then counts in the joined text)."""
+    start, parts = 0, []
+    for n, raw in enumerate(lines, 1):
+        code = raw[:_code_end(raw)].rstrip()
+        if code.endswith("\\"):
+            if not parts:
+                start = n
+            parts.append(code[:-1])
+            continue
+        if parts:
+            parts.append(raw)
+            yield start, " ".join(parts)
+            parts = []
+        else:
+            yield n, raw
+    if parts:
+        yield start, " ".join(parts)
 
 
 def _suggest(name, names):
@@ -365,6 +494,7 @@ class _Parser:
         self.groups = 0           # `.group` lines read so far
         self.core = 0             # the core of the records that follow (`.core N`)
         self._positions = {}      # (core, engine) -> commands so far in this group (implicit ids)
+        self._view_maps = {}      # (engine, class, kind) -> {name: View}
 
     def error(self, line, col, message):
         raise AsmError(self.filename, line, col, message)
@@ -380,7 +510,7 @@ class _Parser:
         """(line number, Record) of each instruction line of `lines` (the text's lines, as
         str.splitlines gives them), one at a time; `self.chip` is known from the first."""
         offset, seen_chip, started = 0, False, False
-        for lineno, raw in enumerate(lines, 1):
+        for lineno, raw in _logical_lines(lines):
             toks = _tokens(raw)
             if not toks:
                 continue
@@ -526,7 +656,18 @@ class _Parser:
         if known is None or len(known) >= 1024:       # bounded: addresses rarely repeat
             known = self._tokens[eng.name, fmt.name] = {}
         views = {}
+        shown_views = self._shown_views(eng, fmt, ins)     # readable values (bmk/text/views.py)
+        pending = []
         for tcol, tok in toks[1:]:
+            if shown_views:
+                name, eq, text = tok.partition("=")
+                view = shown_views.get(name)
+                if view is not None and eq and text:
+                    if name in views or any(v is view for v, *_ in pending):
+                        first = next(c for v, _, c, _ in pending if v is view)
+                        self.error(lineno, tcol, f"field {_shown(name)} given twice (first at column {first})")
+                    pending.append((view, text, tcol, tcol + len(name) + 1))
+                    continue
             hit = known.get(tok)
             if hit is not None:             # a field token seen before on this class: its field and value
                 name, fname, value = hit
@@ -590,6 +731,8 @@ class _Parser:
             known[tok] = (name, fname, fields[fname])
         if views:
             self._apply_views(lineno, col, eng, kind, views, fields)
+        if pending:
+            self._apply_shown(lineno, pending, fields, given)
         try:
             picked = class_of(self.chip, eng.name, fields)
         except BmkError:
@@ -621,6 +764,38 @@ class _Parser:
             del header["magic"]            # the chip's own magic is implied
         header = {k: v for k, v in header.items() if v or k in ("len", PAD)}
         return Record(eng.name, fmt.name, got.name if got else None, fields, None, offset, header, self.core)
+
+    def _shown_views(self, eng, fmt, ins):
+        """{text name: View} of a class and kind (bmk/text/views.py), built once."""
+        key = (eng.name, fmt.name, ins.name if ins is not None else None)
+        got = self._view_maps.get(key)
+        if got is None:
+            got = self._view_maps[key] = {v.name: v for v in views_for(self.chip, eng, fmt, ins)}
+        return got
+
+    def _apply_shown(self, lineno, pending, fields, given):
+        """Set the fields of the readable values on a line (after its other fields: a constant
+        reads its precision from them); check a derived one (dir=) against the result."""
+        checks = []
+        for view, text, tcol, vcol in pending:
+            if isinstance(view, DirectionView):
+                checks.append((view, text, vcol))
+                continue
+            try:
+                values = view.read(text, fields)
+            except ViewError as e:
+                self.error(lineno, vcol, f"{view.name}={_shown(text)}: {e}")
+            for part in values:
+                if part in given:
+                    first, fcol = given[part]
+                    self.error(lineno, tcol, f"{first} and {view.name} name the same field {part} "
+                               f"(first at column {fcol})")
+                given[part] = (view.name, tcol)
+            fields.update(values)
+        for view, text, vcol in checks:
+            message = view.check(text, fields)
+            if message:
+                self.error(lineno, vcol, message)
 
     def _implicit_id(self, lineno, tcol, vcol, eng, text, position, given):
         """`id=N` on an engine whose ids are positions: N must be this command's position."""

@@ -36,7 +36,9 @@ import attrs
 
 from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import PAD, frame_at
-from bmk.text.asm import PAD_FIELD, format_record, format_value, kind_of, mnemonic, record_class, sync_fields
+from bmk.text.asm import (PAD_FIELD, format_record, format_value, kind_of, mnemonic, record_class, sync_fields,
+                          view_changes, wrap)
+from bmk.text.views import Text
 from bmk.errors import BmkError, quoted
 
 IGNORE_ALIASES = ("id", "wait", "sync")
@@ -115,6 +117,8 @@ class Diff:
 
     def _value(self, engine, cls, name, v):
         chip = self.a.chip
+        if isinstance(v, Text):            # a readable value (bmk/text/views.py), already its text
+            return v
         if name == PAD_FIELD:
             return "rule" if v is None else str(v)
         if name.startswith("hdr."):
@@ -137,11 +141,12 @@ class Diff:
         return (f"! A#{d.a_index} B#{d.b_index} {d.engine}.{d.kind} waits for {d.on}: {was} -> "
                 f"{self._target(self.b, d.b_target, d.on, d.b_id)}")
 
-    def to_text(self, limit=None):
-        return "\n".join(self.iter_text(limit))
+    def to_text(self, limit=None, width=None):
+        return "\n".join(self.iter_text(limit, width))
 
-    def iter_text(self, limit=None):
-        """The lines of `to_text`, one at a time (a long diff is written as it is made)."""
+    def iter_text(self, limit=None, width=None):
+        """The lines of `to_text`, one at a time (a long diff is written as it is made); width:
+        an inserted or deleted instruction's line wrapped to it (bmk.text.asm.wrap)."""
         yield f"--- {self.a.name}"
         yield f"+++ {self.b.name}"
         chip = self.a.chip
@@ -158,10 +163,10 @@ class Diff:
                     out.append(f"    {name}: {self._value(e.engine, e.cls, name, va)} -> {self._value(e.engine, e.cls, name, vb)}")
             elif e.op == "inserted":
                 out.append(f"+ B#{e.b_index} ({self.b.where(e.b_index)})")
-                out.append(f"    {format_record(chip, self.b.records[e.b_index])}")
+                out += wrap(f"    {format_record(chip, self.b.records[e.b_index])}", width)
             else:
                 out.append(f"- A#{e.a_index} ({self.a.where(e.a_index)})")
-                out.append(f"    {format_record(chip, self.a.records[e.a_index])}")
+                out += wrap(f"    {format_record(chip, self.a.records[e.a_index])}", width)
             yield from out
             out.clear()
         if self.dependencies:
@@ -217,15 +222,36 @@ def _wait_fields(chip, name):
     return {f for e in chip.engines for o, f in e.wait_for if o == other.name} or None
 
 
+def _shown_names(chip):
+    """{name a listing shows a value under (bmk/text/views.py): the fields behind it}: joined
+    composed rows, constants, round."""
+    out = {}
+    for e in chip.engines:
+        d = e.display
+        for c in e.classes:
+            for name, parts in c.composed:
+                if name in d.joined:
+                    out.setdefault(name, set()).update(parts)
+        for name, addr, *_ in d.constants:
+            out.setdefault(name, set()).add(addr)
+        if d.rounding is not None:
+            out.setdefault("round", set()).add(d.rounding.field)
+    return out
+
+
 def expand_ignore(chip, names):
     """--ignore names -> field names. Aliases: id (own ids), wait (wait ids), sync (ids, waits,
     enables), wait.<engine> (the waits for that engine, as the disassembly names them)."""
     fields = set()
     known = {f.name for c in chip.formats for f in c.fields}
+    shown = _shown_names(chip)
     for name in names:
         waits = _wait_fields(chip, name)
         if waits is not None:
             fields |= waits
+            continue
+        if name in shown and name not in known:      # a readable value's name: the fields it shows
+            fields |= shown[name]
             continue
         if name in ("id", "sync"):
             fields |= {e.own_id for e in chip.engines if e.own_id}
@@ -259,6 +285,8 @@ def _field_changes(chip, ra, rb, ignored):
         shown = {f: alias for alias, f in sync_fields(chip.engine(ra.engine))}
         out = [(shown.get(f.name, f.name), ra.fields[f.name], rb.fields[f.name]) for f in fmt.fields
                if f.name not in ignored and ra.fields[f.name] != rb.fields[f.name]]
+        if out and chip.engine(ra.engine).display is not None:
+            out = list(view_changes(chip, ra, rb, tuple(out)))     # readable values, as the listing shows them
     for k in sorted(set(ra.header) | set(rb.header)):
         if "hdr." + k in ignored:
             continue

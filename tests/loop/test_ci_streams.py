@@ -33,7 +33,8 @@ def test_a_changed_kernel_fails_with_its_field_diff():
     with pytest.raises(AssertionError) as e:
         assert_cmdbuf_equal(double_buffered(relu_at={1: 0x100}).acquire_streams(), double_buffered().acquire_cmdbuf())
     msg = str(e.value)
-    assert "~ A#5 B#4 tiu.arith.max" in msg      # A in program order, B merged by sync ids and "    opd0_addr: 0x8008000 -> 0x8000100" in msg
+    assert "~ A#5 B#4 tiu.arith.max" in msg      # A in program order, B merged by sync ids
+    assert "    opd0_addr: lmem:0x8000(npu0+0x8000) -> lmem:0x100(npu0+0x100)" in msg
     assert msg.splitlines()[-1].endswith("differ in each engine's order: 1 changed, 0 inserted, 0 deleted; 8 equal")
 
 
@@ -78,7 +79,7 @@ def test_fixture_takes_streams_and_goldens_keep_their_form(pytester):
     res = pytester.runpytest("-k", "test_changed")
     res.assert_outcomes(failed=1)
     res.stdout.fnmatch_lines(["*AssertionError: command buffers differ (expected -> actual)*",
-                              "*opd0_addr: 0x8008000 -> 0x8000100*"])
+                              "*opd0_addr: lmem:0x8000(npu0+0x8000) -> lmem:0x100(npu0+0x100)*"])
     # a golden written from acquire_cmdbuf() is equal engine by engine: updating leaves it alone
     golden.write_bytes(double_buffered().acquire_cmdbuf())
     pytester.runpytest("--bmk-update-golden", "-k", "test_kernel").assert_outcomes(passed=1)
@@ -87,5 +88,5 @@ def test_fixture_takes_streams_and_goldens_keep_their_form(pytester):
     golden.write_text(asm.disassemble(load_chip("bm1684"), decode_cmdbuf("bm1684", written)))
     pytester.runpytest("--bmk-update-golden", "-k", "test_changed").assert_outcomes(passed=1)
     text = golden.read_text()
-    assert text.startswith(".chip bm1684\n") and "opd0_addr=0x8000100" in text
+    assert text.startswith(".chip bm1684\n") and "opd0_addr=lmem:0x100(npu0+0x100)" in text
     assert_cmdbuf_equal(CHANGED, text)

@@ -83,7 +83,7 @@ def test_changed_pairs_stay_within_an_engine_stream_and_fields_use_disassembly_n
     res = run(ka, rawb, "--chip", "bm1684")
     assert res.exit_code == 1
     assert "~ A#5 B#4 tiu.arith.max (a.cmdbuf: byte 680 | b.tiu.bin: tiu stream byte 128)" in res.output
-    assert "    opd0_addr: 0x8008000 -> 0x8000100" in res.output
+    assert "    opd0_addr: lmem:0x8000(npu0+0x8000) -> lmem:0x100(npu0+0x100)" in res.output
     # program order: a sync field is named as the disassembly names it
     a = loading.load(double_buffered().acquire_cmdbuf(), None, "A")
     b = loading.load(double_buffered(parallel=False).acquire_cmdbuf(), None, "B")
