@@ -143,9 +143,10 @@ def round_float(x, mode=Round.HALF_TO_EVEN):
 
 def to_int(x, dtype, mode=Round.HALF_TO_EVEN):
     """Float -> integer dtype: round by mode, saturate; NaN becomes 0 (a documented choice)."""
-    v = round_float(x, mode)
-    v = np.where(np.isnan(v), 0.0, v)
-    v = np.clip(v, dtype.min, dtype.max)
+    v = np.asarray(round_float(x, mode))        # a new float64 array: changed in place below
+    v[np.isnan(v)] = 0.0
+    np.maximum(v, dtype.min, out=v)             # the clip (no NaN is left)
+    np.minimum(v, dtype.max, out=v)
     return v.astype(dtype.numpy)
 
 

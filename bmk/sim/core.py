@@ -24,10 +24,13 @@ distinct instruction. `compile(records)` does all of that once and returns a `Pr
 depends on the records, the chip and the semantics only (never on memory): `run(program)` on
 this Simulator or another of the same chip and semantics skips it. Each Simulator keeps one
 memo per plan for the values its semantics derive from the fields (views of its memories,
-closures over them), so a plan's second run costs only its work; `reset()` zeroes the
-memories in place, keeping those memos valid (a model run again reuses its Simulator,
-bmk/models/run.py). The loop itself touches only lists and tuples, and the cyclic garbage
-collector pauses while a buffer runs.
+closures over them; a runner there is called directly, semantics.py), so a plan's second run
+costs only its work; `reset()` zeroes the memories in place, keeping those memos valid (a
+model run again reuses its Simulator, bmk/models/run.py). The order the engines' instructions
+run in, their start and end cycles and their vector clocks depend only on the program: its
+first run works them out as it goes and the Program keeps them, so a later run only walks that
+order. The loop itself touches only lists and tuples, and the cyclic garbage collector pauses
+while a buffer runs.
 """
 import gc
 import itertools
@@ -77,10 +80,72 @@ class Program:
     without decoding, checking or planning again."""
 
     __slots__ = ("chip", "semantics", "records", "kinds", "owns", "waits", "plans", "names", "seqs", "pos",
-                 "eng_of", "targets")
+                 "eng_of", "targets", "schedule")
 
     def __len__(self):
         return len(self.records)
+
+
+class _Schedule:
+    """Iterates a program's instructions in execution order on its first run (Simulator._scheduled);
+    result() -> (order, start, end, known) once every instruction has run."""
+
+    def __init__(self, sim, prog, clocks):
+        self.sim, self.prog, self.clocks = sim, prog, clocks
+
+    def __iter__(self):
+        sim, prog = self.sim, self.prog
+        records, plans, waits = prog.records, prog.plans, prog.waits
+        names, seqs, pos, eng_of, targets = prog.names, prog.seqs, prog.pos, prog.eng_of, prog.targets
+        n, ne = len(records), len(names)
+        lens = [len(q) for q in seqs]
+        heads, free = [0] * ne, [0] * ne
+        last_known = [[-1] * ne for _ in names]
+        self.start, self.end = start, end = [0] * n, [None] * n
+        self.known = known = [None] * n if self.clocks else None
+        self.order = order = []
+        others = [tuple(x for x in range(ne) if x != e) for e in range(ne)]
+        clocks = self.clocks
+        for _ in range(n):
+            best_s = best_i = best_e = None
+            for e in range(ne):
+                h = heads[e]
+                if h >= lens[e]:
+                    continue
+                i = seqs[e][h]
+                s = free[e]
+                for t in targets[i]:
+                    x = end[t]
+                    if x is None:
+                        break
+                    if x > s:
+                        s = x
+                else:
+                    if best_i is None or s < best_s or (s == best_s and i < best_i):
+                        best_s, best_i, best_e = s, i, e
+            if best_i is None:
+                raise sim._deadlock(records, {names[e]: seqs[e] for e in range(ne)},
+                                    {names[e]: heads[e] for e in range(ne)}, waits)
+            s, i, e = best_s, best_i, best_e
+            yield i                                 # the run loop executes it (and sets its plan's cycles)
+            order.append(i)
+            start[i] = s
+            end[i] = free[e] = s + plans[i].cycles
+            if clocks:
+                kn = last_known[e]
+                for t in targets[i]:
+                    o = eng_of[t]
+                    if pos[t] > kn[o]:
+                        kn[o] = pos[t]
+                    kt = known[t]
+                    for x in others[e]:      # transitive: what t knew is known before i
+                        if kt[x] > kn[x]:
+                            kn[x] = kt[x]
+                known[i] = tuple(kn)
+            heads[e] += 1
+
+    def result(self):
+        return self.order, self.start, self.end, self.known
 
 
 class Trail:
@@ -514,6 +579,7 @@ class Simulator:
         prog.kinds, prog.owns, prog.waits, prog.plans = kinds, owns, waits, plans
         prog.names, prog.seqs, prog.pos, prog.eng_of = names, seqs, pos, eng_of
         prog.targets = [tuple(t for _, _, t in w) for w in waits]
+        prog.schedule = None        # (order, start, end, clocks), kept by the first run (_scheduled)
         return prog
 
     def run(self, cmdbuf, *, races=True, progress=None):
@@ -529,11 +595,12 @@ class Simulator:
         # The run allocates many small objects (fields, logs, records) and frees almost none
         # until it ends: the cyclic collector would rescan the growing heap again and again.
         # numpy's BLAS on one thread meanwhile (bmk/sim/blas.py: shared cores make its threads
-        # wait for each other).
+        # wait for each other), and its floating-point errors off: an overflow or a NaN is an
+        # IEEE result the semantics compute, not an error (semantics.py).
         paused = gc.isenabled()
         gc.disable()
         try:
-            with one_thread():
+            with one_thread(), np.errstate(all="ignore"):
                 return self._run(self.compile(cmdbuf, "run"), races, progress)
         finally:
             if paused:
@@ -541,50 +608,40 @@ class Simulator:
 
     def _run(self, prog, races, progress):
         records, kinds, owns, waits, plans = prog.records, prog.kinds, prog.owns, prog.waits, prog.plans
-        names, seqs, pos, eng_of, targets = prog.names, prog.seqs, prog.pos, prog.eng_of, prog.targets
+        names = prog.names
         n = len(records)
-        ne = len(names)
-        lens = [len(q) for q in seqs]
-        heads, free = [0] * ne, [0] * ne
-        last_known = [[-1] * ne for _ in names]
-        start, end = [0] * n, [None] * n
-        known, accesses = [None] * n, [()] * n
-        cycles = self.semantics.cycles
         memos = self._memos
         if len(memos) >= MAX_PLANS:
             memos.clear()
-        others = [tuple(x for x in range(ne) if x != e) for e in range(ne)]
         trail = self.trail
+        cycles = self.semantics.cycles
+        schedule = prog.schedule
+        if schedule is None or (races and schedule[3] is None):
+            order = None            # the first run works the order out as it goes (_scheduled)
+            steps = self._scheduled(prog, races)
+        else:
+            order, start, end, known = schedule
+            steps = order
+        accesses = [()] * n
+        log = AccessLog()           # without races one log serves every instruction, emptied each time
         done = 0
-        while done < n:
-            best_s = best_i = best_e = None
-            for e in range(ne):
-                h = heads[e]
-                if h >= lens[e]:
-                    continue
-                i = seqs[e][h]
-                s = free[e]
-                for t in targets[i]:
-                    x = end[t]
-                    if x is None:
-                        break
-                    if x > s:
-                        s = x
-                else:
-                    if best_i is None or s < best_s or (s == best_s and i < best_i):
-                        best_s, best_i, best_e = s, i, e
-            if best_i is None:
-                raise self._deadlock(records, {names[e]: seqs[e] for e in range(ne)},
-                                     {names[e]: heads[e] for e in range(ne)}, waits)
-            s, i, e = best_s, best_i, best_e
+        for i in steps:
             plan = plans[i]
             memo = memos.get(plan)
             if memo is None:
                 memo = memos[plan] = {}
-            log = trail.log = AccessLog()
+            if races:
+                log = AccessLog()
+            else:
+                log.entries, log.elements = [], 0
+            trail.log = log
             self.memo = memo
             try:
-                plan.run(self, plan.fields)
+                run = memo.get("run")
+                if run is not None:         # the semantics' own per-plan runner (semantics.py)
+                    run(self)
+                else:
+                    plan.run(self, plan.fields)
             except SimulationError as err:
                 raise self._error(i, records[i], f"{plan.kind}: {err}") from None
             except BmkError:
@@ -593,30 +650,29 @@ class Simulator:
                 raise self._error(i, records[i], f"{plan.kind}: cannot be simulated ({type(err).__name__}: {err})") \
                     from err
             finally:
-                accesses[i] = tuple(log.entries)
+                if races:
+                    accesses[i] = tuple(log.entries)
                 trail.log = self.memo = None
-            cyc = plan.cycles
-            if cyc is None:
-                cyc = plan.cycles = cycles(names[e], plan.kind, plan.fields, self)
-            start[i] = s
-            end[i] = free[e] = s + cyc
-            kn = last_known[e]
-            for t in targets[i]:
-                o = eng_of[t]
-                if pos[t] > kn[o]:
-                    kn[o] = pos[t]
-                kt = known[t]
-                for x in others[e]:          # transitive: what t knew is known before i
-                    if kt[x] > kn[x]:
-                        kn[x] = kt[x]
-            known[i] = tuple(kn)
-            heads[e] += 1
+            if plan.cycles is None:
+                plan.cycles = cycles(names[prog.eng_of[i]], plan.kind, plan.fields, self)
             done += 1
             if progress is not None and (done % 1024 == 0 or done == n):
                 progress(done, n)
-        report = self._report(records, kinds, owns, waits, start, end, names, seqs, known, accesses, races)
+        if order is None:
+            order, start, end, known = prog.schedule = steps.result()
+        report = self._report(records, kinds, owns, waits, start, end, names, prog.seqs, known, accesses, races)
         self.last_report = report
         return report
+
+    def _scheduled(self, prog, clocks):
+        """The instruction order of a program's first run, worked out as it runs: among the
+        engines' next instructions the one that can start earliest (ties: program order), its
+        start and end from the cost model (each plan's cycles, set by the run loop once the
+        instruction ran), and, with `clocks`, each instruction's vector clock for the race
+        detector. All of it depends only on the program (the plans' cycles are functions of
+        their fields and the chip, semantics.py), so the Program keeps it: later runs take
+        the same order without working it out again."""
+        return _Schedule(self, prog, clocks)
 
     def _deadlock(self, records, seqs, heads, waits):
         blocked = []

@@ -129,19 +129,18 @@ class TensorView:
     are (groups, pack, c, h, w) and `n` is the logical batch count.
     """
 
-    __slots__ = ("shape", "_parts", "_pack", "_flush")
+    __slots__ = ("shape", "_parts", "_pack")
 
-    def __init__(self, shape, parts, pack=1, flush=None):
+    def __init__(self, shape, parts, pack=1):
         self.shape = shape
         self._parts = parts
         self._pack = pack
-        self._flush = flush     # called after write() when the view is a gathered copy
 
     @property
     def array(self):
         """The memory itself as one strided numpy array of `shape` (a result can be computed
-        straight into it), or None when the view is several pieces, N-packed or a copy."""
-        if self._pack == 1 and self._flush is None and len(self._parts) == 1 and self._parts[0][1] == _ALL:
+        straight into it), or None when the view is several pieces or N-packed."""
+        if self._pack == 1 and len(self._parts) == 1 and self._parts[0][1] == _ALL:
             return self._parts[0][0]
         return None
 
@@ -173,8 +172,6 @@ class TensorView:
                 view[:full] = v[:full * pack].reshape((full, pack) + v.shape[1:])
             if rem:
                 view[full, :rem] = v[full * pack:]
-        if self._flush is not None:
-            self._flush()
 
 
 class PiecewiseView:
@@ -507,17 +504,33 @@ class Gmem:
                                   f"{MAX_GATHERED_PAGES}")
         groups = [(int(ordered[lo]), slice(lo, hi) if order is None else order[lo:hi])
                   for lo, hi in zip(starts, list(starts[1:]) + [offsets.size])]
-        buf = np.zeros(offsets.size, np.uint8)
-        for p, idx in groups:
-            page = self.pages.get(p)
-            if page is not None:
-                buf[idx] = page[within[idx]]
-        view = buf.view(npd).reshape(shape)
+        return GatheredView(self, shape, npd, groups, within)
 
-        def flush():
-            for p, idx in groups:
-                self._page(p)[within[idx]] = buf[idx]
-        return TensorView(shape, [(view, slice(None))], flush=flush)
+
+class GatheredView:
+    """A view of only the bytes a sparse tensor touches (Gmem._gathered): `read()` gathers them
+    as they are when it is called (a plan may keep the view and read it again after other
+    instructions wrote there), `write()` scatters values to them (a later element wins where
+    two share a byte)."""
+
+    __slots__ = ("shape", "_mem", "_dtype", "_groups", "_within")
+
+    def __init__(self, mem, shape, dtype, groups, within):
+        self.shape, self._mem, self._dtype, self._groups, self._within = shape, mem, dtype, groups, within
+
+    def read(self):
+        buf = np.zeros(self._within.size, np.uint8)
+        for p, idx in self._groups:
+            page = self._mem.pages.get(p)
+            if page is not None:
+                buf[idx] = page[self._within[idx]]
+        return buf.view(self._dtype).reshape(self.shape)
+
+    def write(self, values):
+        values = np.broadcast_to(np.asarray(values).astype(self._dtype, copy=False), self.shape)
+        buf = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+        for p, idx in self._groups:
+            self._mem._page(p)[self._within[idx]] = buf[idx]
 
 
 # The bytes of an unwritten page: one shared array (calloc: it costs no memory until written,

@@ -7,7 +7,11 @@
   simulator runs instructions equal but for their sync ids (own id, waits) with one dict,
   whose sync ids are those of the first of them: what an instruction does must not depend on
   its sync ids (they only order it), and fn must not change the dict. While fn runs, m.memo
-  is a dict shared by those instructions, for values fn derives from the fields alone.
+  is a dict shared by those instructions, for values fn derives from the fields alone, and
+  numpy's floating-point errors are ignored (np.errstate(all="ignore"): inf and NaN are
+  results). A callable fn leaves in m.memo["run"] is the plan's own runner: the simulator
+  calls run(m) instead of fn(m, fields) for the plan's later instructions, so it must do
+  exactly what fn does for those fields (bm1684's kinds keep their built closures there).
 - check(chip, engine, fields): raise SimulationError for fields the semantics do not model
   (chip: the simulator's ChipSpec, where every fact is read).
 - cycles(engine, kind, fields, m) -> int: the cost model.

@@ -224,3 +224,21 @@ def test_instructions_are_made_when_first_read():
     listed = tuple(report.instructions)
     assert report.instructions == listed and report.instructions == list(listed) and report.instructions[1] is listed[1]
     assert [i.kind for i in report.instructions] == ["load", "max", "store"] and report.instructions[-1].index == 2
+
+
+def test_a_program_keeps_its_schedule_and_gives_the_first_runs_report():
+    """The order, start and end cycles (and the race detector's clocks) of a program's first run
+    are kept by the Program; later runs, with or without race detection, report what a fresh
+    run reports."""
+    buf = golden("sched_two_streams_seed_example")
+    fresh = bmk.Simulator("bm1880").run(buf).to_dict()
+    sim = bmk.Simulator("bm1880")
+    program = sim.compile(buf)
+    assert program.schedule is None
+    quiet = sim.run(program, races=False)
+    order, start, end, clocks = program.schedule
+    assert clocks is None and sorted(order) == list(range(len(program)))
+    assert [(i.start, i.end) for i in quiet.instructions] == [(i["start"], i["end"]) for i in fresh["instructions"]]
+    assert sim.run(program).to_dict() == fresh            # clocks worked out now, and kept
+    assert program.schedule[3] is not None
+    assert bmk.Simulator("bm1880").run(program).to_dict() == fresh

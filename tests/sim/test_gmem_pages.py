@@ -95,6 +95,9 @@ def test_an_element_across_a_page_boundary_is_gathered():
     assert np.asarray(v.read()).reshape(-1).tolist() == [0x04030201, 0x08070605]
     mem.tensor("t", addr, (1, 1, 1, 1), (0, 0, 0, 1), None, True, np.dtype("<u4")).write(np.uint32(0xAABBCCDD))
     assert mem.load(addr, 4).tolist() == [0xDD, 0xCC, 0xBB, 0xAA]
+    # a kept view (an instruction plan keeps its views) reads what is there now, not what was
+    mem.store(addr, np.array([9, 9, 9, 9], np.uint8))
+    assert np.asarray(v.read()).reshape(-1).tolist() == [0x09090909, 0x08070605]
 
 
 def test_a_view_on_too_many_pages_is_refused_before_work():

@@ -180,7 +180,8 @@ def storer(m, f, kind, compute, slot="res0", shape=None, stride=None, into=None)
     result's memory (writing nothing else, reading its operands before it writes, as numpy's
     ufuncs do even when out overlaps them): taken when nothing else is done at the store (no
     opt_res_add, every lane enabled) and res0 is one plain strided array (TensorView.array);
-    no copy of the result is made then."""
+    no copy of the result is made then. fill None: compute()'s values (of that DType) are
+    assigned to out."""
     if f["opt_relu"] != 1:
         raise SimulationError(f"{kind}: field opt_relu = {f['opt_relu']} is not modelled (1, the value of every "
                               f"vendor and OKKernel command, is executed as no ReLU)")
@@ -191,6 +192,10 @@ def storer(m, f, kind, compute, slot="res0", shape=None, stride=None, into=None)
         view, entry = _local_view(m, f, slot, dt, shape, stride, True)
         out = view.array
         if out is not None:
+            if fill is None:
+                def fill(out):
+                    out[...] = compute()[1]
+
             def run_into(m):
                 fill(out)
                 m.log.entries.append(entry)

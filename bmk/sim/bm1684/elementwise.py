@@ -153,13 +153,11 @@ def _binary(fp, integer, rounded):
             _no_fp32_shift(f, kind, "opt_right_shift")
             a, b = _floats(m, f, "opd0"), _floats(m, f, "opd1")
 
-            def run():
-                with np.errstate(all="ignore"):
-                    return FP32, np.asarray(fp(a(), b()), np.float32)
+            def run():             # (numpy's floating-point errors are off while a buffer runs)
+                return FP32, np.asarray(fp(a(), b()), np.float32)
 
             def fill(out):          # the same fp32 operation, its result written in place
-                with np.errstate(all="ignore"):
-                    fp(a(), b(), out=out)
+                fp(a(), b(), out=out)
             run.into = (FP32, fill)
             return run
         if integer is None:
@@ -257,7 +255,9 @@ def _copy(m, f, kind):
         raise SimulationError(f"{kind}: opt_res0_prec ({c.prec_name(m, f, 'res0')}) must have opd0's width "
                               f"({c.prec_name(m, f, 'opd0')}): a copy does not convert")
     a = operand(m, f, "opd0", dt)
-    return lambda: (dt, a())
+    run = lambda: (dt, a())       # noqa: E731
+    run.into = (dt, None)
+    return run
 
 
 def _unary_fp32(kind_fn):
@@ -277,7 +277,9 @@ def _to_int(m, f, kind, a):
     dt = c.dtype_of(m, f, "res0", signed=True)
     if dt.is_float:
         raise SimulationError(f"{kind}: opt_res0_prec must be an integer precision, not {c.prec_name(m, f, 'res0')}")
-    return lambda: (dt, numerics.to_int(a(), dt))
+    run = lambda: (dt, numerics.to_int(a(), dt))       # noqa: E731
+    run.into = (dt, None)
+    return run
 
 
 def _rsqrt(m, f, kind, a):

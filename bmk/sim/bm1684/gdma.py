@@ -46,7 +46,7 @@ from bmk import numerics
 from bmk.errors import SimulationError
 from bmk.sim.bm1684.common import WORD_BYTES
 from bmk.sim.bm1684.contract import contract, refused
-from bmk.sim.memory import AccessLog
+from bmk.sim.memory import AccessLog, TensorView
 
 # Bit-exact movers per data_format enum member (copies never convert).
 _MOVER = {"float32": dtypes.UINT32, "int16": dtypes.UINT16, "uint8": dtypes.UINT8, "int8": dtypes.UINT8,
@@ -134,8 +134,14 @@ def _lane_keep(m, f, shape):
     return np.array([(mask >> int(lane)) & 1 for lane in lanes], bool).reshape(1, shape[1], 1, 1)
 
 
-def _mover_run(m, f, kind, src_shape, dst_shape, src_dt, dst_dt, transform):
-    """run(m): read src, transform(values) -> dst values, accumulate, mask, write."""
+def _same(values):
+    return values
+
+
+def _mover_run(m, f, kind, src_shape, dst_shape, src_dt, dst_dt, transform=_same):
+    """run(m): read src, transform(values) -> dst values, accumulate, mask, write. A plain move
+    (no transform, accumulation or mask) into one strided array is one numpy assignment, from
+    the source's memory to the destination's (numpy copies first when the two overlap)."""
     src, src_entry = _view(m, f, "src", src_dt, src_shape, _strides(m, f, "src", src_shape, src_dt), False)
     dst_strides = _strides(m, f, "dst", dst_shape, dst_dt)
     dst, dst_entry = _view(m, f, "dst", dst_dt, dst_shape, dst_strides, True)
@@ -144,6 +150,13 @@ def _mover_run(m, f, kind, src_shape, dst_shape, src_dt, dst_dt, transform):
     if acc and _format(m, f, "dst" if kind == "dma.format" else "src") != "float32":
         raise SimulationError(f"{kind}: field acc_write_enable = 1 is modelled for float32 data only")
     old = _view(m, f, "dst", dst_dt, dst_shape, dst_strides, False) if (acc or keep is not None) else None
+    direct = dst.array if transform is _same and old is None and isinstance(dst, TensorView) else None
+    if direct is not None:
+        def move(m):
+            m.log.entries.append(src_entry)
+            m.log.entries.append(dst_entry)
+            direct[...] = src.read()
+        return move
 
     def run(m):
         m.log.entries.append(src_entry)
@@ -178,7 +191,7 @@ def _common_mode(m, f, kind):
     g = {**f, "stride_enable": 1, "src_nstride": count, "src_cstride": count, "src_hstride": count,
          "src_wstride": 1, "dst_nstride": count, "dst_cstride": count, "dst_hstride": count, "dst_wstride": 1}
     shape = (1, 1, 1, count)
-    return _mover_run(m, g, kind, shape, shape, dt, dt, lambda v: v)
+    return _mover_run(m, g, kind, shape, shape, dt, dt)
 
 
 def _build_tensor(m, f):
@@ -193,7 +206,7 @@ def _build_tensor(m, f):
     if src_shape != dst_shape:
         raise SimulationError(f"dma.tensor: dst sizes must equal src sizes {src_shape} (reshaping copies are not "
                               f"modelled), not {dst_shape}")
-    return _mover_run(m, f, "dma.tensor", src_shape, dst_shape, dt, dt, lambda v: v)
+    return _mover_run(m, f, "dma.tensor", src_shape, dst_shape, dt, dt)
 
 
 def _matrix(m, f, dt, src_shape, dst_shape):

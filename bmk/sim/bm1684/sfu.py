@@ -131,7 +131,7 @@ def lut(m, f):
         table = _l2_words(m, f["opd1_addr"], 1 << bits, "lut table (opd1)")
         index = _index(m, f, bits)
         dt = c.dtype_of(m, f, "res0", signed=True)
-        run = m.memo["run"] = c.storer(m, f, "lut", lambda: (dt, table()[index()].view(dt.numpy)))
+        run = m.memo["run"] = c.storer(m, f, "lut", lambda: (dt, table()[index()].view(dt.numpy)), into=(dt, None))
     run(m)
 
 
