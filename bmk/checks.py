@@ -82,6 +82,18 @@ class Check:
             self.fail(name, "a number", value)
         return value
 
+    def float_constant(self, name, value, dtype):
+        """A C float constant of float DType `dtype`: a real number (not a bool). inf and NaN
+        are values of the type, which the hardware computes with: every chip takes them (issue
+        22.9); a finite value past the type's largest one (it would round to inf) is refused."""
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            self.fail(name, f"a number (an {dtype.name} constant)", value)
+        x = float(value)
+        if x == x and abs(x) != float("inf") and not dtype.min <= x <= dtype.max:
+            self.fail(name, f"a float within the {dtype.name} range (|{name}| <= {float(dtype.max):.8g}), "
+                            "or an inf or NaN", value)
+        return value
+
     def multiple(self, name, value, n, why=""):
         if value % n:
             self.fail(name, f"divisible by {n}{why}", value)

@@ -167,6 +167,44 @@ class _Call:
         self.row, self.name, self.make, self.text = row, row.name, make, text
 
 
+class _Required:
+    """The default of a record field the call must give although an optional one comes before
+    it (a stride, None = NULL, followed by dtype): the call may name the later arguments and
+    leave the strides out; leaving this one out is refused (`_missing`)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "REQUIRED"
+
+
+REQUIRED = _Required()
+
+
+def _required(p):
+    return p.default is inspect.Parameter.empty or p.default is REQUIRED
+
+
+def _missing(row, record, args, kwargs):
+    """ArgumentError when a REQUIRED field of the record was left out, else None."""
+    names = _required_after_optional(row.record)
+    if names:
+        left = [n for n in names if getattr(record, n) is REQUIRED]
+        if left:
+            return _record_error(row, TypeError("missing"), args, kwargs)
+    return None
+
+
+def _required_after_optional(record_class):
+    got = _REQUIRED_FIELDS.get(record_class)
+    if got is None:
+        got = _REQUIRED_FIELDS[record_class] = tuple(a.name for a in attrs.fields(record_class) if a.default is REQUIRED)
+    return got
+
+
+_REQUIRED_FIELDS = {}
+
+
 def _record_error(row, e, args=(), kwargs=None):
     """A call whose arguments do not bind to its record: the message names the C parameters
     (never the record class's __init__)."""
@@ -176,13 +214,16 @@ def _record_error(row, e, args=(), kwargs=None):
         return ArgumentError(f"{row.name}: {e}")
     params = list(sig.parameters.values())
     names = [p.name for p in params]
-    required = [p.name for p in params if p.default is inspect.Parameter.empty]
+    required = [p.name for p in params if _required(p)]
     shown = ", ".join(required) + (("[, " if required else "[") + ", ".join(names[len(required):]) + "]"
                                    if len(required) < len(names) else "")
     count = (f"{len(names)}" if len(required) == len(names) else f"{len(required)} to {len(names)}" if required
              else f"up to {len(names)}")
     if not required:
         shown = ", ".join(names)
+    elif required != names[:len(required)]:       # optional strides before required arguments
+        count = f"{len(names)}"
+        shown = ", ".join(p.name if _required(p) else f"{p.name}={p.default!r}" for p in params)
     takes = f"{row.name} takes {count} argument{'s' if len(names) != 1 else ''} ({shown})"
     if row.call != POSITIONAL:          # keyword fields (bm1880): no count, the names
         takes = f"{row.name} takes {', '.join(names)}"
@@ -196,9 +237,11 @@ def _record_error(row, e, args=(), kwargs=None):
     if twice:
         return ArgumentError(f"{row.name}: {twice[0]} given twice, as argument {names.index(twice[0]) + 1} and "
                              f"by name; {takes}")
-    missing = [n for n in required[len(args):] if n not in kwargs]
+    wanted = set(required)
+    missing = [n for i, n in enumerate(names) if n in wanted and i >= len(args) and n not in kwargs]
     if missing:
-        return ArgumentError(f"{row.name}: {', '.join(missing)} missing; {takes}, not {len(args) + len(kwargs)}")
+        hint = "" if required == names[:len(required)] else f" ({', '.join(missing)} by name leaves the strides out)"
+        return ArgumentError(f"{row.name}: {', '.join(missing)} missing; {takes}, not {len(args) + len(kwargs)}{hint}")
     return ArgumentError(f"{row.name}: {e}")
 
 
@@ -230,9 +273,13 @@ def _positional_maker(row):
             else:
                 args.append(v)
         try:
-            return record_class(*args, **kwargs)
+            record = record_class(*args, **kwargs)
         except (TypeError, ValueError) as e:
             raise _record_error(row, e, args, kwargs) from None
+        error = _missing(row, record, args, kwargs)
+        if error is not None:
+            raise error
+        return record
     return make
 
 

@@ -10,6 +10,8 @@ as given; the checks validate them and the lowering normalizes them.
 """
 import attrs
 
+from bmk.program import REQUIRED
+
 
 def _record(cls):
     return attrs.frozen(cls, kw_only=False)
@@ -48,7 +50,10 @@ class Matrix:
 
 
 # -- FP32 Binary, 32-Bit Binary, Fixed Point Binary and Unary functions (seed 003) ------------
-# Stride arguments followed by required ones (op_type, ...) have no default: C passes them all.
+# Stride arguments default to None (NULL) even when required ones (op_type, ...) follow them:
+# those default to REQUIRED, so a call may leave the strides out by naming what follows
+# (`ctx.bdc_fixed_point_add(dst, src0, src1, shape, op_type=..., rshift=0)`), and one that
+# leaves a REQUIRED argument out is refused naming it (bmk.program).
 @_record
 class Binary:
     """(dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride, src1_stride): okk_bdc_add,
@@ -109,11 +114,11 @@ class FixedBinary:
     src0_addr: object
     src1_addr: object
     shape: object
-    dst_stride: object
-    src0_stride: object
-    src1_stride: object
-    op_type: object
-    rshift: object
+    dst_stride: object = None
+    src0_stride: object = None
+    src1_stride: object = None
+    op_type: object = REQUIRED
+    rshift: object = REQUIRED
 
 
 @_record
@@ -124,10 +129,10 @@ class FixedBinaryC:
     src_addr: object
     C: object
     shape: object
-    dst_stride: object
-    src_stride: object
-    op_type: object
-    rshift: object
+    dst_stride: object = None
+    src_stride: object = None
+    op_type: object = REQUIRED
+    rshift: object = REQUIRED
 
 
 @_record
@@ -138,13 +143,13 @@ class FixedMac:
     src0_addr: object
     src1_addr: object
     shape: object
-    dst_stride: object
-    src0_stride: object
-    src1_stride: object
-    is_origin_dst_signed: object
-    op_type: object
-    lshift: object
-    rshift: object
+    dst_stride: object = None
+    src0_stride: object = None
+    src1_stride: object = None
+    is_origin_dst_signed: object = REQUIRED
+    op_type: object = REQUIRED
+    lshift: object = REQUIRED
+    rshift: object = REQUIRED
 
 
 @_record
@@ -155,12 +160,12 @@ class FixedMacC:
     src_addr: object
     C: object
     shape: object
-    dst_stride: object
-    src_stride: object
-    is_origin_dst_signed: object
-    op_type: object
-    lshift: object
-    rshift: object
+    dst_stride: object = None
+    src_stride: object = None
+    is_origin_dst_signed: object = REQUIRED
+    op_type: object = REQUIRED
+    lshift: object = REQUIRED
+    rshift: object = REQUIRED
 
 
 @_record
@@ -171,10 +176,10 @@ class FixedMaxMin:
     src0_addr: object
     src1_addr: object
     shape: object
-    dst_stride: object
-    src0_stride: object
-    src1_stride: object
-    op_type: object
+    dst_stride: object = None
+    src0_stride: object = None
+    src1_stride: object = None
+    op_type: object = REQUIRED
 
 
 @_record
@@ -184,9 +189,9 @@ class FixedMaxMinC:
     src_addr: object
     C: object
     shape: object
-    dst_stride: object
-    src_stride: object
-    op_type: object
+    dst_stride: object = None
+    src_stride: object = None
+    op_type: object = REQUIRED
 
 
 @_record
@@ -198,12 +203,12 @@ class Mul16x8:
     src0_low_addr: object
     src1_addr: object
     shape: object
-    dst_stride: object
-    src0_high_stride: object
-    src0_low_stride: object
-    src1_stride: object
-    mul_type: object
-    rshift: object
+    dst_stride: object = None
+    src0_high_stride: object = None
+    src0_low_stride: object = None
+    src1_stride: object = None
+    mul_type: object = REQUIRED
+    rshift: object = REQUIRED
 
 
 @_record

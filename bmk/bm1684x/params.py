@@ -1,8 +1,14 @@
 """Op records of the TPU-Kernel functions (seed 001): one per C signature, fields named and
 ordered as the C parameters, so `ctx.bdc_and(dst_addr, src0_addr, ...)` takes them
 positionally or by name. The records carry the arguments as given; the checks validate them.
+
+Strides are optional as in bm1684 (None = the seed's NULL: the default layout): the arguments
+after them default to REQUIRED, so `ctx.bdc_min_C(dst, src, C, shape, dtype=DT_INT16)` leaves
+the strides out, and a call that leaves out a REQUIRED argument is refused naming it.
 """
 import attrs
+
+from bmk.program import REQUIRED
 
 
 @attrs.frozen
@@ -12,10 +18,10 @@ class Binary:
     src0_addr: object
     src1_addr: object
     shape: object
-    dst_stride: object
-    src0_stride: object
-    src1_stride: object
-    dtype: object
+    dst_stride: object = None
+    src0_stride: object = None
+    src1_stride: object = None
+    dtype: object = REQUIRED
 
 
 @attrs.frozen
@@ -25,9 +31,9 @@ class BinaryC:
     src_addr: object
     C: object  # noqa: N815  (the C parameter's name)
     shape: object
-    dst_stride: object
-    src_stride: object
-    dtype: object
+    dst_stride: object = None
+    src_stride: object = None
+    dtype: object = REQUIRED
 
 
 @attrs.frozen
@@ -37,13 +43,13 @@ class Shift:
     src_addr: object
     shift_addr: object
     shape: object
-    dst_stride: object
-    src_stride: object
-    shift_stride: object
-    dst_dtype: object
-    src_dtype: object
-    shift_dtype: object
-    rounding_mode: object
+    dst_stride: object = None
+    src_stride: object = None
+    shift_stride: object = None
+    dst_dtype: object = REQUIRED
+    src_dtype: object = REQUIRED
+    shift_dtype: object = REQUIRED
+    rounding_mode: object = REQUIRED
 
 
 @attrs.frozen
@@ -53,11 +59,11 @@ class ShiftC:
     src_addr: object
     C: object  # noqa: N815
     shape: object
-    dst_stride: object
-    src_stride: object
-    dst_dtype: object
-    src_dtype: object
-    rounding_mode: object
+    dst_stride: object = None
+    src_stride: object = None
+    dst_dtype: object = REQUIRED
+    src_dtype: object = REQUIRED
+    rounding_mode: object = REQUIRED
 
 
 @attrs.frozen
@@ -68,11 +74,11 @@ class Compare:
     src1_addr: object
     true_val: object
     shape: object
-    dst_stride: object
-    src0_stride: object
-    src1_stride: object
-    dst_dtype: object
-    src_dtype: object
+    dst_stride: object = None
+    src0_stride: object = None
+    src1_stride: object = None
+    dst_dtype: object = REQUIRED
+    src_dtype: object = REQUIRED
 
 
 @attrs.frozen
@@ -83,10 +89,10 @@ class CompareC:
     C: object  # noqa: N815
     true_val: object
     shape: object
-    dst_stride: object
-    src_stride: object
-    dst_dtype: object
-    src_dtype: object
+    dst_stride: object = None
+    src_stride: object = None
+    dst_dtype: object = REQUIRED
+    src_dtype: object = REQUIRED
 
 
 @attrs.frozen
@@ -123,6 +129,6 @@ class GdmaCpy:
     dst_addr: object
     src_addr: object
     shape: object
-    dst_stride: object
-    src_stride: object
-    dtype: object
+    dst_stride: object = None
+    src_stride: object = None
+    dtype: object = REQUIRED

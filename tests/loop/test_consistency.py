@@ -55,3 +55,42 @@ def test_the_distribution_is_bmk_tpu_and_the_import_name_bmk():
     assert dist.metadata["Name"] == "bmk-tpu"
     res = CliRunner().invoke(cli, ["--version"])
     assert res.exit_code == 0 and res.stdout == f"bmk, version {dist.version}\n"
+
+
+def test_strides_are_optional_in_both_chips_none_being_null():
+    from bmk.bm1684 import constants as k84
+    s84, sx = bm1684.dim4(4, 64, 8, 8), bm1684x.dim4(1, 64, 8, 8)
+    a, b = bm1684.Context(), bm1684.Context()
+    a.bdc_fixed_point_packed_add(0, 0x1000, 0x2000, s84, op_type=k84.S8_OP_S8_TO_S8, rshift=1)
+    b.bdc_fixed_point_packed_add(0, 0x1000, 0x2000, s84, None, None, None, k84.S8_OP_S8_TO_S8, 1)
+    assert a.acquire_cmdbuf() == b.acquire_cmdbuf()
+    a, b = bm1684x.Context(), bm1684x.Context()
+    a.bdc_min_C(0x1000, 0, 100, sx, dtype=bm1684x.DT_INT16)
+    b.bdc_min_C(0x1000, 0, 100, sx, None, None, bm1684x.DT_INT16)
+    a.gdma_cpy_S2L(0x2000, 0x100000000, sx, dtype=bm1684x.DT_INT8)
+    b.gdma_cpy_S2L(0x2000, 0x100000000, sx, None, None, bm1684x.DT_INT8)
+    assert a.acquire_cmdbuf() == b.acquire_cmdbuf()
+    for ctx, call in ((bm1684.Context(), "bdc_fixed_point_packed_add"), (bm1684x.Context(), "bdc_min_C")):
+        with pytest.raises(bmk.ArgumentError, match=r"missing; .* \(.* by name leaves the strides out\)$"):
+            getattr(ctx, call)(0, 0x1000, 0x2000, s84 if "fixed" in call else sx)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_inf_and_nan_constants_are_taken_alike(value):
+    from bmk.text import asm
+    s84, sx = bm1684.dim4(1, 64, 8, 8), bm1684x.dim4(1, 64, 8, 8)
+    a = bm1684.Context()
+    a.bdc_max_C(0, 0x1000, value, s84)
+    a.bdc_32bit_set_C(0x2000, value, s84)
+    b = bm1684x.Context()
+    b.bdc_max_C(0x1000, 0, value, sx, None, None, bm1684x.DT_FP32)
+    for ctx in (a, b):
+        text = ctx.listing()
+        assert f"opd1={value}" in text or f"opd1=-{abs(value)}" in text or value != value
+        assert asm.assemble(text) == ctx.acquire_cmdbuf()
+    for call in (lambda: bm1684.Context().bdc_max_C(0, 0x1000, 1e39, s84),
+                 lambda: bm1684.Context().bdc_32bit_set_C(0x2000, 1e39, s84),
+                 lambda: bm1684x.Context().bdc_max_C(0x1000, 0, 1e39, sx, None, None, bm1684x.DT_FP32)):
+        with pytest.raises(bmk.ArgumentError, match=r"C must be a float within the fp32 range \(\|C\| <= "
+                                                   r"3.4028235e\+38\), or an inf or NaN, not 1e\+39"):
+            call()

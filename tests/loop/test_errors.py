@@ -13,7 +13,7 @@ G = 0x100000000
 S84 = bm1684.dim4(1, 64, 8, 8)
 SX = bm1684x.dim4(1, 64, 8, 8)
 ADD = "bdc_add takes 4 to 7 arguments (dst_addr, src0_addr, src1_addr, shape[, dst_stride, src0_stride, src1_stride])"
-MIN_C = "bdc_min_C takes 7 arguments (dst_addr, src_addr, C, shape, dst_stride, src_stride, dtype)"
+MIN_C = "bdc_min_C takes 7 arguments (dst_addr, src_addr, C, shape, dst_stride=None, src_stride=None, dtype)"
 
 
 def error(call, *args, **kwargs):
@@ -29,7 +29,8 @@ def test_arity_and_keyword_errors_name_the_c_parameters():
     assert error(c.bdc_add, 0, 0, 0) == f"bdc_add: shape missing; {ADD}, not 3"
     assert error(c.bdc_add, 0, 0, 0, S84, foo=1) == f"bdc_add: no argument named 'foo'; {ADD}"
     assert error(c.bdc_add, 0, 0, 0, S84, dst_addr=1) == f"bdc_add: dst_addr given twice, as argument 1 and by name; {ADD}"
-    assert error(x.bdc_min_C, 0x1000, 0x1000, 100, SX, None, None) == f"bdc_min_C: dtype missing; {MIN_C}, not 6"
+    assert error(x.bdc_min_C, 0x1000, 0x1000, 100, SX, None, None) == \
+        f"bdc_min_C: dtype missing; {MIN_C}, not 6 (dtype by name leaves the strides out)"
     assert error(x.bdc_min_C, 0x1000, 0x1000, 100, SX, None, None, bm1684x.DT_INT16, 0) == f"{MIN_C}, not 8"
     ctx = bm1880.register()
     assert error(ctx.tpu_mul, rshift=1) == "tpu_mul: no argument named 'rshift'; tpu_mul takes res_high, res_low, a, b, " \

@@ -8,7 +8,9 @@ fits its lane / global memory), with bm1684's own rules as methods:
   moves the tensor (specs/bm1684: TIU n/c strides 19 bits, h/w and GDMA strides 32 bits);
   "dst_stride->w and src_stride->w are only allowed to be one": `stride(..., w_one=True)`;
 - "the tensors start at the same NPU" (shared `same_start_npu`) / "at the first NPU":
-  `first_npu`; "dst_addr = work_addr is not allowed": `distinct`;
+  `first_npu`; "dst_addr = work_addr is not allowed": `distinct`, and a work tensor may not
+  overlap dst or src at all (`disjoint` of their `span`s: issue 22.8, an overlap gives wrong
+  numbers, not only equality);
 - implied by every remark on addresses: a local tensor fits its NPU's memory, in its 4N / 2N
   storage for 8- / 16-bit data (`fits`), a system tensor fits global memory (`fits_system`);
 - an x8/x16/x32 constant (API.md): `bits`; a C float: `fp32`.
@@ -21,6 +23,7 @@ import numpy as np
 
 from bmk import checks
 from bmk.bm1684 import geometry as g
+from bmk.dtypes import FP32
 from bmk.layout import continuous_stride, dim4
 
 SHAPE_MAX = dim4(65535, 4095, 65535, 65535)
@@ -51,9 +54,10 @@ class Check(checks.Check):
 
     def bits(self, name, value, k):
         """An x8/x16/x32 constant: an int in [-2^(k-1), 2^k - 1], or for k = 32 a Python or
-        numpy float (an fp32 value). The lowering takes its bit pattern."""
+        numpy float (an fp32 value: in its range, or an inf or NaN). The lowering takes its bit
+        pattern."""
         if k == 32 and isinstance(value, (float, np.floating)):
-            return value
+            return self.float_constant(name, value, FP32)
         return self.integer(name, value, -(1 << (k - 1)), (1 << k) - 1)
 
     def fp32(self, name, value):
@@ -94,21 +98,22 @@ class Check(checks.Check):
     def fits(self, name, addr, shape, stride, itemsize=None, pack=1):
         """A local tensor fits its NPUs' memory (stride None: the aligned layout). Strides count
         elements of `itemsize` bytes (default: the storage word); 8- / 16-bit tensors are 4N / 2N
-        (pack 4 / 2): their strides count words and n counts groups of `pack` batches. (The
-        arithmetic of geometry.aligned_words, inline: every tensor of every call comes here.)"""
-        k = g.facts(self.chip)
-        lane, npus = k.lane_bytes, k.npu_num
-        n, c, h, w = shape
-        slots = (addr // lane + c + npus - 1) // npus
-        if stride is None:
-            cs = (h * w + k.align_words - 1) // k.align_words * k.align_words
-            sn, sc, sh, sw = cs * slots, cs, w, 1
-        else:
-            sn, sc, sh, sw = stride
-        end = addr % lane + (itemsize or k.word_bytes) * (1 + ((n + pack - 1) // pack - 1) * sn + (slots - 1) * sc
-                                                          + (h - 1) * sh + (w - 1) * sw)
-        if end > lane:
+        (pack 4 / 2): their strides count words and n counts groups of `pack` batches."""
+        end = _end(self.chip, addr, shape, stride, itemsize, pack)
+        if end > g.facts(self.chip).lane_bytes:
             self.fits_lane(name, addr, end)
+
+    def span(self, addr, shape, stride, itemsize=None, pack=1):
+        """[first, end) byte offsets, in its start NPU's lane, of a local tensor (as `fits`)."""
+        return addr % g.facts(self.chip).lane_bytes, _end(self.chip, addr, shape, stride, itemsize, pack)
+
+    def disjoint(self, name, addr, span, other_name, other_span, why):
+        """Tensor `name` (at addr, lane bytes `span`) does not overlap `other_name`'s, both
+        starting on one NPU (the remarks' same start NPU, checked before)."""
+        if span[0] < other_span[1] and other_span[0] < span[1]:
+            self.fail(name, f"an address whose tensor does not overlap {other_name}'s (lane bytes "
+                            f"[0x{span[0]:x}, 0x{span[1]:x}) and [0x{other_span[0]:x}, 0x{other_span[1]:x}): {why})",
+                      self.local_shown(addr))
 
     def fits_compact(self, name, addr, shape, itemsize=None):
         self.fits(name, addr, shape, self.compact(addr, shape), itemsize)
@@ -117,6 +122,22 @@ class Check(checks.Check):
         """A system tensor fits global memory (stride None: the continuous layout)."""
         s = continuous_stride(shape) if stride is None else stride
         self.fits_global(name, addr, addr + itemsize * (1 + sum((d - 1) * st for d, st in zip(shape, s))))
+
+
+def _end(chip, addr, shape, stride, itemsize, pack):
+    """The lane byte offset just past a local tensor (the arithmetic of geometry.aligned_words,
+    inline: every tensor of every call comes here)."""
+    k = g.facts(chip)
+    lane, npus = k.lane_bytes, k.npu_num
+    n, c, h, w = shape
+    slots = (addr // lane + c + npus - 1) // npus
+    if stride is None:
+        cs = (h * w + k.align_words - 1) // k.align_words * k.align_words
+        sn, sc, sh, sw = cs * slots, cs, w, 1
+    else:
+        sn, sc, sh, sw = stride
+    return addr % lane + (itemsize or k.word_bytes) * (1 + ((n + pack - 1) // pack - 1) * sn + (slots - 1) * sc
+                                                       + (h - 1) * sh + (w - 1) * sw)
 
 
 def _stride_max(chip, engine):

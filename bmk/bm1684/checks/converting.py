@@ -25,7 +25,8 @@ def int8_to_fp32(c, p, n_packed):
     """Remarks of okk_bdc_4N_int8_to_fp32 (n_packed: a 4N source) and okk_bdc_int8_to_fp32 (a
     1N source): dst, src and work in the aligned or the compact layout together
     (is_aligned_layout); int8/uint8 source and work, fp32 destination; same start NPU;
-    addresses divisible by 4; shape ranges; dst_addr = work_addr is not allowed. A 1N source's
+    addresses divisible by 4; shape ranges; dst_addr = work_addr is not allowed, nor any overlap
+    of work with dst or src (issue 22.8). A 1N source's
     C stride is ALIGN(H*W, 4) bytes in the compact layout (the approximate compact layout) and
     ALIGN(H*W, 128) in the aligned one. (The 1N lowering puts a channel's ceil(H*W / 4) words in
     one TIU w dimension of 16 bits: the fp32 destination fitting its NPU keeps H*W <= 131072,
@@ -38,10 +39,17 @@ def int8_to_fp32(c, p, n_packed):
     aligned = c.flag("is_aligned_layout", p.is_aligned_layout)
     c.same_start_npu("dst_addr", dst, src_addr=src, work_addr=work)
     c.distinct("dst_addr", dst, "work_addr", work)
-    c.fits("dst_addr", dst, shape, g.aligned_or_compact(c.chip, dst, shape, aligned))
+    dst_stride = g.aligned_or_compact(c.chip, dst, shape, aligned)
+    c.fits("dst_addr", dst, shape, dst_stride)
+    spans = {"dst_addr": c.span(dst, shape, dst_stride)}
     for name, addr in (("src_addr", src), ("work_addr", work)):
         if n_packed:
-            c.fits(name, addr, shape, g.aligned_or_compact(c.chip, addr, shape, aligned),
-                   pack=g.word_bytes(c.chip))      # 4N: one int8 batch per byte of the word
+            layout = dict(stride=g.aligned_or_compact(c.chip, addr, shape, aligned),
+                          pack=g.word_bytes(c.chip))      # 4N: one int8 batch per byte of the word
         else:
-            c.fits(name, addr, shape, g.int8_1n(c.chip, addr, shape, aligned), itemsize=1)
+            layout = dict(stride=g.int8_1n(c.chip, addr, shape, aligned), itemsize=1)
+        c.fits(name, addr, shape, **layout)
+        spans[name] = c.span(addr, shape, **layout)
+    for other in ("dst_addr", "src_addr"):        # no overlap at all (issue 22.8), not only dst = work
+        c.disjoint("work_addr", work, spans["work_addr"], other, spans[other],
+                   "the conversion goes through work between src and dst")

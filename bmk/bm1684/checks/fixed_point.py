@@ -61,23 +61,12 @@ def tensors(c, p, spec):
     return shape, out
 
 
-def _span(c, addr, shape, stride, dtype):
-    """[first, last] byte offsets inside the lane of a first-NPU 4N/2N tensor."""
-    s = c.aligned(addr, shape) if stride is None else stride
-    groups = (shape.n + pack(c, dtype) - 1) // pack(c, dtype)
-    slots = (shape.c + c.npu_num - 1) // c.npu_num
-    word = g.word_bytes(c.chip)
-    return addr, addr + word * ((groups - 1) * s.n + (slots - 1) * s.c + (shape.h - 1) * s.h
-                                + (shape.w - 1) * s.w) + word - 1
-
-
 def _disjoint(c, name, other, ts, shape, why):
-    """Tensor `name` must not overlap tensor `other` (byte ranges in the lane)."""
-    a0, a1 = _span(c, ts[name][0], shape, *ts[name][1:])
-    b0, b1 = _span(c, ts[other][0], shape, *ts[other][1:])
-    if a0 <= b1 and b0 <= a1:
-        c.fail(name, f"an address whose tensor does not overlap {other}'s (bytes 0x{b0:x}..0x{b1:x}; {why})",
-               ts[name][0])
+    """Tensor `name` must not overlap tensor `other` (byte ranges in the lane, 4N / 2N)."""
+    def span(a):
+        addr, stride, dt = ts[a]
+        return c.span(addr, shape, stride, pack=pack(c, dt))
+    c.disjoint(name, ts[name][0], span(name), other, span(other), why)
 
 
 def _operands(c, p, valid, const=False, const_is_src0=False):
@@ -149,3 +138,4 @@ def split_low(c, p):
     shape, ts = tensors(c, p, ((*TC[0], INT8), (*TC[1], INT16), ("work_addr", "work_stride", INT16)))
     c.distinct("dst_addr", ts["dst_addr"][0], "work_addr", ts["work_addr"][0])
     _disjoint(c, "dst_addr", "work_addr", ts, shape, "dst is written from work")
+    _disjoint(c, "work_addr", "src_addr", ts, shape, "work is written from src")      # issue 22.8

@@ -23,13 +23,18 @@ def taylor(c, p):
 
 def with_work(c, p, tunable):
     """Remarks of exp / sigmoid / tanh: aligned fp32 dst, src and work on the same start NPU,
-    shape ranges, dst_addr = work_addr and src_addr = work_addr not allowed; the _tunable
-    forms: num_series in [1, 64]."""
+    shape ranges, dst_addr = work_addr and src_addr = work_addr not allowed, and no overlap of
+    work with dst or src at all (the sequence writes work between reading src and writing dst:
+    work = dst + 4 gave a relative error of 580, issue 22.8); the _tunable forms: num_series
+    in [1, 64]."""
     dst, src, shape = aligned_pair(c, p)
     work = c.address("work_addr", p.work_addr)
     c.same_start_npu("dst_addr", dst, work_addr=work)
     c.distinct("dst_addr", dst, "work_addr", work)
     c.distinct("src_addr", src, "work_addr", work)
     c.fits("work_addr", work, shape, None)
+    w = c.span(work, shape, None)
+    c.disjoint("work_addr", work, w, "dst_addr", c.span(dst, shape, None), "the sequence writes work and dst apart")
+    c.disjoint("work_addr", work, w, "src_addr", c.span(src, shape, None), "the sequence writes work while src is read")
     if tunable:
         num_series(c, p)

@@ -13,10 +13,8 @@
   silent; the simulator cannot write a broadcast result);
 - "X and Y start on the same NPU": addr // local_mem_size_per_npu() is equal;
 - a scalar_t is an integer in its dtype's range (numpy integers are integers), or for a float
-  dtype a finite int or float in its range.
+  dtype an int in its range, or a float in its range or an inf or NaN (Check.float_constant).
 """
-import math
-import numbers
 
 import attrs
 
@@ -123,13 +121,8 @@ class Check(checks.Check):
     def scalar(self, name, value, dtype):
         """A scalar_t of dtype code `dtype` (seed: C and true_val take their dtype's range)."""
         dt = dtype_of(dtype)
-        if dt.is_float:
-            value = fixed(value)
-            ok = (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-                  and dt.min <= value <= dt.max)
-            if not ok:
-                self.fail(name, f"a finite number in the range of {dtype_name(dtype)}", value)
-            return value
+        if dt.is_float:       # in its range, or an inf or NaN, as on bm1684 (the shared rule, issue 22.9)
+            return self.float_constant(name, fixed(value), dt)
         if not is_integer(value) or not dt.min <= value <= dt.max:
             self.fail(name, f"an integer in the range of {dtype_name(dtype)} [{dt.min}, {dt.max}]", value)
         return as_int(value)
