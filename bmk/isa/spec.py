@@ -410,6 +410,10 @@ class ChipSpec:
 
     def fmt(self, engine, cls=None):
         """The instruction class `cls` of an engine (None: its only class)."""
+        known = self.memo.get(("fmt", engine, cls))     # the simulator's checks ask per instruction: no closure then
+        if known is not None:
+            return known
+
         def compute():
             e = self.engine(engine)
             if cls is not None:

@@ -17,11 +17,13 @@ Device addresses: BM1684/BM1684X bmodels carry absolute global-memory addresses 
 at CoeffMem.address, activations from NetParameter.ctx_addr: every GDMA address of the shared
 models' streams falls inside those two regions), which the simulator takes as they are.
 
-A model run again does not decode or check again: step 1's result (`Prepared`: the records and
-their compiled Programs, bmk.sim.core) is kept on the Model per net and stage, as long as the
-chip's spec and semantics are the same objects. `m.run` also keeps the Simulator it ran on and
-takes it again, reset to a fresh chip's state (Simulator.reset), so its views and per-instruction
-plans are made once per model; `simulate` (bmk-run) runs on a new Simulator it hands back.
+A model run again does not decode or check again: step 1's result (`Prepared`: the groups'
+compiled Programs, bmk.sim.core: one fields dict per distinct instruction, not the decoded
+records) is kept on the Model (`Model.kept`) per net and stage, as long as the chip's spec and
+semantics are the same objects. `m.run` also keeps the Simulator it ran on (one per model,
+whatever the stage: any Program of its chip runs on it) and takes it again, reset to a fresh
+chip's state (Simulator.reset), so its views and per-instruction plans are made once per model;
+`simulate` (bmk-run) runs on a new Simulator it hands back.
 """
 import json
 import typing
@@ -44,35 +46,33 @@ def _stage(model, net, stage):
 
 
 class Prepared(typing.NamedTuple):
-    """A stage made ready to run (prepare): its groups' records and compiled Programs."""
+    """A stage made ready to run (prepare): its groups, in run order, and their Programs."""
     stage: object               # the Stage
     semantics: object           # the chip's Semantics
-    planned: list               # [(Group, [Record])], in run order
-    programs: list              # a bmk.sim.core.Program per group of `planned`
+    groups: list                # [Group], in run order
+    programs: list              # a bmk.sim.core.Program per group
     spec: object                # the ChipSpec the programs were compiled for
 
 
-class _Runs:
-    """What a Model keeps per (net, stage): the Prepared and the Simulators m.run may take again
-    ((Simulator, clean): clean when it never ran since it was made or reset)."""
-
-    __slots__ = ("prepared", "idle")
-
-    def __init__(self, prepared, idle):
-        self.prepared, self.idle = prepared, idle
+IDLE = "simulator"              # Model.kept[IDLE]: (Simulator, clean), the one m.run takes again
+                                # (clean: it never ran since it was made or reset)
 
 
-def _kept(model, net, stage, spec, sem):
-    runs = model.kept.get((net, stage))
-    if runs is not None and runs.prepared.spec is spec and runs.prepared.semantics is sem:
-        return runs
-    return None
+def _idle(model, prepared):
+    """The model's kept Simulator, taken (a run in another thread makes its own), reset if it
+    ran; None when there is none for this chip spec and semantics."""
+    sim, clean = model.kept.pop(IDLE, (None, True))
+    if sim is None or sim.chip is not prepared.spec or sim.semantics is not prepared.semantics:
+        return None
+    if not clean:
+        sim.reset()
+    return sim
 
 
 def prepare(model, net=0, stage=0):
-    """Prepared(Stage, Semantics, [(group, records)], [Program], ChipSpec) of a stage that can be
-    simulated; ModelError naming what cannot (step 1 of the module docstring), before any work.
-    Kept on the model: a second call returns the first one's answer."""
+    """Prepared(Stage, Semantics, [Group], [Program], ChipSpec) of a stage that can be simulated;
+    ModelError naming what cannot (step 1 of the module docstring), before any work. Kept on
+    the model: a second call returns the first one's answer."""
     from bmk.sim.semantics import REGISTRY, semantics_for
     st = _stage(model, net, stage)
     where = f"net{net}/stage{stage}"
@@ -81,9 +81,9 @@ def prepare(model, net=0, stage=0):
         raise ModelError(f"run: chip {model.chip} has no simulator (chips with one: {', '.join(sorted(REGISTRY))})",
                          model.path)
     sem = semantics_for(model.chip)
-    runs = _kept(model, net, stage, spec, sem)
-    if runs is not None:
-        return runs.prepared
+    kept = model.kept.get((net, stage))
+    if kept is not None and kept.spec is spec and kept.semantics is sem:
+        return kept
     for sn in st.subnets:
         if sn.kind != "tpu":
             raise ModelError(f"run: {where}/subnet{sn.index} (id {sn.id}) is a {sn.kind.upper()} subnet "
@@ -129,8 +129,8 @@ def prepare(model, net=0, stage=0):
             r = records[i]
             raise ModelError(f"run: {g.label} instruction {i} ({r.name}, {r.stream or 'buffer'} byte {r.offset}) "
                              f"cannot be simulated: {e.reason}; nothing was run", model.path) from None
-    prepared = Prepared(st, sem, planned, programs, spec)
-    model.kept[(net, stage)] = _Runs(prepared, [(sim, True)])
+    prepared = model.kept[(net, stage)] = Prepared(st, sem, [g for g, _ in planned], programs, spec)
+    model.kept.setdefault(IDLE, (sim, True))
     return prepared
 
 
@@ -183,7 +183,7 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
     sim: a Simulator in a fresh chip's state to run on (default: a new one); races: detect
     races (Simulator.run) for the reports."""
     from bmk.sim import Simulator
-    st, sem, planned, programs, spec = prepared or prepare(model, net, stage)
+    st, sem, groups, programs, spec = prepared or prepare(model, net, stage)
     values = _inputs(model, st, inputs)
     if st.coeff is not None and st.coeff.size:
         _check_region(model, spec, "coefficients", st.coeff.address, st.coeff.size)
@@ -196,7 +196,7 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
     for t in st.inputs:
         sim.gmem_write(t.address, storage.to_device(values[t.name], t.storage, t.name))
     reports = []
-    for (g, _), program in zip(planned, programs):
+    for g, program in zip(groups, programs):
         try:
             reports.append((g.label, sim.run(program, races=races, progress=progress)))
         except BmkError as e:
@@ -213,17 +213,9 @@ def run_model(model, inputs, net=0, stage=0, trace=None, progress=None):
     trace of every group (write_trace). It returns the outputs only, so it does not look for
     races (bmk-run and `simulate` report them)."""
     prepared = prepare(model, net, stage)
-    runs = model.kept[(net, stage)]
-    sim = None
-    while runs.idle and sim is None:
-        try:
-            sim, clean = runs.idle.pop()
-        except IndexError:          # another thread took the last one
-            break
-        if not clean:
-            sim.reset()
+    sim = _idle(model, prepared)
     outputs, reports, sim = simulate(model, inputs, net, stage, progress, prepared=prepared, sim=sim, races=False)
-    runs.idle.append((sim, False))
+    model.kept[IDLE] = (sim, False)
     if trace:
         write_trace(reports, trace)
     return outputs

@@ -34,6 +34,7 @@ while a buffer runs.
 """
 import gc
 import itertools
+import typing
 
 import numpy as np
 
@@ -73,17 +74,27 @@ class Plan:
         self.kind, self.run, self.cycles, self.fields = kind, run, None, fields
 
 
+class Site(typing.NamedTuple):
+    """Where a compiled instruction came from (what errors and reports name): its engine, its
+    byte offset and its raw stream (None in a cmd_hdr_t buffer)."""
+    engine: str
+    offset: int
+    stream: object = None
+
+
 class Program:
-    """A buffer made ready to run (Simulator.compile): its records, every record's kind, own id,
+    """A buffer made ready to run (Simulator.compile): every instruction's site, kind, own id,
     resolved waits and plan, and each engine's order. It holds nothing of a Simulator's memory,
     so any Simulator of the same chip (ChipSpec) and semantics runs it, as often as asked,
-    without decoding, checking or planning again."""
+    without decoding, checking or planning again; and not the decoded records either (a model
+    keeps its Programs: bmk/models/run.py), only one fields dict per distinct instruction (its
+    plan's)."""
 
-    __slots__ = ("chip", "semantics", "records", "kinds", "owns", "waits", "plans", "names", "seqs", "pos",
+    __slots__ = ("chip", "semantics", "sites", "kinds", "owns", "waits", "plans", "names", "seqs", "pos",
                  "eng_of", "targets", "schedule")
 
     def __len__(self):
-        return len(self.records)
+        return len(self.sites)
 
 
 class _Schedule:
@@ -95,7 +106,7 @@ class _Schedule:
 
     def __iter__(self):
         sim, prog = self.sim, self.prog
-        records, plans, waits = prog.records, prog.plans, prog.waits
+        records, plans, waits = prog.sites, prog.plans, prog.waits
         names, seqs, pos, eng_of, targets = prog.names, prog.seqs, prog.pos, prog.eng_of, prog.targets
         n, ne = len(records), len(names)
         lens = [len(q) for q in seqs]
@@ -560,7 +571,9 @@ class Simulator:
         if isinstance(cmdbuf, Program):
             if cmdbuf.chip is self.chip and cmdbuf.semantics is self.semantics:
                 return cmdbuf
-            cmdbuf = cmdbuf.records          # another chip's or semantics' program: planned again
+            raise ArgumentError(f"{_call}: a Program runs on Simulators of the ChipSpec and Semantics it was compiled "
+                                f"for; this one was compiled for another ({cmdbuf.chip.name}): compile the buffer on "
+                                f"this Simulator")
         records = self._records(cmdbuf, _call)
         kinds, owns, waits, plans = self._prepare(records)
         n = len(records)
@@ -575,7 +588,8 @@ class Simulator:
             pos[i] = len(seqs[k])
             seqs[k].append(i)
         prog = Program()
-        prog.chip, prog.semantics, prog.records = self.chip, self.semantics, tuple(records)
+        prog.chip, prog.semantics = self.chip, self.semantics
+        prog.sites = tuple(Site(r.engine, r.offset, getattr(r, "stream", None)) for r in records)
         prog.kinds, prog.owns, prog.waits, prog.plans = kinds, owns, waits, plans
         prog.names, prog.seqs, prog.pos, prog.eng_of = names, seqs, pos, eng_of
         prog.targets = [tuple(t for _, _, t in w) for w in waits]
@@ -607,7 +621,7 @@ class Simulator:
                 gc.enable()
 
     def _run(self, prog, races, progress):
-        records, kinds, owns, waits, plans = prog.records, prog.kinds, prog.owns, prog.waits, prog.plans
+        records, kinds, owns, waits, plans = prog.sites, prog.kinds, prog.owns, prog.waits, prog.plans
         names = prog.names
         n = len(records)
         memos = self._memos

@@ -182,7 +182,7 @@ def test_a_second_run_decodes_nothing_and_starts_from_a_fresh_chip(monkeypatch):
     first = {"x": rng.integers(-128, 128, XSHAPE, dtype=np.int8), "f": rng.standard_normal(FSHAPE).astype(np.float32)}
     out = m.run(first)
     assert np.array_equal(out["z"], first["f"] + w)
-    (sim, clean), = m.kept[(0, 0)].idle
+    sim, clean = m.kept["simulator"]
     assert not clean
     calls, resets = [], []
     monkeypatch.setattr(decoding, "decode_group", lambda *a: calls.append(a))
@@ -190,9 +190,9 @@ def test_a_second_run_decodes_nothing_and_starts_from_a_fresh_chip(monkeypatch):
     monkeypatch.setattr(type(sim), "reset", lambda self: resets.append(self) or real_reset(self))
     second = {"x": np.zeros(XSHAPE, np.int8), "f": np.ones(FSHAPE, np.float32)}
     out = m.run(second)
-    assert calls == [] and resets == [sim] and m.kept[(0, 0)].idle[0][0] is sim
+    assert calls == [] and resets == [sim] and m.kept["simulator"][0] is sim
     assert np.array_equal(out["y"], second["x"]) and np.array_equal(out["z"], 1 + w)
-    assert run.prepare(m) is m.kept[(0, 0)].prepared
+    assert run.prepare(m) is m.kept[(0, 0)]
     # simulate runs on a Simulator of its own, which it hands back
     outputs, reports, other = run.simulate(m, second)
     assert other is not sim and np.array_equal(outputs["z"], out["z"])

@@ -1,10 +1,12 @@
 """The simulator's memos and vectorized bookkeeping give what the plain computations give."""
 import attrs
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import bmk
 from bmk.encoders import decode_cmdbuf
+from bmk.errors import ArgumentError
 from bmk.isa import load_chip
 from bmk.sim.core import _intersection
 from bmk.sim.memory import AccessLog, Gmem, Lmem
@@ -171,8 +173,10 @@ def test_a_compiled_program_runs_on_any_simulator_of_its_chip_as_the_buffer_does
     from bmk.sim.bm1880 import SEMANTICS
     from bmk.sim.semantics import Semantics
     other = Semantics(dict(SEMANTICS.kinds), SEMANTICS.check, SEMANTICS.cycles)     # planned again for its own
-    sim = bmk.Simulator("bm1880", other)
-    assert sim.compile(program) is not program and sim.compile(program).records == program.records
+    with pytest.raises(ArgumentError, match=r"run: a Program runs on Simulators of the ChipSpec and Semantics it "
+                                             r"was compiled for; this one was compiled for another \(bm1880\)"):
+        bmk.Simulator("bm1880", other).run(program)
+    assert program.sites[1] == ("tiu", program.sites[1].offset, None) and program.sites[1].offset > 0
 
 
 def test_reset_gives_a_fresh_chip_and_keeps_the_plans():

@@ -72,7 +72,15 @@ def _mover(m, f):
 
 
 def _space(m, f, side):
-    return m.space_of(m.chip.compose("gdma", f"{side}_addr", f))
+    """(MemorySpace, offset) of a side's address; kept in the plan's memo while it is built
+    (a function of the fields: every helper asks)."""
+    memo = m.memo
+    where = memo.get(side) if memo is not None else None
+    if where is None:
+        where = m.space_of(m.chip.compose("gdma", f"{side}_addr", f))
+        if memo is not None:
+            memo[side] = where
+    return where
 
 
 def _check_direction(m, f, sides=("src", "dst")):

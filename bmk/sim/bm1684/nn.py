@@ -236,18 +236,20 @@ def _build_conv(m, f):
                     out[b, :, y0 * ow:y1 * ow] = wmat @ cols
         return out
 
+    # The sum rounded to fp32, then the bias added in fp32: one pass (an fp32 add of the sum
+    # cast to fp32 rounds it first, as astype does).
     def compute():
-        acc = product().reshape(n, oc, oh, ow).astype(np.float32)
-        if bias is not None:
-            acc = np.asarray(acc + bias(), np.float32)
-        return FP32, acc
-
-    def fill(out):              # compute's values, rounded and biased in res0's own memory
         acc = product().reshape(n, oc, oh, ow)
-        b = None if bias is None else np.array(bias())      # every operand read before res0 is written
-        np.copyto(out, acc)
-        if b is not None:
-            np.add(out, b, out=out)
+        if bias is None:
+            return FP32, acc.astype(np.float32)
+        return FP32, np.add(acc, bias(), dtype=np.float32)
+
+    def fill(out):              # compute's values, in res0's own memory
+        acc = product().reshape(n, oc, oh, ow)
+        if bias is None:
+            np.copyto(out, acc)
+        else:
+            np.add(acc, np.array(bias()), out=out, dtype=np.float32)   # the bias read before res0 is written
     return c.storer(m, f, "conv", compute, into=(FP32, fill))
 
 
