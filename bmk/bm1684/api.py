@@ -232,16 +232,20 @@ def _unary_rows():
         op("bdc_sqrt", r.Unary, ck_converting.aligned_pair, lo_unary.sqrt, UN, "dst = sqrt(src) = 1 / rsqrt(src).",
            ["tiu.md_sfu.rsqrt", "tiu.md_scalar.divide"]),
         op("bdc_taylor_exp", r.TaylorSeries, ck_unary.taylor, lo_unary.taylor_exp, UN,
-           "dst = e^src by num_series taylor terms.", ["tiu.md_sfu.taylor", "tiu.md_scalar.add"]),
+           "dst = e^src = 1 + sum_{k=1..num_series} src^k / k!: num_series is the number of taylor terms "
+           "after the 1 (in [1, 64]); more terms cost more cycles.", ["tiu.md_sfu.taylor", "tiu.md_scalar.add"]),
         op("bdc_lookup_exp", r.Unary, ck_converting.aligned_pair, lo_unary.lookup_exp, UN,
            "dst = e^src, src int32 in [-103, 88], by the exp table.", ["tiu.lut"]),
     ]
     for name, (formula, kinds) in _WORK.items():
         lower = getattr(lo_unary, name)
         rows.append(op(f"bdc_{name}", r.UnaryWork, partial(ck_unary.with_work, tunable=False),
-                       partial(lower, tunable=False), UN, f"{formula} (num_series 32).", kinds))
+                       partial(lower, tunable=False), UN, f"{formula}; bdc_{name}_tunable with num_series 32.", kinds))
         rows.append(op(f"bdc_{name}_tunable", r.UnaryWorkSeries, partial(ck_unary.with_work, tunable=True),
-                       partial(lower, tunable=True), UN, f"{formula}.", kinds))
+                       partial(lower, tunable=True), UN,
+                       f"{formula}; e^f (f the fraction, |f| <= 0.5) by num_series taylor terms of e^f - 1 = "
+                       f"sum_{{k=1..num_series}} f^k / k!, num_series in [1, 64]: more terms, more accuracy "
+                       f"and more cycles.", kinds))
     rows += [
         op("bdc_reciprocal", r.Copy, ck_memory.copy, lo_unary.reciprocal, UN, "dst = 1 / src.",
            ["tiu.md_scalar.divide"]),

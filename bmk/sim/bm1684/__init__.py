@@ -23,7 +23,9 @@ Cost model (cycles; made up but monotone in the work, documented so results are 
 the profiler's clocks are 550 MHz BDC and 575 MHz GDMA):
 - TIU: TIU_STARTUP + ceil(work / eu_num), work = the multiply-accumulate (or element) steps one
   NPU performs: N * ceil((start NPU + C) / npu_num) * H * W of res0, times kh * kw for pooling
-  and depthwise, times IC * kh * kw for conv (opd0_c * opd1_h * opd1_w), times K for matmul.
+  and depthwise, times IC * kh * kw for conv (opd0_c * opd1_h * opd1_w), times K for matmul,
+  times the number of series for md_sfu taylor (opd1_n: one multiply-add a term, Horner's
+  scheme), so exp / sigmoid / tanh cost more with more num_series (issue 22.10).
 - GDMA: GDMA_STARTUP + ceil(bytes / GDMA_BYTES_PER_CYCLE), bytes = destination elements * 4.
 """
 from bmk.errors import SimulationError
@@ -87,6 +89,8 @@ def cycles(engine, kind, f, m):
         work *= f["opd1_h"] * f["opd1_w"]
     elif kind.startswith("mm"):
         work *= f["opd0_w"] * ceil_div(f["opd0_c"], m.npu_num)
+    elif kind == "md_sfu.taylor":
+        work *= max(1, f["opd1_n"])
     return TIU_STARTUP + ceil_div(work, m.eu_num)
 
 
