@@ -11,7 +11,7 @@
   numpy's floating-point errors are ignored (np.errstate(all="ignore"): inf and NaN are
   results). A callable fn leaves in m.memo["run"] is the plan's own runner: the simulator
   calls run(m) instead of fn(m, fields) for the plan's later instructions, so it must do
-  exactly what fn does for those fields (bm1684's kinds keep their built closures there).
+  exactly what fn does for those fields (`planned(build)` below makes such an fn).
 - check(chip, engine, fields): raise SimulationError for fields the semantics do not model
   (chip: the simulator's ChipSpec, where every fact is read).
 - cycles(engine, kind, fields, m) -> int: the cost model.
@@ -35,6 +35,17 @@ REGISTRY = {
     "bm1684": "bmk.sim.bm1684",
     "bm1684x": "bmk.sim.bm1684x",
 }
+
+
+def planned(build):
+    """A kind's fn(m, fields) from build(m, fields) -> run(m): the plan's runner is built on its
+    first instruction and kept in m.memo["run"], where the simulator finds it for the rest."""
+    def fn(m, fields):
+        run = m.memo.get("run")
+        if run is None:
+            run = m.memo["run"] = build(m, fields)
+        run(m)
+    return fn
 
 
 def _no_check(chip, engine, fields):

@@ -20,6 +20,7 @@ from bmk import dtypes
 from bmk.errors import SimulationError
 from bmk.sim.bm1684 import common as c
 from bmk.sim.bm1684.contract import contract
+from bmk.sim.semantics import planned
 
 FP32 = dtypes.FP32
 EU = ("cmp", "select", "cmp_select")
@@ -67,11 +68,7 @@ def _build(m, f, kind, eu):
 
 
 def kind(name, eu):
-    def fn(m, f):
-        run = m.memo.get("run")
-        if run is None:
-            run = m.memo["run"] = _build(m, f, name, eu)
-        run(m)
+    fn = planned(lambda m, f: _build(m, f, name, eu))
     uses_r = eu in ("select", "cmp_select")
     reads = {"opt_res_add", "opt_relu", "tsk_lane_num", *(f"res0_{d}" for d in "nchw")}
     slots = ("res0", "opd0", "opd1")

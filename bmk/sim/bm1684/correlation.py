@@ -24,6 +24,7 @@ from bmk import layout as chip_layout
 from bmk.errors import SimulationError
 from bmk.sim.bm1684 import common as c
 from bmk.sim.bm1684.contract import contract, refused
+from bmk.sim.semantics import planned
 
 FP32 = dtypes.FP32
 CC_EU = ("mul", "mac")
@@ -41,15 +42,6 @@ def _fp32(m, f, kind, *slots):
     for slot in slots:
         if c.prec_name(m, f, slot) != "fp32":
             raise SimulationError(f"{kind}: opt_{slot}_prec must be fp32, not {c.prec_name(m, f, slot)}")
-
-
-def _cached(build):
-    def fn(m, f):
-        run = m.memo.get("run")
-        if run is None:
-            run = m.memo["run"] = build(m, f)
-        run(m)
-    return fn
 
 
 def _refuse(kind, what):
@@ -100,7 +92,7 @@ def _cc(kind, accumulate):
                              "short_res0_str": "the output is compact (bm1684_defs.py)",
                              "res0_n_str": "the output is compact", "res0_c_str": "the output is compact",
                              "res0_h_str": "the output is compact", "res0_w_str": "the output is compact"})(
-        _cached(build))
+        planned(build))
 
 
 def _vc(kind, eu):
@@ -146,7 +138,7 @@ def _vc(kind, eu):
                              "opd1_n": "vectors are (1, C, 1, W)", "opd1_c": "R has res0_c channels",
                              "opd1_h": "vectors have h = 1",
                              "opt_opd0_const": "vectors are tensors (bm1684_defs.py reads both)",
-                             "opt_opd1_const": "vectors are tensors (bm1684_defs.py reads both)"})(_cached(build))
+                             "opt_opd1_const": "vectors are tensors (bm1684_defs.py reads both)"})(planned(build))
 
 
 def _kinds():

@@ -59,6 +59,7 @@ from bmk.errors import SimulationError
 from bmk.sim.bm1684 import common as c
 from bmk.sim.bm1684 import sfu
 from bmk.sim.bm1684.contract import contract, refused
+from bmk.sim.semantics import planned
 
 FP32 = dtypes.FP32
 WIDTH = {"int8": 8, "int16": 16, "int32": 32, "fp32": 32, "fp16": 16}
@@ -365,13 +366,11 @@ def _kind(kind, eu):
         return refused(lambda m, f: _no_add_tree(m, f, kind))
     taylor = eu == "taylor"
 
-    def fn(m, f):
-        run = m.memo.get("run")
-        if run is None:
-            _bounded(m, f, kind)
-            compute = build(m, f, kind)
-            run = m.memo["run"] = c.storer(m, f, kind, compute, into=getattr(compute, "into", None))
-        run(m)
+    def runner(m, f):
+        _bounded(m, f, kind)
+        compute = build(m, f, kind)
+        return c.storer(m, f, kind, compute, into=getattr(compute, "into", None))
+    fn = planned(runner)
     reads = {"opt_res_add", "opt_relu", "tsk_lane_num", "opt_shift_typ", "opt_opd2_sign"}
     reads |= set(SHIFTS.get(eu, ()))
     if taylor:

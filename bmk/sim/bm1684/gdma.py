@@ -47,6 +47,7 @@ from bmk.errors import SimulationError
 from bmk.sim.bm1684.common import WORD_BYTES
 from bmk.sim.bm1684.contract import contract, refused
 from bmk.sim.memory import AccessLog, TensorView
+from bmk.sim.semantics import planned
 
 # Bit-exact movers per data_format enum member (copies never convert).
 _MOVER = {"float32": dtypes.UINT32, "int16": dtypes.UINT16, "uint8": dtypes.UINT8, "int8": dtypes.UINT8,
@@ -180,15 +181,6 @@ def _mover_run(m, f, kind, src_shape, dst_shape, src_dt, dst_dt, transform=_same
         m.log.entries.append(dst_entry)
         dst.write(values)
     return run
-
-
-def _cached(build):
-    def fn(m, f):
-        run = m.memo.get("run")
-        if run is None:
-            run = m.memo["run"] = build(m, f)
-        run(m)
-    return fn
 
 
 def _common_mode(m, f, kind):
@@ -385,15 +377,15 @@ NOT_CONST = "read only by dma.constant"
 MOVE_IGNORES = {"dst_data_format": NOT_FORMAT, "lrn_shift_num": NOT_LRN, "lrn_shift_dir": NOT_LRN,
                 "constant_value": NOT_CONST}
 
-tensor = contract(reads=MOVE, ignores=MOVE_IGNORES)(_cached(_build_tensor))
-trans = contract(reads=MOVE, ignores=MOVE_IGNORES)(_cached(_build_trans))
-cw_trans = contract(reads=MOVE, ignores=MOVE_IGNORES)(_cached(_build_cw_trans))
+tensor = contract(reads=MOVE, ignores=MOVE_IGNORES)(planned(_build_tensor))
+trans = contract(reads=MOVE, ignores=MOVE_IGNORES)(planned(_build_trans))
+cw_trans = contract(reads=MOVE, ignores=MOVE_IGNORES)(planned(_build_cw_trans))
 lrn_shift = contract(reads=MOVE | {"lrn_shift_num", "lrn_shift_dir"},
                      ignores={"dst_data_format": NOT_FORMAT, "constant_value": NOT_CONST,
                               **{f"dst_{d}stride": "the destination uses the source's strides (bm1684_defs.py)"
-                                 for d in "nchw"}})(_cached(_build_lrn_shift))
+                                 for d in "nchw"}})(planned(_build_lrn_shift))
 fmt = contract(reads=MOVE | {"dst_data_format"}, ignores={"lrn_shift_num": NOT_LRN, "lrn_shift_dir": NOT_LRN,
-                                                         "constant_value": NOT_CONST})(_cached(_build_format))
+                                                         "constant_value": NOT_CONST})(planned(_build_format))
 NO_SOURCE = "a constant has no source"
 constant = contract(reads={"dst_start_addr_l32", "dst_start_addr_h8"} | {f"dst_{d}size" for d in "nchw"} | {f"dst_{d}stride" for d in "nchw"} |
                     {"direction", "stride_enable", "acc_write_enable", "common_mode", "sys_mem_type",
@@ -402,7 +394,7 @@ constant = contract(reads={"dst_start_addr_l32", "dst_start_addr_h8"} | {f"dst_{
                              "chw_copy": "a constant has no source sizes to copy",
                              "src_start_addr_l32": NO_SOURCE, "src_start_addr_h8": NO_SOURCE,
                              **{f"src_{d}size": NO_SOURCE for d in "nchw"},
-                             **{f"src_{d}stride": NO_SOURCE for d in "chw"}})(_cached(_build_constant))
+                             **{f"src_{d}stride": NO_SOURCE for d in "chw"}})(planned(_build_constant))
 
 KINDS = {
     ("gdma", "dma.tensor"): tensor,

@@ -22,6 +22,7 @@ from bmk import dtypes
 from bmk.errors import SimulationError
 from bmk.sim.bm1684 import common as c
 from bmk.sim.bm1684.contract import contract
+from bmk.sim.semantics import planned
 
 FP32 = dtypes.FP32
 SHAPE = "the engine takes the operands' shape from res0 (bm1684_defs.py)"
@@ -33,15 +34,6 @@ def _fp32(m, f, kind, *slots):
         if c.prec_name(m, f, slot) != "fp32":
             raise SimulationError(f"{kind}: opt_{slot}_prec must be fp32 (only fp32 is modelled), not "
                                   f"{c.prec_name(m, f, slot)}")
-
-
-def _cached(build):
-    def fn(m, f):
-        run = m.memo.get("run")
-        if run is None:
-            run = m.memo["run"] = build(m, f)
-        run(m)
-    return fn
 
 
 def _mac(m, f):
@@ -80,7 +72,7 @@ COMMON_IGNORES = {"tsk_opd_num": "the operand count is fixed by the kind", "opt_
 UNUSED = "md_linear does not read it"
 
 mac = contract(reads=COMMON, read_slots=("res0", "opd0", "opd1", "opd2"),
-               unread_slots={"opd3": UNUSED, "res1": UNUSED}, ignores=COMMON_IGNORES)(_cached(_mac))
+               unread_slots={"opd3": UNUSED, "res1": UNUSED}, ignores=COMMON_IGNORES)(planned(_mac))
 
 
 def _square_kind(kind, op):
@@ -89,7 +81,7 @@ def _square_kind(kind, op):
                     ignores={**COMMON_IGNORES, "opt_opd2_prec": "opd2 must be absent", "short_opd2_str":
                              "opd2 must be absent", "opd2_n_str": "opd2 must be absent",
                              "opd2_c_str": "opd2 must be absent", "opd2_h_str": "opd2 must be absent",
-                             "opd2_w_str": "opd2 must be absent"})(_cached(_square(kind, op)))
+                             "opd2_w_str": "opd2 must be absent"})(planned(_square(kind, op)))
 
 
 def _sum(m, f):
@@ -113,7 +105,7 @@ md_sum = contract(reads={"opt_res_add", "opt_relu", "tsk_lane_num", "res0_c", "o
                            "opt_opd2_sign": "fp32 result", "opd0_c": "the channels are res0_c (bm1684_defs.py)",
                            "res0_n": "the result is (1, C, 1, 1) (bm1684_defs.py)",
                            "res0_h": "the result is (1, C, 1, 1)", "res0_w": "the result is (1, C, 1, 1)"})(
-    _cached(_sum))
+    planned(_sum))
 
 KINDS = {
     ("tiu", "md_linear.mac"): mac,

@@ -52,6 +52,7 @@ from bmk.errors import SimulationError
 from bmk.sim.bm1684 import common as c
 from bmk.sim.bm1684.contract import contract, refused
 from bmk.sim.bounds import check_work
+from bmk.sim.semantics import planned
 
 FP32 = dtypes.FP32
 MAX_POOL_PAD = np.uint32(0xFF7FFFFF).view(np.float32)
@@ -398,15 +399,6 @@ def _build_mm(accumulate):
     return build
 
 
-def _cached(build):
-    def fn(m, f):
-        run = m.memo.get("run")
-        if run is None:
-            run = m.memo["run"] = build(m, f)
-        run(m)
-    return fn
-
-
 FP32_SIGN = "fp32 has no sign mode"
 NO_SHIFT = "fp32: nothing is shifted or rounded by a shift"
 WINDOW = {"res0_n", "res0_c", "res0_h", "res0_w", "opd0_h", "opd0_w", "opd1_h", "opd1_w", "opd0_x_ins0",
@@ -430,13 +422,13 @@ conv = contract(
     unread_slots={"opd3": UNREAD, "res1": UNREAD},
     ignores={**SIGNS, **BIAS_IGNORES, "opd0_n": "the batch is res0_n (bm1684_defs.py)",
              "opd1_n": "the weight's input channels are opd0_c", "opd1_c": "the weight's output channels are res0_c"},
-)(_cached(_build_conv))
+)(planned(_build_conv))
 
 depthwise = contract(
     reads=WINDOW | BIAS | {"opd1_addr", "opt_opd1_prec", "opt_opd1_const", "short_opd1_str", "opd1_n_str",
                            "opd1_c_str", "opd1_h_str", "opd1_w_str"},
     read_slots=("res0", "opd0"), unread_slots={"opd3": UNREAD, "res1": UNREAD},
-    ignores={**SIGNS, **BIAS_IGNORES, **POOL_SHAPE, **NOT_WINDOW})(_cached(_build_depthwise))
+    ignores={**SIGNS, **BIAS_IGNORES, **POOL_SHAPE, **NOT_WINDOW})(planned(_build_depthwise))
 
 avgpooling = contract(
     reads=WINDOW | BIAS | {"opd1_addr", "opt_opd1_prec", "opt_opd1_const"},
@@ -444,7 +436,7 @@ avgpooling = contract(
     ignores={**SIGNS, **BIAS_IGNORES, **POOL_SHAPE, **NOT_WINDOW,
              **{k: "the scale is the constant opd1_addr" for k in ("short_opd1_str", "opd1_n_str", "opd1_c_str",
                                                                     "opd1_h_str", "opd1_w_str")}})(
-    _cached(_build_avgpooling))
+    planned(_build_avgpooling))
 
 MAX_NO_KERNEL = "max pooling reads no kernel values (opd1_h, opd1_w give its size)"
 maxpooling = contract(
@@ -453,7 +445,7 @@ maxpooling = contract(
     ignores={**SIGNS, **POOL_SHAPE, **NOT_WINDOW,
              **{k: MAX_NO_KERNEL for k in ("opd1_addr", "opt_opd1_prec", "opt_opd1_const", "short_opd1_str",
                                            "opd1_n_str", "opd1_c_str", "opd1_h_str", "opd1_w_str")}})(
-    _cached(_build_maxpooling))
+    planned(_build_maxpooling))
 
 pord_other = refused(_no_pord)
 
@@ -469,7 +461,7 @@ MM_IGNORES = {**SIGNS, "opd0_n": "the rows are res0_n", "opd1_n": "K follows fro
 
 def _mm(accumulate):
     return contract(reads=MM, read_slots=("res0", "opd0", "opd1", "opd2"), unread_slots={"opd3": UNREAD, "res1": UNREAD},
-                    ignores=MM_IGNORES)(_cached(_build_mm(accumulate)))
+                    ignores=MM_IGNORES)(planned(_build_mm(accumulate)))
 
 
 KINDS = {

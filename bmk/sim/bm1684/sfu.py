@@ -25,6 +25,7 @@ from bmk.errors import SimulationError
 from bmk.sim.bm1684 import common as c
 from bmk.sim.bm1684 import tables
 from bmk.sim.bm1684.contract import contract
+from bmk.sim.semantics import planned
 
 MAX_INDEX_BITS = 16
 
@@ -116,23 +117,21 @@ NOT_READ = "a lut reads the index (opd0), the table (opd1_addr, opd1_h) and writ
                    "opd1_n_str": NOT_READ, "opd1_c_str": NOT_READ, "opd1_h_str": NOT_READ, "opd1_w_str": NOT_READ,
                    "opd0_n": "shape from res0", "opd0_c": "shape from res0", "opd0_h": "shape from res0",
                    "opd0_w": "shape from res0", "opt_opd2_sign": NOT_READ})
+@planned
 def lut(m, f):
-    run = m.memo.get("run")
-    if run is None:
-        if f["tsk_eu_typ"] != _lookup_eu(m):
-            raise SimulationError(f"lut: tsk_eu_typ must be {_lookup_eu(m)} (the table lookup; only it is "
-                                  f"modelled), not {f['tsk_eu_typ']}")
-        bits = f["opd1_h"]
-        if not 1 <= bits <= MAX_INDEX_BITS:
-            raise SimulationError(f"lut: opd1_h (index bits) must be in [1, {MAX_INDEX_BITS}], not {bits}")
-        if c.prec_name(m, f, "res0") not in ("fp32", "int32"):
-            raise SimulationError(f"lut: opt_res0_prec must be 32-bit (fp32 or int32), not "
-                                  f"{c.prec_name(m, f, 'res0')}")
-        table = _l2_words(m, f["opd1_addr"], 1 << bits, "lut table (opd1)")
-        index = _index(m, f, bits)
-        dt = c.dtype_of(m, f, "res0", signed=True)
-        run = m.memo["run"] = c.storer(m, f, "lut", lambda: (dt, table()[index()].view(dt.numpy)), into=(dt, None))
-    run(m)
+    if f["tsk_eu_typ"] != _lookup_eu(m):
+        raise SimulationError(f"lut: tsk_eu_typ must be {_lookup_eu(m)} (the table lookup; only it is "
+                              f"modelled), not {f['tsk_eu_typ']}")
+    bits = f["opd1_h"]
+    if not 1 <= bits <= MAX_INDEX_BITS:
+        raise SimulationError(f"lut: opd1_h (index bits) must be in [1, {MAX_INDEX_BITS}], not {bits}")
+    if c.prec_name(m, f, "res0") not in ("fp32", "int32"):
+        raise SimulationError(f"lut: opt_res0_prec must be 32-bit (fp32 or int32), not "
+                              f"{c.prec_name(m, f, 'res0')}")
+    table = _l2_words(m, f["opd1_addr"], 1 << bits, "lut table (opd1)")
+    index = _index(m, f, bits)
+    dt = c.dtype_of(m, f, "res0", signed=True)
+    return c.storer(m, f, "lut", lambda: (dt, table()[index()].view(dt.numpy)), into=(dt, None))
 
 
 KINDS = {("tiu", "lut"): lut}
