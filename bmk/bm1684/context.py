@@ -6,17 +6,23 @@ Here: the Common functions that drive the scheduler (seed 003 "Common Functions"
 okk_parallel_start / okk_parallel_end / okk_is_parallel_state / okk_poll.
 """
 from bmk.bm1684 import api
+from bmk.bm1684 import geometry as g
 from bmk.bm1684.checks.common import Check
-from bmk.errors import ScheduleError
+from bmk.dtypes import as_dtype
+from bmk.errors import ArgumentError, ScheduleError
 from bmk.isa import load_chip
+from bmk.lmem import LocalAllocation
 from bmk.program import Program
 from bmk.scheduler import PARALLEL
 
 __all__ = ["Context"]
 
 
-class Context(Program):
-    """okk_initialize(): an empty command buffer for BM1684 (TIU and GDMA streams)."""
+class Context(LocalAllocation, Program):
+    """okk_initialize(): an empty command buffer for BM1684 (TIU and GDMA streams).
+
+    Local memory: tl_alloc / tl_alloc_bank / tl_prealloc / tl_free (bmk/lmem.py) place tensors
+    of any start NPU, channel wrap-around counted."""
 
     OPS = api.OPS
     CHECK = Check
@@ -24,6 +30,28 @@ class Context(Program):
 
     def __init__(self, cmdbuf_size=1 << 26):
         super().__init__(load_chip("bm1684"), cmdbuf_size)
+
+    def _local_layout(self, call, addr, shape, dtype, stride, start_npu):
+        """The tl_* calls' tensor: dtype a bmk DType or its name (8-, 16- or 32-bit); stored in
+        32-bit words (geometry.py: 8-bit 4N, 16-bit 2N), so strides count words and n groups
+        of 4 / 2 batches; stride None: the 128-byte aligned layout. A tl_prealloc address
+        (start_npu None) follows the calls' rules (divisible by 4, the tensor fits)."""
+        c = Check(self.chip, call)
+        if start_npu is None:
+            addr = c.address("addr", addr)
+        shape = c.shape(shape)
+        try:
+            dt = as_dtype(dtype, call)
+        except ArgumentError:
+            dt = None
+        if dt is None or dt.bits not in (8, 16, 32):
+            c.fail("dtype", "an 8-, 16- or 32-bit bmk DType or its name (e.g. 'fp32', 'int8')", dtype)
+        word = g.word_bytes(self.chip)
+        pack = word // dt.itemsize
+        st = c.aligned(addr, shape) if stride is None else c.stride("stride", stride)
+        if start_npu is None:
+            c.fits("addr", addr, shape, st, pack=pack)
+        return shape, st, word, pack, dt
 
     def is_parallel_state(self):
         """okk_is_parallel_state (seed 003 Common): True while the parallel mode is active."""
