@@ -10,10 +10,10 @@ okk_parallel_end), so both loads and stores overlap the BDC. The program's strea
 disassembled (the first lines), simulated (with race detection) and the result is checked
 against a numpy reference of the layer; the cycle report closes. Exit 0 when the check passes.
 
-The weight is prepared on the host in the 2IC-mode (bmk/bm1684/geometry.py): fp32 pairs of
-input channels (2p, 2p + 1) for each (oc, i, j), continuous in global memory as
-(ceil(IC/2), OC, kh, kw, 2), and loaded as a 32-bit tensor (ceil(IC/2), OC, kh, 2 * kw)
-into the compact layout, whose strides are the pair strides doubled.
+The weight is prepared on the host in the 2IC-mode by bm1684.conv_weight_image (bmk/bm1684/images.py):
+fp32 pairs of input channels (2p, 2p + 1) for each (oc, i, j), continuous in global memory as
+(ceil(IC/2), OC, kh, kw, 2), and loaded as the 32-bit tensor conv_weight_image_shape
+(ceil(IC/2), OC, kh, 2 * kw) into the compact layout, whose strides are the pair strides doubled.
 """
 import click
 import numpy as np
@@ -52,18 +52,15 @@ def reference(x, w, b):
 
 def weight_2ic(w):
     """(IC, OC, K, K) -> the 2IC bytes in global memory: (ceil(IC/2), OC, K, K, 2) fp32."""
-    icp = -(-IC // 2)
-    pairs = np.zeros((2 * icp,) + w.shape[1:], np.float32)
-    pairs[:IC] = w
-    return np.ascontiguousarray(pairs.reshape(icp, 2, *w.shape[1:]).transpose(0, 2, 3, 4, 1))
+    from bmk import bm1684
+    return bm1684.conv_weight_image(w)
 
 
 def build(ctx):
     """The kernel: load weight and bias; then per tile, in one parallel group: the next tile's
     S2L, this tile's conv + bias -> ReLU -> max pool, the previous tile's L2S."""
     from bmk import bm1684
-    icp = -(-IC // 2)
-    w_shape = bm1684.dim4(icp, OC, K, 2 * K)
+    w_shape = bm1684.conv_weight_image_shape(IC, OC, K, K)
     ctx.gdma_32bit_cpy_S2L(L_WEIGHT, G_WEIGHT, w_shape, bm1684.compact_stride(0, w_shape), None)
     ctx.gdma_32bit_cpy_S2L(L_BIAS, G_BIAS, (1, OC, 1, 1), bm1684.compact_stride(0, (1, OC, 1, 1)), None)
     x_stride = bm1684.continuous_stride((N, IC, H, W))

@@ -7,9 +7,11 @@ of batch group g holding batch pack*g + i. In global memory the words follow the
 (C, H, W) order of each batch group (tpu-mlir's debugger: continuous stride times pack, layout
 "continuous_XN"), so a (N, C, H, W) tensor is stored as (ceil(N / pack), C, H, W, pack)
 elements. The slots of a partial last group (N not a multiple of pack) are written as zeros.
+The interleaving itself is bmk/images.py's (the same as bm1684.pack_batches).
 """
 import numpy as np
 
+from bmk import images
 from bmk.errors import ModelError
 
 WORD_BYTES = 4
@@ -40,13 +42,7 @@ def to_device(values, storage, what):
     pack = pack_of(storage, arr.dtype, what)
     if pack == 1:
         return arr.tobytes()
-    n = arr.shape[0]
-    groups = -(-n // pack)
-    padded = np.zeros((groups * pack,) + arr.shape[1:], arr.dtype)
-    padded[:n] = arr
-    # (groups, pack, rest...) -> (groups, rest..., pack): batch i of a group is byte slot i of each word
-    staged = padded.reshape((groups, pack) + arr.shape[1:])
-    return np.ascontiguousarray(np.moveaxis(staged, 1, -1)).tobytes()
+    return images.interleave(arr, pack).tobytes()
 
 
 def from_device(data, shape, dtype, storage, what):
@@ -56,7 +52,5 @@ def from_device(data, shape, dtype, storage, what):
     flat = np.frombuffer(data, dtype)
     if pack == 1:
         return flat.reshape(shape).copy()
-    n = shape[0]
-    groups = -(-n // pack)
-    staged = flat.reshape((groups,) + tuple(shape[1:]) + (pack,))
-    return np.ascontiguousarray(np.moveaxis(staged, -1, 1)).reshape((groups * pack,) + tuple(shape[1:]))[:n].copy()
+    staged = flat.reshape((-(-shape[0] // pack),) + tuple(shape[1:]) + (pack,))
+    return images.deinterleave(staged, shape[0]).copy()

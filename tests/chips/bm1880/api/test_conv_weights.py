@@ -47,5 +47,5 @@ def test_errors(call, args, message):
 
 def test_readme_conv_weight_example_runs():
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    (block,) = [b for b in blocks if "conv_weight_image(" in b]
+    (block,) = [b for b in blocks if "bm1880.conv_weight_image(" in b]
     exec(compile(block, "README.md", "exec"), {})
