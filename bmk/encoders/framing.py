@@ -435,7 +435,21 @@ def merge_streams(chip, streams):
 
 # ----------------------------------------------------------------------------- public API
 
-def _decode_streams(chip, data, core=0):
+def decode_raw_streams(chip, cores):
+    """[{engine name: bytes}] per core -> Records in program order: by columns (bmk.encoders.columns,
+    a StreamRecords), or record by record (decode_stream, merge_cores) when a stream needs it
+    (its DecodeError, an opaque engine)."""
+    from bmk.encoders import columns
+    try:
+        return columns.decode_streams(chip, cores)
+    except columns.Fallback:
+        return merge_streams(chip, [{e: decode_stream(chip, e, raw, core) for e, raw in streams.items()}
+                                    for core, streams in enumerate(cores)])
+
+
+def _raw_streams(chip, data, core=0, decoded=False):
+    """{engine or alias: bytes} -> {engine name: bytes}, or (decoded) {engine name: [Records]}:
+    each stream checked, then decoded, in the order given (the first defect is the error)."""
     streams = {}
     for engine, raw in data.items():
         if not isinstance(raw, (bytes, bytearray, memoryview)):
@@ -449,8 +463,19 @@ def _decode_streams(chip, data, core=0):
                               f"{[e.name for e in chip.stream_engines]})") from None
         if eng.name in streams:
             raise DecodeError(f"two raw {eng.name} streams for core {core}")
-        streams[eng.name] = decode_stream(chip, eng.name, raw, core)
+        streams[eng.name] = decode_stream(chip, eng.name, raw, core) if decoded else raw
     return streams
+
+
+def _decode_raw(chip, cores):
+    """Raw streams of each core -> Records in program order (decode_raw_streams); when a stream
+    is refused before decoding (its type, its engine), the record-by-record path raises what it
+    raised before columns existed, a stream decoded before it failing first."""
+    try:
+        checked = [_raw_streams(chip, d, core) for core, d in enumerate(cores)]
+    except DecodeError:
+        return merge_streams(chip, [_raw_streams(chip, d, core, decoded=True) for core, d in enumerate(cores)])
+    return decode_raw_streams(chip, checked)
 
 
 def decode(chip, data):
@@ -462,11 +487,11 @@ def decode(chip, data):
     """
     chip = _chip(chip)
     if isinstance(data, dict):
-        return merge_streams(chip, _decode_streams(chip, data))
+        return _decode_raw(chip, [data])
     if isinstance(data, (list, tuple)):
         if not all(isinstance(d, dict) for d in data):
             raise DecodeError("data of several cores must be a list of {engine: bytes}, one per core")
-        return merge_streams(chip, [_decode_streams(chip, d, core) for core, d in enumerate(data)])
+        return _decode_raw(chip, list(data))
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise DecodeError(f"data must be bytes, {{engine: bytes}} or a list of them, not {type(data).__name__}")
     return decode_cmdbuf(chip, data)

@@ -39,6 +39,7 @@ import typing
 import numpy as np
 
 from bmk.encoders import Record, decode, decode_cmdbuf
+from bmk.encoders.columns import StreamRecords
 from bmk.encoders.codec import codec_for
 from bmk.errors import ArgumentError, BmkError, Shown, SimulationError, SpecError, must
 from bmk.isa import load_chip
@@ -555,7 +556,8 @@ class Simulator:
         return err
 
     def _records(self, cmdbuf, call="run"):
-        if isinstance(cmdbuf, (list, tuple)) and all(isinstance(r, Record) for r in cmdbuf):
+        if isinstance(cmdbuf, StreamRecords) or (isinstance(cmdbuf, (list, tuple))
+                                                  and all(isinstance(r, Record) for r in cmdbuf)):
             return list(cmdbuf)
         if isinstance(cmdbuf, dict):
             return decode(self.chip, cmdbuf)

@@ -1,0 +1,128 @@
+"""bmk.decode of raw streams (issue 24 item 1): today's code, the base commit's (a git worktree,
+same run) and the vendor debugger's two decoders (re-implemented from their public description
+in bench/decode_peers.py), on the vendor's yolov5s streams repeated to ~100k instructions.
+
+Figures, per instruction, the minimum of --repeat runs in one process each (after a warm-up run):
+- decode: the call that returns every command with its fields available (bmk: `bmk.decode`;
+  today's returns a sequence whose Records are made when read, the base commit's a list of
+  them; the ctypes peer: one `from_buffer` object per command, fields read on access);
+- +fields: decode, then every field of every command read (bmk: every Record's `fields`; the
+  ctypes peer: every bit-field; the unpackbits peer reads them all when it decodes).
+Every side's records (engine, offset, fields) are hashed: the digests must be equal.
+Targets: BM1684X decode at least 5x faster than the ctypes decoder; BM1684 at least 50x faster
+than the unpackbits method.
+Run: python bench/decode.py [--base REV] [--repeat N]
+"""
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from worktree import DEFAULT_BASE, ROOT, base_tree, run
+
+COPIES = {"bm1684x": 175, "bm1684": 80}
+
+BMK = r"""
+import json, sys, time
+chip, repeat = sys.argv[1], int(sys.argv[2])
+streams = {e: open(p, "rb").read() for e, p in json.loads(sys.argv[3]).items()}
+sys.path.append(sys.argv[4])
+from decode_peers import digest
+import bmk
+bmk.decode(chip, streams)               # warm-up: codecs, tables
+best = [1e9, 1e9]
+for _ in range(repeat):
+    t0 = time.process_time()
+    recs = bmk.decode(chip, streams)
+    t1 = time.process_time()
+    n = 0
+    for r in recs:
+        n += len(r.fields)
+    t2 = time.process_time()
+    best = [min(best[0], t1 - t0), min(best[1], t2 - t0)]
+print(json.dumps({"n": len(recs), "decode": best[0], "fields": best[1],
+                  "digest": digest((r.engine, r.offset, r.fields) for r in recs)}))
+"""
+
+PEERS = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[4])
+chip_name, repeat = sys.argv[1], int(sys.argv[2])
+streams = {e: open(p, "rb").read() for e, p in json.loads(sys.argv[3]).items()}
+from bmk.isa import load_chip
+import decode_peers as P
+from decode_peers import digest
+chip = load_chip(chip_name)
+out = {}
+if chip_name == "bm1684x":
+    P.ctypes_decode(chip, streams)
+    best = [1e9, 1e9]
+    for _ in range(repeat):
+        t0 = time.process_time()
+        dec = P.ctypes_decode(chip, streams)
+        t1 = time.process_time()
+        fl = P.ctypes_fields(dec)
+        t2 = time.process_time()
+        best = [min(best[0], t1 - t0), min(best[1], t2 - t0)]
+    out["ctypes"] = {"n": len(dec), "decode": best[0], "fields": best[1],
+                     "digest": digest((e, off, f) for e, c, off, f in fl)}
+else:
+    best = 1e9
+    for _ in range(max(1, repeat // 3)):
+        t0 = time.process_time()
+        u = P.unpackbits_decode(chip, streams)
+        best = min(best, time.process_time() - t0)
+    out["unpackbits"] = {"n": len(u), "decode": best, "fields": best,
+                         "digest": digest((e, off, f) for e, c, off, f in u)}
+print(json.dumps(out))
+"""
+
+
+
+def inputs(folder):
+    sys.path.insert(0, str(ROOT))
+    from tests.vectors import vendor
+    out = {}
+    for chip, k in COPIES.items():
+        paths = {}
+        for engine, data in vendor.streams(chip).items():
+            path = Path(folder) / f"{chip}.{engine}.bin"
+            path.write_bytes(data * k)
+            paths[engine] = str(path)
+        out[chip] = paths
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", default=DEFAULT_BASE)
+    ap.add_argument("--repeat", type=int, default=5)
+    opts = ap.parse_args()
+    trees = {"now": ROOT, "base": base_tree(opts.base)}
+    with tempfile.TemporaryDirectory() as work:
+        files = inputs(work)
+        print(f"base {opts.base}; CPU time per instruction, min of {opts.repeat} runs")
+        for chip, paths in files.items():
+            res = {}
+            for label, tree in trees.items():
+                res[label] = json.loads(run(tree, BMK, (chip, opts.repeat, json.dumps(paths), str(ROOT / "bench")))[3])
+            res.update(json.loads(run(ROOT, PEERS, (chip, opts.repeat, json.dumps(paths), str(ROOT / "bench")))[3]))
+            n = res["now"]["n"]
+            same = len({r["digest"] for r in res.values()}) == 1 and len({r["n"] for r in res.values()}) == 1
+            print(f"\n{chip}: {n} instructions ({COPIES[chip]} copies of the vendor's yolov5s streams); "
+                  f"{'identical records on every side' if same else 'RECORDS DIFFER'}")
+            print(f"  {'':12}{'decode us':>11}{'+fields us':>12}")
+            for label, r in res.items():
+                print(f"  {label:12}{r['decode'] / n * 1e6:>11.2f}{r['fields'] / n * 1e6:>12.2f}")
+            now = res["now"]
+            for label, r in res.items():
+                if label != "now":
+                    print(f"  {label}/now: decode {r['decode'] / now['decode']:.1f}x, +fields "
+                          f"{r['fields'] / now['fields']:.1f}x")
+            if not same:
+                raise SystemExit("the decoders disagree")
+
+
+if __name__ == "__main__":
+    main()
