@@ -61,6 +61,10 @@ def test_every_vendor_model_gives_the_same_records(path):
         want = exact(spec, cores)
         assert len(got) == len(want) and list(got) == want
         assert [type(r) for r in got] == [type(r) for r in want]        # Records, not look-alikes
+    m = bmk.load_model(path)
+    for g in m.groups():                # what a model gives its users (listings, runs): the same Records
+        got = m.records(g)
+        assert isinstance(got, columns.StreamRecords) and list(got) == exact(spec, [dict(g.streams)])
 
 
 def _mutate(rng, data):
