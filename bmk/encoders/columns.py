@@ -29,6 +29,7 @@ import gc
 import math
 from array import array
 from collections.abc import MutableSequence
+from operator import itemgetter
 
 import numpy as np
 
@@ -256,6 +257,23 @@ class Stream:
         pads = self.pads
         return make(name, cls, kinds[k], unpack(self.data[offset:offset + nbytes][::-1]), name, offset,
                     {"pad": pads[j]} if pads and j in pads else {}, self.core)
+
+    def make_records(self, js, make):
+        """The Records of commands js (an int array, any order), as make_record makes them: one
+        comprehension over the columns of those commands as Python ints."""
+        makers = self.makers()
+        names = [m[0] for m in makers]
+        kinds = [m[1] for m in makers]
+        unpack = [m[2] for m in makers]
+        nbytes = [m[3] for m in makers]
+        name, core, data, pads = self.engine.name, self.core, self.data, self.pads
+        cols = zip(self.classes[js].tolist(), self.kinds()[js].tolist(), self.offsets[js].tolist())
+        if not pads:
+            return [make(name, names[c], kinds[c][k], unpack[c](data[o:o + nbytes[c]][::-1]), name, o, {}, core)
+                    for c, k, o in cols]
+        heads = [{"pad": pads[j]} if j in pads else {} for j in js.tolist()]   # padding after a command
+        return [make(name, names[c], kinds[c][k], unpack[c](data[o:o + nbytes[c]][::-1]), name, o, h, core)
+                for (c, k, o), h in zip(cols, heads)]
 
     def own_ids(self):
         """Per command its own id (explicit: the field, 0 where its class has none; implicit: its
@@ -700,32 +718,44 @@ class StreamRecords(MutableSequence):
             return [self._made(k) for k in range(*i.indices(len(self)))]
         return self._made(range(len(self))[i])
 
-    def _each(self, keep):
+    def _block(self, qs, js):
+        """The Records at positions (qs, js) (stream numbers, indices in them), in that order:
+        each stream's made by one comprehension (Stream.make_records), then put back in order."""
         streams, make = self.streams, self._make
+        uniq = np.unique(qs).tolist()
+        if len(uniq) == 1:
+            return streams[uniq[0]].make_records(js, make)
+        made = []
+        for q in uniq:
+            made += streams[q].make_records(js[qs == q], make)
+        inverse = np.empty(len(qs), np.intp)
+        inverse[np.argsort(qs, kind="stable")] = np.arange(len(qs))
+        return list(itemgetter(*inverse.tolist())(made))
+
+    def _each(self, keep):
         kept = self._kept
         if keep and kept is None:
             kept = self._kept = [None] * len(self.order_q)
         for lo in range(0, len(self.order_q), BLOCK):
             qs = self.order_q[lo:lo + BLOCK]
             js = self.order_j[lo:lo + BLOCK]
-            rows = {}                   # per stream: its commands' (index, class, kind, offset) as Python ints
-            for q in np.unique(qs).tolist():
-                s = streams[q]
-                mine = js[qs == q]
-                rows[q] = iter(zip(mine.tolist(), s.classes[mine].tolist(), s.kinds()[mine].tolist(),
-                                   s.offsets[mine].tolist()))
+            before = kept[lo:lo + len(qs)] if kept is not None else None
+            todo = None
+            if before is not None and any(before):      # some made before (indexed): those objects, as a list
+                todo = np.flatnonzero(np.fromiter((r is None for r in before), bool, len(before)))
             # A block's Records are made together with the cyclic collector paused: they and
             # their dicts hold no cycles, and kept Records would otherwise make it rescan
-            # everything kept so far again and again (a third of the time of a pass).
+            # everything kept so far again and again.
             paused = gc.isenabled()
             gc.disable()
             try:
-                if kept is None or not any(kept[lo:lo + len(qs)]):
-                    block = [streams[q].make_record(*next(rows[q]), make) for q in qs.tolist()]
-                else:                   # some made before (indexed): those objects, as a list gives them
-                    block = [made if made is not None else streams[q].make_record(*row, make)
-                             for q, made, row in ((q, made, next(rows[q]))
-                                                  for q, made in zip(qs.tolist(), kept[lo:lo + len(qs)]))]
+                if todo is None:
+                    block = self._block(qs, js)
+                else:
+                    block = before
+                    if len(todo):
+                        for i, r in zip(todo.tolist(), self._block(qs[todo], js[todo])):
+                            block[i] = r
             finally:
                 if paused:
                     gc.enable()
@@ -814,6 +844,9 @@ class OpaqueStream:
 
     def make_record(self, j, c, k, offset, make):
         return self.record(j, make)
+
+    def make_records(self, js, make):
+        return [self.record(j, make) for j in js.tolist()]
 
     def kinds(self):
         return np.zeros(1, np.int16)
