@@ -37,6 +37,7 @@ from bmk.encoders.codec import codec_for
 
 BLOCK = 4096                # commands whose fields are extracted together
 CHUNK = 1 << 22             # bytes of a stream classified at once
+MAX_SELECTOR_BITS = 20      # the widest selector looked up in a table (the specs' widest: 10 bits)
 
 
 class Fallback(Exception):
@@ -70,6 +71,8 @@ class _Classifier:
             for fields, index in [(eng.selector_fields, eng.index)] + \
                                  [(a.selector_fields, a.index) for a in eng.alternates]:
                 bits = sum(f.width for f in fields)
+                if bits > MAX_SELECTOR_BITS:    # a table too big to make: the record-by-record path
+                    raise Fallback
                 table = np.full(1 << bits, -1, np.int16)
                 for values, cls in index.items():
                     table[self._key(fields, values)] = self.number[cls.name]
@@ -817,6 +820,10 @@ class StreamRecords(MutableSequence):
 
     def __repr__(self):
         return repr(list(self))
+
+    def __reduce__(self):
+        """Pickled and copied (copy.copy, deepcopy) as the list of its Records, what it stands for."""
+        return list, (list(self),)
 
 
 class OpaqueStream:

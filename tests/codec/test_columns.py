@@ -2,6 +2,8 @@
 and the errors of the command-by-command path (decode_stream + merge_cores): on the vendor's
 streams of every chip (one core and several, implicit ids, messages, an opaque engine), on
 streams concatenated after their padding, and on mutated streams; Records are made lazily."""
+import copy
+import pickle
 import random
 from collections import defaultdict
 
@@ -85,12 +87,22 @@ def _mutate(rng, data):
     return bytes(buf)
 
 
-@pytest.mark.parametrize("chip", ["bm1684", "bm1684x"])
+def _source(chip):
+    """Raw streams of one core of `chip`: the golden ones, or a vendor model's first group."""
+    if chip in vendor.CHIPS:
+        return vendor.streams(chip)
+    path = {"bm1688": F.YOLO_1688, "cv184x": F.HAND_184X}[chip]
+    return dict(next(iter(bmk.load_model(path).groups())).streams)
+
+
+@pytest.mark.parametrize("chip", ["bm1684", "bm1684x", "bm1688", "cv184x"])
 def test_mutated_streams_give_the_same_records_or_the_same_error(chip):
+    """Flipped, set, cut, inserted and truncated bytes (BM1688 and CV184X: the alternate heads,
+    implicit ids) decode to the same Records or raise the same DecodeError by both paths."""
     spec = load_chip(chip)
     rng = random.Random(f"columns-{chip}")
     base = {e: d[:next((r.offset for r in bmk.decode(chip, {e: d}) if r.offset >= 3000), len(d))]
-            for e, d in vendor.streams(chip).items()}          # each cut at a command boundary
+            for e, d in _source(chip).items()}          # each cut at a command boundary
     outcomes = set()
     for _ in range(150):
         streams = {e: _mutate(rng, d) if rng.random() < 0.6 else d for e, d in base.items()}
@@ -131,6 +143,8 @@ def test_records_behave_as_a_list_of_them():
     decoded = bmk.decode(chip, bmk.encode(chip, again, raw=True))
     assert decoded[3].fields["constant_value"] == value and decoded == again == recs     # the change is encoded
     recs = bmk.decode(chip, streams)
+    for copied in (pickle.loads(pickle.dumps(recs)), copy.copy(recs), copy.deepcopy(recs)):
+        assert type(copied) is list and copied == want
     extra = want[0]
     both = recs + [extra]
     assert isinstance(both, list) and both[-1] is extra and [extra] + recs == [extra] + want
