@@ -520,7 +520,8 @@ def chips_cmd():
               help="after the run, save NBYTES of gmem at ADDR to OUT (.npy: uint8 array, else raw); repeatable")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
 @click.option("--trace", metavar="OUT.json", default=None, help="write a Perfetto / chrome://tracing trace")
-@click.option("--strict", is_flag=True, help="exit 1 when the run has a race")
+@click.option("--strict", is_flag=True, help="exit 1 when the run has a race; exit 2 when it reads local memory "
+                                             "never written or a tensor a dead write overwrote")
 @click.option("--progress/--no-progress", default=None,
               help="progress bar on stderr (default: on for more than 10,000 instructions)")
 @click.option("--input", "inputs", multiple=True, metavar="NAME=FILE.npy",

@@ -106,11 +106,19 @@ def format_table(report):
         lines += [f"  race: {r}" for r in report.races]
     else:
         lines.append("races: none")
+    warnings = getattr(report, "warnings", ())
+    if warnings:
+        lines.append(f"local-memory warnings: {len(warnings)}")
+        lines += [f"  warning: {w}" for w in warnings]
     return "\n".join(lines)
 
 
 def run_listing(listing, gmem, dump, as_json, trace, strict, progress, original=None):
-    """Do one bmk-run; return the exit code (0, or 1 for a race under --strict)."""
+    """Do one bmk-run; return the exit code (0, or 1 for a race under --strict). Under --strict
+    a local-memory warning (bmk/sim/lmemcheck.py) of a run without races is a failure:
+    BmkError, exit 2 with one line naming the first, after the report is printed (a race
+    comes first: its instructions run in an order the program does not fix, and an operand
+    read before its load is one of its effects)."""
     from bmk.sim import Simulator
     loads = [parse_gmem(g) for g in gmem]
     dumps = [parse_dump(d) for d in dump]
@@ -136,4 +144,7 @@ def run_listing(listing, gmem, dump, as_json, trace, strict, progress, original=
         click.echo(f"{click.get_current_context().find_root().info_name}: --strict: "
                    f"{len(report.races)} race(s)", err=True)
         return 1
+    if strict and report.warnings:
+        n = len(report.warnings)
+        raise BmkError(f"--strict: {n} local-memory warning{'s' if n > 1 else ''}, the first: {report.warnings[0]}")
     return 0

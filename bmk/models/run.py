@@ -177,11 +177,15 @@ def _nbytes(t, path):
         raise ModelError(str(e), path) from None
 
 
-def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=None, races=True):
+def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=None, races=True, checks=False,
+             strict=False):
     """Steps 1-5: -> (outputs {name: ndarray}, [(group label, Report)], Simulator).
     prepared: what `prepare(model, net, stage)` returned, when the caller checked first;
     sim: a Simulator in a fresh chip's state to run on (default: a new one); races: detect
-    races (Simulator.run) for the reports."""
+    races (Simulator.run) for the reports; checks, strict: the local-memory checks
+    (bmk/sim/lmemcheck.py), off by default for a compiled model: the vendor's Yuv2rgb reads
+    local bytes it never wrote (a stride-2 read of twice the row it converted, values its
+    output never uses), so a model's warnings are for whoever asks for them."""
     from bmk.sim import Simulator
     st, sem, groups, programs, spec = prepared or prepare(model, net, stage)
     values = _inputs(model, st, inputs)
@@ -198,7 +202,8 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
     reports = []
     for g, program in zip(groups, programs):
         try:
-            reports.append((g.label, sim.run(program, races=races, progress=progress)))
+            reports.append((g.label, sim.run(program, races=races, progress=progress, checks=checks,
+                                             strict=strict)))
         except BmkError as e:
             raise ModelError(f"run: {g.label}: {e}", model.path) from None
     outputs = {}

@@ -36,6 +36,7 @@ import gc
 import itertools
 import typing
 
+import attrs
 import numpy as np
 
 from bmk.encoders import Record, decode, decode_cmdbuf
@@ -219,6 +220,8 @@ class Simulator:
         self._getters = {}                      # (engine, class) -> _content_getter
         self._plans, self._plans_of = {}, None  # instruction plans memo (_prepare), per semantics
         self._memos = {}                        # Plan -> its memo on this Simulator (Simulator.memo)
+        self._lcheck = None                     # LmemCheck once a run checks local memory
+        self._lmem_host, self._lmem_unchecked = [], False   # what it must know when made
         self.semantics.init(self)
 
     def reset(self):
@@ -229,6 +232,8 @@ class Simulator:
         for mem in self.memories.values():
             mem.clear()
         self.last_report = None
+        self._lcheck = None
+        self._lmem_host, self._lmem_unchecked = [], False
         self.semantics.init(self)
 
     @property
@@ -346,7 +351,19 @@ class Simulator:
     def lmem_write(self, addr, data):
         """Raw bytes at a local address (lane * lane_bytes + offset)."""
         data = self._bytes(data, "lmem_write")
-        self.lmem.write_bytes(self._local_span("lmem_write", addr, len(data)), data.tobytes())
+        addr = self._local_span("lmem_write", addr, len(data))
+        self.lmem.write_bytes(addr, data.tobytes())
+        self._host_wrote((addr, len(data)))
+
+    def _host_wrote(self, what):
+        """The host wrote local memory (an (addr, n) span or a view's log entry): bytes the
+        local-memory checks count as written (bmk/sim/lmemcheck.py)."""
+        if self._lcheck is not None:
+            self._lcheck.host(what)
+        elif len(self._lmem_host) < 1024:
+            self._lmem_host.append(what)
+        else:                   # many: when checks start, every byte counts as written
+            self._lmem_unchecked = True
 
     def lmem_read(self, addr, n):
         """n raw bytes at a local address (lane * lane_bytes + offset)."""
@@ -363,10 +380,14 @@ class Simulator:
             raise ArgumentError(must(call, "shape, stride", "4 integers each", (shape, stride))) from None
         if len(shape) != 4 or len(stride) != 4 or min(stride) < 0:
             raise ArgumentError(must(call, "shape, stride", "4 integers each (NCHW), strides >= 0", (shape, stride)))
+        log = AccessLog() if write else None
         try:
-            return dt, self.lmem.tensor(call, addr, shape, stride, None, write, dt, pack)
+            view = self.lmem.tensor(call, addr, shape, stride, log, write, dt, pack)
         except SimulationError as e:
             raise ArgumentError(f"{call}: {e}") from None
+        if write:
+            self._host_wrote(log.entries[0])
+        return dt, view
 
     def lmem_read_array(self, addr, shape, stride, dtype, pack=1):
         """Values (N, C, H, W) of a local tensor: addr a local address (lane = addr // lane_bytes),
@@ -384,8 +405,11 @@ class Simulator:
 
     def _tensor_view(self, t, write=False):
         lay, st = t.layout, t.stride
-        return self.lmem.tensor("tensor", t.la, (lay.n, lay.c, lay.h, lay.w), (st.n, st.c, st.h, st.w),
-                                None, write)
+        log = AccessLog() if write else None
+        view = self.lmem.tensor("tensor", t.la, (lay.n, lay.c, lay.h, lay.w), (st.n, st.c, st.h, st.w), log, write)
+        if write:
+            self._host_wrote(log.entries[0])
+        return view
 
     def lmem_read_tensor(self, t):
         """A bm1880 TensorLmem's values in logical order: (N, C, H, W), or (rows, cols) for a matrix."""
@@ -598,7 +622,7 @@ class Simulator:
         prog.schedule = None        # (order, start, end, clocks), kept by the first run (_scheduled)
         return prog
 
-    def run(self, cmdbuf, *, races=True, progress=None):
+    def run(self, cmdbuf, *, races=True, progress=None, checks=None, strict=False):
         """Decode `cmdbuf` and execute it; return a Report. `cmdbuf` is a cmd_hdr_t command
         buffer (bytes), raw per-engine streams ({engine: bytes}, merged in program order by
         their sync ids, API.md "Simulator, all chips"), a list of Records, or a Program
@@ -607,6 +631,10 @@ class Simulator:
         On a malformed instruction or a deadlock, raises SimulationError naming the instruction
         index and its (stream,) byte offset; memory keeps whatever the instructions before it wrote.
         progress: optional callable(done, total), called every 1024 instructions.
+        checks: look for local-memory hazards (bmk/sim/lmemcheck.py: reads of bytes never
+        written, dead writes onto a live tensor), reported as Report.warnings; None (default):
+        when races are detected. strict: a warning is a SimulationError (after the run, which
+        `last_report` keeps), naming the first.
         """
         # The run allocates many small objects (fields, logs, records) and frees almost none
         # until it ends: the cyclic collector would rescan the growing heap again and again.
@@ -617,12 +645,28 @@ class Simulator:
         gc.disable()
         try:
             with one_thread(), np.errstate(all="ignore"):
-                return self._run(self.compile(cmdbuf, "run"), races, progress)
+                report = self._run(self.compile(cmdbuf, "run"), races, progress,
+                                   (races or strict) if checks is None else bool(checks))
         finally:
             if paused:
                 gc.enable()
+        if strict and report.warnings:
+            n = len(report.warnings)
+            raise SimulationError(f"run: strict: {n} local-memory warning{'s' if n > 1 else ''}, the first: "
+                                  f"{report.warnings[0]}")
+        return report
 
-    def _run(self, prog, races, progress):
+    def _checker(self, n):
+        """The LmemCheck of a checked run of n instructions (made on the first)."""
+        lc = self._lcheck
+        if lc is None:
+            from bmk.sim.lmemcheck import LmemCheck
+            lc = self._lcheck = LmemCheck(self.lmem, self._lmem_host, self._lmem_unchecked)
+            self._lmem_host = []
+        lc.start(n)
+        return lc
+
+    def _run(self, prog, races, progress, checks=False):
         records, kinds, owns, waits, plans = prog.sites, prog.kinds, prog.owns, prog.waits, prog.plans
         names = prog.names
         n = len(records)
@@ -639,6 +683,14 @@ class Simulator:
             order, start, end, known = schedule
             steps = order
         accesses = [()] * n
+        lc = None
+        if self.lmem is not None:
+            if checks:
+                lc = self._checker(n)
+            elif self._lcheck is not None:
+                self._lcheck.stale = True
+            else:
+                self._lmem_unchecked = True
         log = AccessLog()           # without races one log serves every instruction, emptied each time
         done = 0
         for i in steps:
@@ -669,6 +721,8 @@ class Simulator:
                 if races:
                     accesses[i] = tuple(log.entries)
                 trail.log = self.memo = None
+            if lc is not None:
+                lc.instruction(i, log.entries)
             if plan.cycles is None:
                 plan.cycles = cycles(names[prog.eng_of[i]], plan.kind, plan.fields, self)
             done += 1
@@ -677,6 +731,8 @@ class Simulator:
         if order is None:
             order, start, end, known = prog.schedule = steps.result()
         report = self._report(records, kinds, owns, waits, start, end, names, prog.seqs, known, accesses, races)
+        if lc is not None:
+            report = attrs.evolve(report, warnings=lc.finish(n))
         self.last_report = report
         return report
 

@@ -71,6 +71,18 @@ def check_elements(what, shape):
 
 
 
+class LaneLayout(tuple):
+    """The (base, dims, byte strides) layout of a local view's access-log entry (dims: groups
+    of batches, channel slots, h, w[, unit]), knowing its start lane and channel count: the
+    lanes of its first and last slot are exact (bmk/sim/lmemcheck.py; the lane mask and
+    race detection take every slot on every lane the channels reach)."""
+
+    def __new__(cls, layout, start_lane, channels):
+        self = super().__new__(cls, layout)
+        self.start_lane, self.channels = start_lane, channels
+        return self
+
+
 def _np_dtype(dtype):
     if dtype is None:
         return np.dtype(np.uint8)
@@ -318,7 +330,7 @@ class Lmem:
         dims, bst = (gn, groups, h, w), (sn * unit, sc * unit, sh * unit, sw * unit)
         if unit > 1:
             dims, bst = dims + (unit,), bst + (1,)
-        entry = (self.name, self.lane_mask(l0, c), off, last + 1, write, (off, dims, bst))
+        entry = (self.name, self.lane_mask(l0, c), off, last + 1, write, LaneLayout((off, dims, bst), l0, c))
         if pack == 1:
             view = np.ndarray((n, groups, npu, h, w), npd, self.data, off, (sn * e, sc * e, lane, sh * e, sw * e))
             lane_axis = 2

@@ -107,6 +107,47 @@ class Race:
         return text
 
 
+UNINITIALIZED, OVERWRITTEN = "uninitialized", "overwritten"
+
+
+@attrs.frozen
+class MemoryWarning:
+    """A local-memory hazard of a run (bmk/sim/lmemcheck.py gives the exact rules).
+
+    kind "uninitialized": instruction `index` reads local bytes nothing ever wrote (no
+    instruction, no lmem_write*, since the Simulator was made or reset).
+    kind "overwritten": instruction `index` reads a tensor that instruction `writer` wrote,
+    partly overwritten meanwhile by instruction `clobber`, which also wrote outside it (a dead
+    write onto a live tensor: the reader gets a mix of both).
+    [lo, hi) are lane offsets on `lanes`: the bytes concerned (the first lane's range)."""
+
+    kind: str
+    index: int
+    lanes: tuple
+    lo: int
+    hi: int
+    writer: "int | None" = None
+    clobber: "int | None" = None
+    origins: tuple = ()     # text, as Report.named gives: (index, clobber, writer) or (index,)
+
+    def to_dict(self):
+        d = {"kind": self.kind, "index": self.index, "lanes": list(self.lanes), "lo": self.lo, "hi": self.hi}
+        if self.kind == OVERWRITTEN:
+            d.update(writer=self.writer, clobber=self.clobber)
+        if self.origins:
+            d["origins"] = list(self.origins)
+        return d
+
+    def __str__(self):
+        o = self.origins or (None, None, None)
+        at = lambda k, i: f"{i}" + (f" ({o[k]})" if len(o) > k and o[k] else "")     # noqa: E731
+        where = f"lmem lanes {_lanes_text(self.lanes)} offsets [0x{self.lo:x}, 0x{self.hi:x})"
+        if self.kind == UNINITIALIZED:
+            return f"instruction {at(0, self.index)} reads {where}, never written"
+        return (f"instruction {at(0, self.index)} reads the tensor instruction {at(2, self.writer)} wrote, but "
+                f"instruction {at(1, self.clobber)} overwrote its {where} in between (and wrote outside it)")
+
+
 def _lanes_text(lanes):
     if not lanes:
         return "-"
@@ -126,6 +167,7 @@ class Report:
     races_truncated: bool = False
     pair_overlap: dict = attrs.field(factory=dict)   # (engine, engine) -> cycles both were busy
     origins: "tuple | None" = None    # per instruction: where it came from (Report.named)
+    warnings: tuple = ()          # MemoryWarning: local-memory hazards (run(checks=True))
 
     def named(self, origins):
         """This report with each instruction's origin (bmk/origins.py: one per instruction in
@@ -136,7 +178,9 @@ class Report:
             raise ValueError(f"origins must give one per instruction ({len(self.instructions)}), not {len(origins)}")
         text = [None if o is None else str(o) for o in origins]
         races = tuple(attrs.evolve(r, origins=(text[r.first], text[r.second])) for r in self.races)
-        return attrs.evolve(self, races=races, origins=tuple(text))
+        warnings = tuple(attrs.evolve(w, origins=(text[w.index],) if w.kind == UNINITIALIZED else
+                                      (text[w.index], text[w.clobber], text[w.writer])) for w in self.warnings)
+        return attrs.evolve(self, races=races, origins=tuple(text), warnings=warnings)
 
     @property
     def serial_cycles(self):
@@ -149,6 +193,7 @@ class Report:
                 "pair_overlap": [{"engines": list(k), "cycles": v} for k, v in self.pair_overlap.items()],
                 "instruction_count": len(self.instructions),
                 "races": [r.to_dict() for r in self.races], "races_truncated": self.races_truncated,
+                "warnings": [w.to_dict() for w in self.warnings],
                 "instructions": [i.to_dict() for i in self.instructions]}
 
     def __str__(self):
@@ -162,6 +207,7 @@ class Report:
         lines += [f"race: {r}" for r in self.races]
         if self.races_truncated:
             lines.append("race: ... (more races not listed)")
+        lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
     def trace_events(self):

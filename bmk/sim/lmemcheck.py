@@ -1,0 +1,262 @@
+"""Local-memory hazards of a run (issue 22 item 5): reads of bytes never written, and dead
+writes onto a live tensor. `Simulator.run(..., checks=True)` (the default wherever race
+detection runs: `Simulator.run`, bmk-run of a program) feeds every instruction's access log
+(memory.AccessLog) here, in the order the instructions ran; `strict=True` / `bmk-run --strict`
+make a warning a failure. m.run and model runs check nothing unless asked (no cost there).
+
+State, one entry per byte of local memory (`Lmem.data`, lane-major; zero pages until touched):
+- owner: who wrote the byte last. 0: nothing since the Simulator was made or reset; BEFORE:
+  the host (lmem_write*), an earlier run, or anything after a run without checks; base + i:
+  instruction i of this run.
+- seen: 1 once an instruction read the byte's current value.
+- lost: for a byte whose last write went over a value another instruction of this run had
+  written, that instruction (kept only where a dead write happened; below base: none).
+- prev: the bytes as they were, to tell which bytes a write changed.
+The arrays are offset-major (`_view`), zero pages until touched.
+
+Footprints: a local view's entry knows its start lane and channel count (memory.LaneLayout), so
+its bytes are exact: each channel slot on the lanes that hold a channel in it (a tensor of 67
+channels from lane 10 has no slot-0 bytes on lanes 0..9); a storage unit (a 4N word) counts
+whole. An entry without them (int4 nibble access, a bounding range) is imprecise: its reads
+are not checked, and its writes take only the bytes they changed or that nothing had written
+(never a false report from it, at worst a missed one).
+
+Rules, per instruction i (its reads are checked against memory as it was before i, then its
+writes recorded):
+1. uninitialized: i reads a byte whose owner is 0. Any byte, not only a whole operand: the
+   footprints are exact, so an aligned layout's channel padding or a compact layout's gaps are
+   never counted as read; the vendor models' runs read none.
+2. overwritten (the dead write): instruction B changes bytes holding values an earlier
+   instruction A of this run wrote and nobody read yet (A's write there is dead), and B also
+   writes bytes A did not own: B is another tensor straddling A's (a wrapped channel slot, a
+   wrong offset). A B inside A (a load into a zero-filled padded buffer) updates A's tensor; a B
+   that read A's bytes first (an in-place operation, a buffer reused after its last read) is
+   no hazard. Reported when a later instruction C reads, in one operand, bytes B took from A
+   together with bytes still holding A's value or with none of B's other bytes: C reads A's
+   tensor as if it were unchanged. Once per (B, A) pair.
+Races (two engines at once) are the race detector's business; here order is the run's.
+"""
+import mmap
+
+import numpy as np
+
+from bmk.sim.report import OVERWRITTEN, UNINITIALIZED, MemoryWarning
+
+BEFORE = 1          # written before this run (host, an earlier or unchecked run)
+FIRST = 2           # owner of instruction i of a run: base + i, base >= FIRST
+MAX_WARNINGS = 1000
+_OWNER_MAX = (1 << 31) - 1
+
+
+def _zeros(n, dtype):
+    """n zeros in their own anonymous mapping: pages of 4 KiB zeroed when first touched (numpy
+    asks large arrays for 2 MiB pages, which a run touching a few tensors pays in full)."""
+    dtype = np.dtype(dtype)
+    return np.frombuffer(mmap.mmap(-1, n * dtype.itemsize), dtype)
+
+
+class LmemCheck:
+    """The owner / seen / lost / prev state of one Simulator's local memory (module docstring)."""
+
+    def __init__(self, lmem, host_writes=(), unknown=False):
+        """host_writes: the (addr, n) spans and log entries the host wrote since the memory was
+        zero (replayed as BEFORE); unknown: instructions ran unchecked, so every byte counts as
+        written (never a false report after m.run on the same Simulator)."""
+        self.lmem = lmem
+        self.owner = _zeros(lmem.size, np.int32)
+        self.lost = _zeros(lmem.size, np.int32)
+        self.seen = _zeros(lmem.size, np.uint8)
+        self.prev = _zeros(lmem.size, np.uint8)
+        self.base = FIRST
+        self.stale = unknown
+        self.any_lost = False
+        for w in host_writes:
+            self.host(w)
+        self.warnings, self.clobbers, self.reported = [], set(), set()
+
+    # -- outside a checked run ------------------------------------------------------------------
+    def host(self, what):
+        """The host wrote bytes (lmem_write: an (addr, n) span; lmem_write_array/_tensor: a log
+        entry): they count as written before the run."""
+        if isinstance(what, tuple) and len(what) == 2:
+            addr, n = what
+            lane = self.lmem.lane_size
+            pieces = []
+            while n > 0:                # lane by lane
+                k = min(n, lane - addr % lane)
+                pieces.append((addr, (1, k), (lane, 1), True))
+                addr, n = addr + k, n - k
+        else:
+            pieces = self.pieces(what)
+        for flat, shape, strides, _ in pieces:
+            self._view(self.owner, flat, shape, strides)[...] = BEFORE
+            self._view(self.prev, flat, shape, strides)[...] = self._data(self.lmem.data, flat, shape, strides)
+
+    # -- a checked run --------------------------------------------------------------------------
+    def start(self, n):
+        """A run of n instructions begins: what came before is BEFORE."""
+        if self.stale:          # instructions ran unchecked: any byte may have been written
+            npu, lane = self.lmem.npu_num, self.lmem.lane_size
+            np.copyto(self.prev.reshape(lane, npu), self.lmem.data.reshape(npu, lane).T)
+            self.owner.fill(BEFORE)
+            self.lost.fill(0)
+            self.base, self.stale, self.any_lost = FIRST, False, False
+        elif self.base + n >= _OWNER_MAX:
+            np.minimum(self.owner, BEFORE, out=self.owner)
+            self.lost.fill(0)
+            self.base, self.any_lost = FIRST, False
+        self.warnings, self.clobbers, self.reported = [], set(), set()
+
+    def finish(self, n):
+        """The run ended: its owners (and lost values) fall below the next run's base."""
+        self.base += n
+        return tuple(self.warnings)
+
+    def instruction(self, i, entries):
+        """Instruction i ran and logged `entries`: check its reads, then record its writes."""
+        name = self.lmem.name
+        mine = [e for e in entries if e[0] == name]
+        if not mine:
+            return
+        for e in mine:
+            if not e[4]:
+                self._read(i, e)
+        victims, others = set(), set()
+        for e in mine:
+            if e[4]:
+                self._write(i, e, victims, others)
+        me = self.base + i
+        others.discard(me)
+        for a in victims:
+            if others - {a}:            # i also wrote bytes a did not own: another tensor straddling a's
+                self.clobbers.add((me, a))
+
+    # -- footprints ------------------------------------------------------------------------------
+    def pieces(self, entry):
+        """(flat offset, shape, strides in bytes, exact) pieces covering an entry's bytes, in
+        Lmem.data's lane-major terms; the first dim of each is its lanes (stride lane_size)."""
+        _, mask, lo, hi, _, layout = entry
+        lane, npu = self.lmem.lane_size, self.lmem.npu_num
+        l0 = getattr(layout, "start_lane", None)
+        if l0 is not None:
+            c = layout.channels
+            off, dims, bst = layout
+            gn, groups, h, w = dims[:4]
+            unit = dims[4] if len(dims) > 4 else 1
+            sn, sc, sh, sw = bst[:4]
+            out = []
+            for g in range(groups):
+                a, b = max(l0, g * npu) - g * npu, min(l0 + c, (g + 1) * npu) - g * npu
+                if a < b:
+                    out.append((a * lane + off + g * sc, (b - a, gn, h, w, unit), (lane, sn, sh, sw, 1), True))
+            return out
+        out, k = [], 0
+        while mask >> k:                 # runs of lanes in the mask, each [lo, hi)
+            if mask >> k & 1:
+                j = k
+                while mask >> j & 1:
+                    j += 1
+                out.append((k * lane + lo, (j - k, hi - lo), (lane, 1), False))
+                k = j
+            else:
+                k += 1
+        return out
+
+    @staticmethod
+    def _data(arr, flat, shape, strides):
+        """A piece of a lane-major array (Lmem.data)."""
+        e = arr.itemsize
+        return np.ndarray(shape, arr.dtype, arr, flat * e, tuple(s * e for s in strides))
+
+    def _view(self, arr, flat, shape, strides):
+        """A piece of a state array. They are offset-major (byte `off` of lane `l` at off *
+        npu_num + l): a tensor's bytes at one offset on every lane are neighbours, so a run
+        touches few of their pages (lane-major, each lane is another page of each array)."""
+        lane, npu, e = self.lmem.lane_size, self.lmem.npu_num, arr.itemsize
+        l0, off = divmod(flat, lane)
+        st = (e,) + tuple(e * s * npu for s in strides[1:])      # a piece's first dim is its lanes
+        return np.ndarray(shape, arr.dtype, arr, e * (off * npu + l0), st)
+
+    def _where(self, flat, strides, hit):
+        """(lanes, lo, hi) of the bytes of a piece where `hit` (a bool array of its shape) holds:
+        the lanes with one, and the first such lane's offset range."""
+        idx = np.argwhere(hit)
+        pos = flat + idx @ np.array(strides, np.int64)
+        lanes, offs = np.divmod(pos, self.lmem.lane_size)
+        first = lanes.min()
+        return tuple(np.unique(lanes).tolist()), int(offs[lanes == first].min()), int(offs[lanes == first].max()) + 1
+
+    def _warn(self, w):
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(w)
+
+    # -- the rules -------------------------------------------------------------------------------
+    def _read(self, i, entry):
+        pieces = self.pieces(entry)
+        if not pieces or not pieces[0][3]:     # imprecise: not checked, its bounding bytes count as read
+            for flat, shape, strides, _ in pieces:
+                self._view(self.seen, flat, shape, strides)[...] = 1
+            return
+        unread = ("u", i) not in self.reported
+        plain, taken = set(), {}
+        for flat, shape, strides, _ in pieces:
+            own = self._view(self.owner, flat, shape, strides)
+            if unread and own.min() == 0:
+                unread = False
+                self.reported.add(("u", i))
+                self._warn(MemoryWarning(UNINITIALIZED, i, *self._where(flat, strides, own == 0)))
+            if self.clobbers:
+                lost = self._view(self.lost, flat, shape, strides)
+                sel = lost >= self.base
+                if sel.any():
+                    plain.update(np.unique(own[~sel]).tolist())
+                    for b, a in np.unique(np.stack([own[sel], lost[sel]], 1), axis=0).tolist():
+                        taken.setdefault((b, a), (flat, strides, sel & (own == b) & (lost == a)))
+                else:
+                    plain.update((int(own.min()), int(own.max())) if own.min() == own.max()
+                                 else np.unique(own).tolist())
+        for flat, shape, strides, _ in pieces:
+            self._view(self.seen, flat, shape, strides)[...] = 1
+        for (b, a), (flat, strides, hit) in taken.items():
+            # C reads A's tensor: bytes still A's, or none of B's but those B took from A
+            if (b, a) in self.clobbers and (b, a) not in self.reported and (a in plain or b not in plain):
+                self.reported.add((b, a))
+                self._warn(MemoryWarning(OVERWRITTEN, i, *self._where(flat, strides, hit),
+                                         writer=a - self.base, clobber=b - self.base))
+
+    def _write(self, i, entry, victims, others):
+        """Record entry's bytes as i's; add to `victims` the owners (this run's instructions)
+        of unread values it changed, to `others` every owner its bytes had (only then)."""
+        me, base = self.base + i, self.base
+        for flat, shape, strides, exact in self.pieces(entry):
+            own = self._view(self.owner, flat, shape, strides)
+            seen = self._view(self.seen, flat, shape, strides)
+            prev = self._view(self.prev, flat, shape, strides)
+            now = self._data(self.lmem.data, flat, shape, strides)
+            changed = now != prev
+            mine = None if exact else (changed | (own == 0))
+            dead = changed & (own >= base) & (own != me) & (seen == 0)    # unread values of this run, lost
+            if dead.any():
+                victims.update(np.unique(own[dead]).tolist())
+                others.update(np.unique(own if mine is None else own[mine]).tolist())
+                lost = self._view(self.lost, flat, shape, strides)
+                took = np.where((own >= base) & (own != me), own, 0)
+                if mine is None:
+                    lost[...] = took
+                else:
+                    lost[mine] = took[mine]
+                self.any_lost = True
+            elif self.any_lost:
+                lost = self._view(self.lost, flat, shape, strides)
+                if mine is None:
+                    lost[...] = 0
+                else:
+                    lost[mine] = 0
+            if mine is None:
+                own[...] = me
+                seen[...] = 0
+                prev[...] = now
+            else:
+                own[mine] = me
+                seen[mine] = 0
+                prev[mine] = now[mine]

@@ -1,0 +1,188 @@
+"""Issue 22.5 (simulator): local-memory warnings (bmk/sim/lmemcheck.py) in the Report, with the
+instruction index and its origin: a read of local bytes never written, and a dead write onto a
+live tensor that a later instruction reads as if unchanged (the 67-channel tensor from NPU 10
+whose wrapped channels land on a buffer of NPU 0). strict=True / bmk-run --strict fail on them;
+m.run checks nothing; no warning on programs that do it right (in place, fill then load, reuse
+after the last read) nor on the vendor's bm1684 models."""
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import bmk
+from bmk import bm1684, bm1684x
+from bmk.cli.main import run as run_cli
+from bmk.sim.report import OVERWRITTEN, UNINITIALIZED
+from tests.models.files import FACE_DETECTION, YUV2RGB
+
+G = 0x100000000
+LANE = bm1684x.local_mem_size_per_npu()
+I8 = bm1684x.DT_INT8
+SMALL = bm1684x.dim4(1, 8, 1, 16)
+X = bm1684x.dim4(1, 4, 1, 16)               # a buffer on NPUs 0..3
+WRAPPED = bm1684x.dim4(1, 67, 1, 16)        # from NPU 10: channels 54..66 on NPUs 0..12, slot 1
+
+
+def _sim(chip="bm1684x"):
+    sim = bmk.Simulator(chip)
+    sim.gmem_write(G, np.arange(1, 1 + 0x2000, dtype=np.int64).astype(np.int8))     # loads change bytes
+    return sim
+
+
+def _run(ctx, **kw):
+    sim = _sim(ctx.chip.name)
+    return sim, sim.run(ctx.acquire_cmdbuf(), **kw).named(ctx.origins())
+
+
+def _uninitialized():
+    ctx = bm1684x.Context()
+    ctx.gdma_cpy_S2L(0, G, SMALL, None, None, I8)
+    ctx.bdc_and(0x1000, 0, 0x2000, SMALL, None, None, None, I8)      # src1 at 0x2000: never written
+    ctx.gdma_cpy_L2S(G + 0x4000, 0x1000, SMALL, None, None, I8)
+    return ctx
+
+
+def _clobbered():
+    """X loaded at NPU 0 offset 64, then the wrapped tensor at NPU 10 offset 0, then X stored."""
+    ctx = bm1684x.Context()
+    ctx.gdma_cpy_S2L(64, G, X, None, None, I8)
+    ctx.gdma_cpy_S2L(10 * LANE, G + 0x1000, WRAPPED, None, None, I8)
+    ctx.gdma_cpy_L2S(G + 0x4000, 64, X, None, None, I8)
+    ctx.gdma_cpy_L2S(G + 0x5000, 10 * LANE, WRAPPED, None, None, I8)
+    return ctx
+
+
+def test_read_of_local_memory_never_written():
+    sim, report = _run(_uninitialized())
+    (w,) = report.warnings
+    assert (w.kind, w.index, w.lanes, w.lo, w.hi) == (UNINITIALIZED, 1, tuple(range(8)), 0x2000, 0x2010)
+    assert str(w).startswith("instruction 1 (test_lmem_checks.py:")
+    assert "bdc_and(0x1000, 0, 0x2000, dim4(n=1, c=8, h=1, w=16), None, None, None, DT_INT8)) reads lmem " \
+           "lanes 0-7 offsets [0x2000, 0x2010), never written" in str(w)
+    assert "warning: instruction 1 (" in str(report)
+    assert report.to_dict()["warnings"][0]["kind"] == "uninitialized"
+
+
+def test_host_writes_count_as_written():
+    ctx = _uninitialized()
+    sim = bmk.Simulator("bm1684x")
+    sim.lmem_write(0x2000, bytes(16))                   # NPU 0 only
+    (w,) = sim.run(ctx.acquire_cmdbuf()).warnings
+    assert w.lanes == tuple(range(1, 8))
+    for lane in range(8):
+        sim.lmem_write(lane * LANE + 0x2000, bytes(16))
+    assert sim.run(ctx.acquire_cmdbuf()).warnings == ()       # and the first run's writes count too
+
+
+def test_wrapped_channels_overwriting_a_live_buffer():
+    sim, report = _run(_clobbered())
+    (w,) = report.warnings
+    assert (w.kind, w.index, w.writer, w.clobber) == (OVERWRITTEN, 2, 0, 1)
+    assert (w.lanes, w.lo, w.hi) == ((0, 1, 2, 3), 0x40, 0x50)
+    text = str(w)
+    assert text.startswith("instruction 2 (test_lmem_checks.py:")
+    assert "reads the tensor instruction 0 (test_lmem_checks.py:" in text
+    assert "but instruction 1 (test_lmem_checks.py:" in text
+    assert "gdma_cpy_S2L(0x280000, 0x100001000, dim4(n=1, c=67, h=1, w=16), None, None, DT_INT8)) overwrote its " \
+           "lmem lanes 0-3 offsets [0x40, 0x50) in between (and wrote outside it)" in text
+    assert report.races == ()
+
+
+def test_the_allocator_placement_has_no_warning():
+    ctx = bm1684x.Context()
+    x = ctx.tl_alloc(X, I8)
+    t = ctx.tl_alloc(WRAPPED, I8, start_npu=10)
+    ctx.gdma_cpy_S2L(x.addr, G, x.shape, x.stride, None, I8)
+    ctx.gdma_cpy_S2L(t.addr, G + 0x1000, t.shape, t.stride, None, I8)
+    ctx.gdma_cpy_L2S(G + 0x4000, x.addr, x.shape, None, x.stride, I8)
+    ctx.gdma_cpy_L2S(G + 0x5000, t.addr, t.shape, None, t.stride, I8)    # reads the wrapped slots exactly
+    sim, report = _run(ctx)
+    assert report.warnings == ()
+    assert sim.gmem_read(G + 0x4000, 64) == sim.gmem_read(G, 64)
+
+
+def test_strict_is_a_simulation_error_after_the_run():
+    sim = _sim()
+    with pytest.raises(bmk.SimulationError) as e:
+        sim.run(_clobbered().acquire_cmdbuf(), strict=True)
+    assert str(e.value) == ("run: strict: 1 local-memory warning, the first: instruction 2 reads the tensor "
+                            "instruction 0 wrote, but instruction 1 overwrote its lmem lanes 0-3 offsets [0x40, 0x50) "
+                            "in between (and wrote outside it)")
+    assert sim.last_report.warnings[0].kind == OVERWRITTEN
+    with pytest.raises(bmk.SimulationError, match="run: strict: 1 local-memory warning, the first: instruction 1 "):
+        bmk.Simulator("bm1684x").run(_uninitialized().acquire_cmdbuf(), races=False, strict=True)
+
+
+def test_checks_off_without_races_or_when_asked():
+    assert len(_sim().run(_clobbered().acquire_cmdbuf()).warnings) == 1
+    assert _sim().run(_clobbered().acquire_cmdbuf(), races=False).warnings == ()
+    assert _sim().run(_clobbered().acquire_cmdbuf(), checks=False).warnings == ()
+    sim = bmk.Simulator("bm1684x")
+    sim.run(_uninitialized().acquire_cmdbuf(), races=False)          # unchecked: anything may be written now
+    assert sim.run(_uninitialized().acquire_cmdbuf()).warnings == ()
+    sim.reset()
+    assert len(sim.run(_uninitialized().acquire_cmdbuf()).warnings) == 1
+
+
+def test_no_warning_when_done_right():
+    ctx = bm1684.Context()
+    s, big = bm1684.dim4(1, 8, 4, 8), bm1684.dim4(1, 8, 6, 8)
+    # fill a padded buffer, then load into its middle rows (inside it), then read it all
+    ctx.gdma_32bit_set_C_local(0x4000, 0.0, big, None)
+    ctx.gdma_32bit_cpy_S2L(0x4000 + 8 * 4, G, s, (64, 64, 8, 1), None)
+    ctx.gdma_32bit_cpy_L2S(G + 0x8000, 0x4000, big, None, None)
+    # in place, the result straddling its source: a + a into the same bytes and past them
+    ctx.gdma_32bit_cpy_S2L(0, G, s, None, None)
+    ctx.bdc_add(0, 0, 0, s, None, None, None)
+    # a buffer reused after its last read by a tensor straddling it
+    ctx.gdma_32bit_cpy_L2S(G + 0x9000, 0, s, None, None)
+    ctx.gdma_32bit_cpy_S2L(0, G + 0x100, bm1684.dim4(1, 8, 8, 8), None, None)
+    ctx.gdma_32bit_cpy_L2S(G + 0xa000, 0, s, None, None)
+    sim, report = _run(ctx)
+    assert report.warnings == () and report.races == ()
+
+
+def test_bm1684_4n_tensor_half_loaded_reads_uninitialized():
+    ctx = bm1684.Context()
+    s = bm1684.dim4(4, 4, 2, 2)
+    ctx.gdma_8bit_cpy_S2L(0, G, bm1684.dim4(4, 4, 1, 2), bm1684.aligned_stride_for_8bit(0, s), None)   # row 0 only
+    ctx.gdma_8bit_cpy_L2S(G + 0x1000, 0, s, None, None)
+    (w,) = _run(ctx)[1].warnings
+    assert (w.kind, w.index, w.lanes, w.lo, w.hi) == (UNINITIALIZED, 1, (0, 1, 2, 3), 8, 16)
+
+
+def test_cli_strict_exits_2_with_one_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ctx = _clobbered()
+    ctx.save("k.cmdbuf")                                   # with its origins beside it
+    np.save("g.npy", np.arange(1, 1 + 0x2000, dtype=np.int64).astype(np.int8))
+    runner = CliRunner()
+    res = runner.invoke(run_cli, ["k.cmdbuf", "--gmem", f"{G:#x}=g.npy"])
+    assert res.exit_code == 0, res.stderr
+    assert "local-memory warnings: 1" in res.stdout and "  warning: instruction 2 (test_lmem_checks.py:" in res.stdout
+    res = runner.invoke(run_cli, ["k.cmdbuf", "--gmem", f"{G:#x}=g.npy", "--strict"])
+    assert res.exit_code == 2
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("run: --strict: 1 local-memory warning, the first: instruction 2 (test_lmem_checks.py:")
+    res = runner.invoke(run_cli, ["k.cmdbuf", "--gmem", f"{G:#x}=g.npy", "--json"])
+    assert '"kind": "overwritten"' in res.stdout
+
+
+def test_vendor_models():
+    """bm1684's face_detection reads no byte it did not write and overwrites no live tensor;
+    the bm1684x Yuv2rgb reads 240 bytes a lane past the row it converted (a stride-2 read,
+    values its output does not use): truthful warnings, so model runs check only when asked."""
+    from bmk.models import run
+    m = bmk.load_model(FACE_DETECTION)
+    st = m.nets[0].stages[0]
+    x = {t.name: np.random.default_rng(0).standard_normal(t.shape).astype(t.dtype) for t in st.inputs}
+    _, reports, _ = run.simulate(m, x, checks=True)
+    assert [r.warnings for _, r in reports] == [()] * len(reports)
+    y = bmk.load_model(YUV2RGB)
+    st = y.nets[0].stages[0]
+    x = {t.name: np.zeros(t.shape, t.dtype) for t in st.inputs}
+    _, reports, _ = run.simulate(y, x)
+    assert all(r.warnings == () for _, r in reports)                 # off by default
+    _, reports, _ = run.simulate(y, x, checks=True)
+    w = reports[0][1].warnings[0]
+    assert (w.kind, w.index, w.lanes, w.lo, w.hi) == (UNINITIALIZED, 4, tuple(range(30)), 0x300f0, 0x301dc)
