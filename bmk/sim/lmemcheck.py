@@ -45,6 +45,7 @@ from bmk.sim.report import OVERWRITTEN, UNINITIALIZED, MemoryWarning
 BEFORE = 1          # written before this run (host, an earlier or unchecked run)
 FIRST = 2           # owner of instruction i of a run: base + i, base >= FIRST
 MAX_WARNINGS = 1000
+MAX_CACHED = 1 << 14     # entries whose views are kept (emptied when full, like memory.MAX_CACHED_VIEWS)
 _OWNER_MAX = (1 << 31) - 1
 
 
@@ -70,6 +71,7 @@ class LmemCheck:
         self.base = FIRST
         self.stale = unknown
         self.any_lost = False
+        self._cache = {}                         # id(entry) -> (entry, its pieces' views)
         for w in host_writes:
             self.host(w)
         self.warnings, self.clobbers, self.reported = [], set(), set()
@@ -190,33 +192,51 @@ class LmemCheck:
         if len(self.warnings) < MAX_WARNINGS:
             self.warnings.append(w)
 
+    def _views(self, entry):
+        """An entry's pieces with their views of the state arrays and of Lmem.data: (flat,
+        strides, exact, owner, seen, prev, data, lost). Kept per entry (the simulator memoizes
+        views, so the same entry object comes back run after run)."""
+        hit = self._cache.get(id(entry))
+        if hit is not None and hit[0] is entry:
+            return hit[1]
+        out = []
+        for flat, shape, strides, exact in self.pieces(entry):
+            # the lanes last: the state arrays' contiguous axis innermost (numpy loops run faster)
+            views = [np.moveaxis(v, 0, -1) for v in (
+                self._view(self.owner, flat, shape, strides), self._view(self.seen, flat, shape, strides),
+                self._view(self.prev, flat, shape, strides), self._data(self.lmem.data, flat, shape, strides),
+                self._view(self.lost, flat, shape, strides))]
+            out.append((flat, strides[1:] + strides[:1], exact, *views))
+        if len(self._cache) >= MAX_CACHED:
+            self._cache.clear()
+        self._cache[id(entry)] = (entry, out)
+        return out
+
     # -- the rules -------------------------------------------------------------------------------
     def _read(self, i, entry):
-        pieces = self.pieces(entry)
-        if not pieces or not pieces[0][3]:     # imprecise: not checked, its bounding bytes count as read
-            for flat, shape, strides, _ in pieces:
-                self._view(self.seen, flat, shape, strides)[...] = 1
+        pieces = self._views(entry)
+        if not pieces or not pieces[0][2]:     # imprecise: not checked, its bounding bytes count as read
+            for p in pieces:
+                p[4][...] = 1
             return
         unread = ("u", i) not in self.reported
         plain, taken = set(), {}
-        for flat, shape, strides, _ in pieces:
-            own = self._view(self.owner, flat, shape, strides)
+        for flat, strides, _, own, seen, _, _, lost in pieces:
             if unread and own.min() == 0:
                 unread = False
                 self.reported.add(("u", i))
                 self._warn(MemoryWarning(UNINITIALIZED, i, *self._where(flat, strides, own == 0)))
             if self.clobbers:
-                lost = self._view(self.lost, flat, shape, strides)
                 sel = lost >= self.base
                 if sel.any():
                     plain.update(np.unique(own[~sel]).tolist())
                     for b, a in np.unique(np.stack([own[sel], lost[sel]], 1), axis=0).tolist():
                         taken.setdefault((b, a), (flat, strides, sel & (own == b) & (lost == a)))
                 else:
-                    plain.update((int(own.min()), int(own.max())) if own.min() == own.max()
-                                 else np.unique(own).tolist())
-        for flat, shape, strides, _ in pieces:
-            self._view(self.seen, flat, shape, strides)[...] = 1
+                    lo, hi = int(own.min()), int(own.max())
+                    plain.update((lo,) if lo == hi else np.unique(own).tolist())
+        for p in pieces:
+            p[4][...] = 1
         for (b, a), (flat, strides, hit) in taken.items():
             # C reads A's tensor: bytes still A's, or none of B's but those B took from A
             if (b, a) in self.clobbers and (b, a) not in self.reported and (a in plain or b not in plain):
@@ -228,18 +248,17 @@ class LmemCheck:
         """Record entry's bytes as i's; add to `victims` the owners (this run's instructions)
         of unread values it changed, to `others` every owner its bytes had (only then)."""
         me, base = self.base + i, self.base
-        for flat, shape, strides, exact in self.pieces(entry):
-            own = self._view(self.owner, flat, shape, strides)
-            seen = self._view(self.seen, flat, shape, strides)
-            prev = self._view(self.prev, flat, shape, strides)
-            now = self._data(self.lmem.data, flat, shape, strides)
-            changed = now != prev
-            mine = None if exact else (changed | (own == 0))
-            dead = changed & (own >= base) & (own != me) & (seen == 0)    # unread values of this run, lost
+        for _, _, exact, own, seen, prev, now, lost in self._views(entry):
+            mine = None if exact else ((now != prev) | (own == 0))
+            dead = seen == 0                        # unread values of this run's instructions, changed
+            if dead.any():
+                dead &= own >= base
+                dead &= own != me
+                if dead.any():
+                    dead &= now != prev
             if dead.any():
                 victims.update(np.unique(own[dead]).tolist())
                 others.update(np.unique(own if mine is None else own[mine]).tolist())
-                lost = self._view(self.lost, flat, shape, strides)
                 took = np.where((own >= base) & (own != me), own, 0)
                 if mine is None:
                     lost[...] = took
@@ -247,7 +266,6 @@ class LmemCheck:
                     lost[mine] = took[mine]
                 self.any_lost = True
             elif self.any_lost:
-                lost = self._view(self.lost, flat, shape, strides)
                 if mine is None:
                     lost[...] = 0
                 else:
