@@ -186,3 +186,13 @@ def test_vendor_models():
     _, reports, _ = run.simulate(y, x, checks=True)
     w = reports[0][1].warnings[0]
     assert (w.kind, w.index, w.lanes, w.lo, w.hi) == (UNINITIALIZED, 4, tuple(range(30)), 0x300f0, 0x301dc)
+
+
+def test_m_run_checks_nothing():
+    """m.run (no race detection) never makes the checks' state: no cost on models."""
+    from bmk.models import run
+    y = bmk.load_model(YUV2RGB)
+    st = y.nets[0].stages[0]
+    y.run({t.name: np.zeros(t.shape, t.dtype) for t in st.inputs})
+    sim, _ = y.kept[run.IDLE]
+    assert sim._lcheck is None and sim.last_report.warnings == ()
