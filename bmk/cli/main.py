@@ -538,12 +538,12 @@ def run(file, chip, raw, gmem, dump, as_json, trace, strict, progress, inputs, o
     """
     from bmk.cli import models, simrun
     if models.sniff(file) and not raw:
-        for flag, given in (("--chip", chip), ("--gmem", gmem), ("--strict", strict)):
+        for flag, given in (("--chip", chip), ("--gmem", gmem)):
             if given:
                 fail(f"{flag} does not apply to a model (it names its chip and places its own data)")
         model = models.load(file)
         sys.exit(models.run_model(model, inputs, output, [simrun.parse_dump(d) for d in dump], as_json, trace,
-                                  progress))
+                                  progress, strict))
     if inputs or output:
         fail("--input and -o take a model FILE (.bmodel, .cvimodel)")
     listing = _load_input(file, chip, raw)

@@ -105,15 +105,18 @@ def read_inputs(specs):
     return out
 
 
-def run_model(model, inputs, output, dumps, as_json, trace, progress):
-    """bmk-run on a model: simulate, print the per-group reports and the outputs, save them."""
+def run_model(model, inputs, output, dumps, as_json, trace, progress, strict=False):
+    """bmk-run on a model: simulate, print the per-group reports and the outputs, save them.
+    strict: the local-memory checks too (off for models otherwise, bmk.models.run.simulate);
+    after the reports, exit 1 on a race, else a warning is a failure (exit 2, one line)."""
     import numpy as np
 
     from bmk.cli.simrun import format_table, write_dump
     from bmk.models.run import prepare, simulate, write_trace
     prepared = prepare(model)               # what cannot run is said before any input file is read
     values = read_inputs(inputs)
-    outputs, reports, sim = simulate(model, values, progress=_progress(progress), prepared=prepared)
+    outputs, reports, sim = simulate(model, values, progress=_progress(progress), prepared=prepared,
+                                     checks=bool(strict))
     for addr, nbytes, path in dumps:
         write_dump(path, sim, addr, nbytes)
     if trace:
@@ -124,13 +127,29 @@ def run_model(model, inputs, output, dumps, as_json, trace, progress):
         click.echo(json.dumps({"groups": [{"label": label, "report": r.to_dict()} for label, r in reports],
                                "outputs": {k: {"dtype": str(v.dtype), "shape": list(v.shape)}
                                            for k, v in outputs.items()}}, indent=2))
-        return 0
+        return _strict(reports) if strict else 0
     for label, report in reports:
         click.echo(f"{label}: " + format_table(report))
     for k, v in outputs.items():
         lo, hi = (float(v.min()), float(v.max())) if v.size else (0, 0)
         click.echo(f"output {k}: {v.dtype} {tuple(v.shape)}, min {lo:g}, max {hi:g}"
                    + (f" -> {output}" if output else ""))
+    return _strict(reports) if strict else 0
+
+
+def _strict(reports):
+    """--strict on a model's reports: 1 on a race (one stderr line), a BmkError naming the
+    group and the first local-memory warning, else 0."""
+    from bmk.errors import BmkError
+    races = sum(len(r.races) for _, r in reports)
+    if races:
+        click.echo(f"{click.get_current_context().find_root().info_name}: --strict: {races} race(s)", err=True)
+        return 1
+    for label, r in reports:
+        if r.warnings:
+            n = sum(len(x.warnings) for _, x in reports)
+            raise BmkError(f"--strict: {n} local-memory warning{'s' if n > 1 else ''}, the first: {label}: "
+                           f"{r.warnings[0]}")
     return 0
 
 

@@ -184,8 +184,9 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
     sim: a Simulator in a fresh chip's state to run on (default: a new one); races: detect
     races (Simulator.run) for the reports; checks, strict: the local-memory checks
     (bmk/sim/lmemcheck.py), off by default for a compiled model: the vendor's Yuv2rgb reads
-    local bytes it never wrote (a stride-2 read of twice the row it converted, values its
-    output never uses), so a model's warnings are for whoever asks for them."""
+    local bytes it never wrote (a stride-2 read of twice the row it converted) and the next
+    row overwrites, unread, half of what it computed from them (values its output never
+    uses), so a model's warnings are for whoever asks for them (bmk-run MODEL --strict)."""
     from bmk.sim import Simulator
     st, sem, groups, programs, spec = prepared or prepare(model, net, stage)
     values = _inputs(model, st, inputs)

@@ -171,7 +171,8 @@ def test_cli_strict_exits_2_with_one_line(tmp_path, monkeypatch):
 def test_vendor_models():
     """bm1684's face_detection reads no byte it did not write and overwrites no live tensor;
     the bm1684x Yuv2rgb reads 240 bytes a lane past the row it converted (a stride-2 read,
-    values its output does not use): truthful warnings, so model runs check only when asked."""
+    values its output does not use) and overwrites half of what it computed from them unread:
+    truthful warnings, so model runs check only when asked."""
     from bmk.models import run
     m = bmk.load_model(FACE_DETECTION)
     st = m.nets[0].stages[0]
@@ -186,6 +187,10 @@ def test_vendor_models():
     _, reports, _ = run.simulate(y, x, checks=True)
     w = reports[0][1].warnings[0]
     assert (w.kind, w.index, w.lanes, w.lo, w.hi) == (UNINITIALIZED, 4, tuple(range(30)), 0x300f0, 0x301dc)
+    # the row computed from them (60 values, 30 of them used) is half overwritten by the next
+    # row's before anything reads it: dead writes, truthfully reported
+    w = [w for w in reports[0][1].warnings if w.kind == OVERWRITTEN][0]
+    assert (w.index, w.writer, w.clobber) == (45, 37, 41)
 
 
 def test_m_run_checks_nothing():
@@ -196,3 +201,18 @@ def test_m_run_checks_nothing():
     y.run({t.name: np.zeros(t.shape, t.dtype) for t in st.inputs})
     sim, _ = y.kept[run.IDLE]
     assert sim._lcheck is None and sim.last_report.warnings == ()
+
+
+def test_cli_strict_on_a_model_checks_local_memory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    y = bmk.load_model(YUV2RGB)
+    (t,) = y.nets[0].stages[0].inputs
+    np.save("x.npy", np.zeros(t.shape, t.dtype))
+    runner = CliRunner()
+    res = runner.invoke(run_cli, [str(YUV2RGB), "--input", f"{t.name}=x.npy"])
+    assert res.exit_code == 0 and "warning" not in res.stdout            # model runs check only when asked
+    res = runner.invoke(run_cli, [str(YUV2RGB), "--input", f"{t.name}=x.npy", "--strict"])
+    assert res.exit_code == 2
+    (line,) = res.stderr.splitlines()
+    assert line.startswith("run: --strict: 16 local-memory warnings, the first: net0/stage0/subnet0/core0/group0: "
+                           "instruction 4 reads lmem lanes 0-29 offsets [0x300f0, 0x301dc), never written")
