@@ -621,13 +621,27 @@ class Program:
             args = tuple(args)
         return Origin(name, args_text(args), file, line)
 
-    def origins(self):
-        """The Origin of every instruction acquire_cmdbuf returns (end commands: None)."""
+    def origins(self, streams=False):
+        """The Origin of every instruction acquire_cmdbuf returns (end commands: None). With
+        streams=True, in the order of acquire_streams()'s instructions as bmk.decode and
+        Simulator.run merge them (by sync ids: another valid order), e.g. for
+        `sim.run(ctx.acquire_streams()).named(ctx.origins(streams=True))`."""
         starts = list(self._call_starts) + [len(self._records)]
         out = [None] * starts[0]
         for k in range(len(self._call_sites)):
             out += [self._origin_of(k)] * (starts[k + 1] - starts[k])
-        return tuple(out) + (None,) * len(self._end)
+        out = tuple(out) + (None,) * len(self._end)
+        if not streams:
+            return out
+        from bmk.encoders.framing import decode_raw_streams
+        per_engine = {name: iter(origins) for name, origins in self._origins_per_engine(out).items()}
+        return tuple(next(per_engine[r.engine]) for r in decode_raw_streams(self.chip, [self.acquire_streams()]))
+
+    def _origins_per_engine(self, origins):
+        """{engine: its instructions' origins in stream order} for acquire_streams()."""
+        codes = np.concatenate([np.frombuffer(bytes(self._codes), np.uint8), np.frombuffer(self._end_codes, np.uint8)])
+        return {name: [origins[i] for i in np.flatnonzero(codes == code).tolist()]
+                for code, name in enumerate(self.acquire_streams())}
 
     def listing(self, fields="changed", width=None):
         """acquire_cmdbuf's instructions as assembly text (bmk-asm reads it back), each line
@@ -650,13 +664,13 @@ class Program:
                 f.write(self.acquire_cmdbuf())
             write_sidecar(path, origins)
             return [str(path)]
-        codes = np.concatenate([np.frombuffer(bytes(self._codes), np.uint8), np.frombuffer(self._end_codes, np.uint8)])
+        per_engine = self._origins_per_engine(origins)
         written = []
-        for code, (name, data) in enumerate(self.acquire_streams().items()):
+        for name, data in self.acquire_streams().items():
             out = f"{path}.{name}.bin"
             with open(out, "wb") as f:
                 f.write(data)
-            write_sidecar(out, [origins[i] for i in np.flatnonzero(codes == code).tolist()])
+            write_sidecar(out, per_engine[name])
             written.append(out)
         return written
 

@@ -171,8 +171,9 @@ class Report:
 
     def named(self, origins):
         """This report with each instruction's origin (bmk/origins.py: one per instruction in
-        buffer order, e.g. ctx.origins() or a sidecar's): races name the two calls and source
-        lines, trace events carry them."""
+        the order that ran, e.g. ctx.origins() for acquire_cmdbuf(), ctx.origins(streams=True)
+        for acquire_streams(), or a sidecar's): races name the two calls and source lines,
+        trace events carry them."""
         origins = tuple(origins)
         if len(origins) != len(self.instructions):
             raise ValueError(f"origins must give one per instruction ({len(self.instructions)}), not {len(origins)}")

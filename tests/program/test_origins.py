@@ -148,3 +148,24 @@ def test_positional_and_keyword_arguments_are_both_kept():
     a, b = ctx.origins()[:2]
     assert a.args == "0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, dtype=DT_INT16"
     assert b.args == "0x1000, 0, 100, dim4(n=1, c=64, h=8, w=8), None, None, DT_INT16"
+
+
+def test_origins_in_the_order_of_the_raw_streams():
+    """sim.run(ctx.acquire_streams()) runs the instructions merged by sync ids (another valid
+    order than acquire_cmdbuf's: the end commands first): origins(streams=True) follows it, so
+    a race found on the streams names the right two lines."""
+    from bmk.sim.core import Simulator
+    ctx, load_line, min_line = racing_kernel()
+    streams = ctx.acquire_streams()
+    recs = bmk.decode("bm1684x", streams)
+    by_stream = ctx.origins(streams=True)
+    assert len(by_stream) == len(recs) == len(ctx.origins())
+    assert [r.kind for r in recs] != [r.kind for r in bmk.decode("bm1684x", ctx.acquire_cmdbuf())]   # the orders differ
+    assert by_stream.count(None) == ctx.origins().count(None)            # the end commands
+    assert sorted(map(str, filter(None, by_stream))) == sorted(map(str, filter(None, ctx.origins())))
+    for r, o in zip(recs, by_stream):
+        if r.kind == "arith.min":
+            assert (o.file.endswith(HERE), o.line, o.call) == (True, min_line, "bdc_min_C")
+    report = Simulator("bm1684x").run(streams).named(by_stream)
+    (race,) = report.races
+    assert sorted(race.origins) == sorted([str(o) for o in by_stream if o is not None and o.line in (load_line, min_line)])
