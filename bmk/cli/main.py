@@ -219,40 +219,127 @@ def asm(file, output, chip, raw, out_dir):
         fail("missing -o OUT (or --raw ENGINE OUT, or --dir DIR)")
     name = "<stdin>" if file == "-" else file
     parser, records = asmtext.iter_parse(asmtext.text_lines(_read_text(file, name)), loading.resolve_chip(chip), name)
-    # Encoded as parsed: a long text never becomes a list of Records (issue 13.4).
-    buf, bodies, pads, frame = bytearray(), {}, {}, None
-    groups = {}             # --dir: group number -> (label, form, cmd_hdr_t bytes, {engine: bodies}, {engine: pad})
+    if out_dir:
+        return _asm_groups(parser, records, name, output, raw, out_dir)
+    # Encoded as parsed and written as encoded (issue 13.4, 24.2): a long text never becomes a
+    # list of Records, nor its bytes a list of bodies; the files appear whole at the end.
+    with _Outputs() as outs:
+        buf = outs.file(output) if output else None
+        streams, frame, bad = {}, None, None      # engine name -> [StreamWriter]
+        for lineno, rec in records:
+            if frame is None:
+                frame = loading.Framer(parser.chip)
+                streams, bad = _stream_writers(parser.chip, raw, outs)
+            head, body = frame(rec)
+            if rec.core and raw:
+                fail(f"{name}:{lineno}: a record of core {rec.core} (.core): --raw and --dir write one core's streams "
+                     "per group (a model's listing has one group per core)")
+            if parser.groups > 1:
+                fail(f"{name}: a listing of several command groups (.group lines): write them with --dir DIR")
+            if buf is not None:
+                buf(head)
+                buf(body)
+            for w in streams.get(rec.engine, ()):
+                w.add(body, rec.header.get(PAD))
+        if frame is None and raw:
+            streams, bad = _stream_writers(parser.chip, raw, outs)
+        if bad is not None:           # an unknown engine: said once the whole text has been read
+            raise bad
+        for ws in streams.values():
+            for w in ws:
+                w.close()
+        outs.commit()
+
+
+class _Outputs:
+    """Output files written as they are made: each into a temporary file beside it, renamed over
+    it by `commit` (so a failure leaves no half-written file); '-' (stdout) is kept in memory
+    and written at commit."""
+
+    def __init__(self):
+        self.files = []                 # (path, file object or BytesIO)
+
+    def __enter__(self):
+        return self
+
+    def file(self, path):
+        """A write(bytes) function for `path`."""
+        import io
+        import tempfile
+        import stat
+        if path == "-" or (os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode)):
+            f = io.BytesIO()          # stdout, a device, a pipe: written at commit
+        else:
+            folder = os.path.dirname(os.path.abspath(path))
+            f = tempfile.NamedTemporaryFile(dir=folder, prefix=f".{os.path.basename(path)}.", delete=False)
+        self.files.append((path, f))
+        return f.write
+
+    def commit(self):
+        for path, f in self.files:
+            if not hasattr(f, "name"):
+                _write(path, f.getvalue())
+                continue
+            f.close()
+            os.chmod(f.name, _mode(path))
+            os.replace(f.name, path)
+        self.files = []
+
+    def __exit__(self, *exc):
+        for path, f in self.files:            # not committed: a failure
+            if hasattr(f, "name"):
+                f.close()
+                try:
+                    os.remove(f.name)
+                except OSError:
+                    pass
+        return False
+
+
+def _mode(path):
+    """The permissions a file written at `path` gets: an existing file's, else what open() gives."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _stream_writers(chip, raw, outs):
+    """--raw ENGINE OUT pairs -> ({engine name: [StreamWriter]}, the BmkError of an unknown engine or None)."""
+    from bmk.encoders.framing import StreamWriter
+    from bmk.text import loading
+    writers = {}
+    for engine, path in raw:
+        try:
+            name = loading.engine_name(chip, engine)
+        except BmkError as e:
+            return {}, e
+        writers.setdefault(name, []).append((path, chip.engine(name).stream))
+    return {name: [StreamWriter(rule, outs.file(path)) for path, rule in ws] for name, ws in writers.items()}, None
+
+
+def _asm_groups(parser, records, name, output, raw, out_dir):
+    """bmk-asm --dir: a model's listing, every group written into DIR."""
+    from bmk.text import loading
+    groups = {}             # group number -> (label, form, cmd_hdr_t bytes, {engine: bodies}, {engine: pad})
+    frame = None
     for lineno, rec in records:
         frame = frame or loading.Framer(parser.chip)
         head, body = frame(rec)
-        if rec.core and (raw or out_dir):
+        if rec.core:
             fail(f"{name}:{lineno}: a record of core {rec.core} (.core): --raw and --dir write one core's streams "
                  "per group (a model's listing has one group per core)")
-        if out_dir:
-            if parser.group is None:
-                fail(f"{name}:{lineno}: --dir writes a model's listing, whose groups start with '.group LABEL' lines")
-            label, form, gbuf, gbodies, gpads = groups.setdefault(
-                parser.groups, (parser.group, parser.group_form, bytearray(), {}, {}))
-            gbuf += head + body
-            _add_body(gbodies, gpads, rec, body)
-            continue
-        if parser.groups > 1:
-            fail(f"{name}: a listing of several command groups (.group lines): write them with --dir DIR")
-        buf += head
-        buf += body
-        if raw:
-            _add_body(bodies, pads, rec, body)
-    if out_dir:
-        _write_groups(parser.chip, out_dir, groups.values())
-        if not (output or raw):
-            return
+        if parser.group is None:
+            fail(f"{name}:{lineno}: --dir writes a model's listing, whose groups start with '.group LABEL' lines")
+        label, form, gbuf, gbodies, gpads = groups.setdefault(
+            parser.groups, (parser.group, parser.group_form, bytearray(), {}, {}))
+        gbuf += head + body
+        _add_body(gbodies, gpads, rec, body)
+    _write_groups(parser.chip, out_dir, groups.values())
+    if output or raw:
         fail("--dir writes every group: give it without -o or --raw")
-    outputs = [(loading.engine_name(parser.chip, engine), path) for engine, path in raw]
-    if output:
-        _write(output, buf)
-    del buf
-    for engine, path in outputs:
-        _write(path, _stream(parser.chip, engine, bodies, pads))
 
 
 def _add_body(bodies, pads, rec, body):

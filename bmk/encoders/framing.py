@@ -381,11 +381,12 @@ def check_pad(value, what=PAD):
     return value
 
 
-def frame_stream(rule, bodies, pad=None, inner=None):
+def frame_stream(rule, bodies, pad=None, inner=None, start=0):
     """Command bytes of one engine, in order -> its raw stream by the StreamRule: each in its
     slot (then `inner[i]` zero bytes, padding inside the stream), then zero padding (`pad`
-    bytes when given, else what the rule asks)."""
-    out, used = [], 0
+    bytes when given, else what the rule asks; `start`: bytes of the stream before these
+    bodies, which the rule's padding counts: StreamWriter)."""
+    out, used = [], start
     for i, body in enumerate(bodies):
         if rule.slot:
             body += bytes(rule.slot - len(body))
@@ -395,6 +396,33 @@ def frame_stream(rule, bodies, pad=None, inner=None):
         used += len(body)
     out.append(bytes(_rule_pad(rule, used) if pad is None else check_pad(pad)))
     return b"".join(out)
+
+
+class StreamWriter:
+    """One engine's raw stream written command by command as frame_stream frames it (bmk-asm on
+    long texts: no list of bodies held). `write(bytes)` takes the stream's bytes in order.
+
+    add(body, pad): a command's bytes and the zero bytes its record carries after it (`PAD`),
+    which go after its slot when another command follows, else at the end (close)."""
+
+    def __init__(self, rule, write):
+        self.rule, self.write = rule, write
+        self.used, self.last = 0, None
+
+    def add(self, body, pad=None):
+        if self.last is not None:
+            self._put(frame_stream(self.rule, [self.last[0]], self.last[1] or 0))
+        self.last = (body, pad)
+
+    def close(self):
+        """The last command and the stream's end padding (its PAD, else what the rule asks)."""
+        body, pad = self.last if self.last is not None else (None, None)
+        self._put(frame_stream(self.rule, [] if body is None else [body], pad, start=self.used))
+        self.last = None
+
+    def _put(self, data):
+        self.used += len(data)
+        self.write(data)
 
 
 def encode_stream(chip, engine, records):
