@@ -332,41 +332,76 @@ def decode_stream(chip, engine, data, core=0):
     if eng.opaque:
         return [opaque_record(chip, eng, data, eng.name, 0, None, core)] if data else []
     if not eng.classes:
-        raise DecodeError(f"engine {engine!r} of {chip.name} has no instruction classes")
-    rule, data, name = eng.stream, bytes(data), eng.name
-    records, offset = [], 0
-    where = f" in the {name} stream"
-    while offset < len(data):
-        rest = len(data) - offset
-        ended = records and rule.end is not None and records[-1].kind == rule.end
-        limit = max(rule.zero_tail, rule.pad_to) if ended else rule.zero_tail
-        if rest <= limit and not any(data[offset:]):
-            break
-        if ended and rule.pad_to:
-            skip = _padding(data, offset, rule.pad_to)
-            if skip and offset + skip < len(data):      # padding, then the next stream's commands
-                _check_pad(skip, offset, where)
-                records[-1] = attrs.evolve(records[-1], header={**records[-1].header, PAD: skip})
-                offset += skip
-                continue
-        cls = _classify(chip, eng, data, offset, offset, where)
-        size = rule.slot or cls.nbytes
-        if offset + size > len(data):
-            what = f"{name} {cls.name}" if eng.selector else name
-            raise DecodeError(f"truncated {what} command{where}: {rest} of {size} bytes", offset)
-        if any(data[offset + cls.nbytes:offset + size]):
-            raise DecodeError(f"{name} slot{where} has non-zero bytes after its {cls.nbytes}-byte command", offset)
+        raise DecodeError(f"engine {engine!r} of chip {chip.name} has no instruction classes")
+    data, name = bytes(data), eng.name
+    scan = StreamScan(chip, eng, data)
+    records = []
+    for offset, cls in scan:
         fields = codec_for(cls).unpack(data[offset:offset + cls.nbytes])
         rec = make_record(chip, name, cls, fields, name, offset)
         records.append(attrs.evolve(rec, core=core) if core else rec)
-        offset += size
-    pad = len(data) - offset
-    if records and (pad != _rule_pad(rule, offset) or PAD in records[-1].header):
-        last = records[-1]           # padding already skipped after it (a short last block) counts too
-        total = last.header.get(PAD, 0) + pad
-        _check_pad(total, offset, where)
-        records[-1] = attrs.evolve(last, header={**last.header, PAD: total})
+    for i, pad in scan.pads.items():
+        records[i] = attrs.evolve(records[i], header={**records[i].header, PAD: pad})
     return records
+
+
+class StreamScan:
+    """The commands of one raw stream (an engine with instruction classes), by its StreamRule:
+    iterating gives (offset, class) of each command in order, without unpacking its fields;
+    then `pads` is {command index: zero bytes after it} (the `PAD` a Record keeps: padding
+    between closed streams back to back, or an end that is not the rule's), and `count` the
+    commands. decode_stream makes its Records from it; the text tools keep only these columns
+    (bmk/text/raw.py). `data`: bytes, or any buffer that slices to bytes (a memory map).
+    Any defect raises DecodeError naming the byte offset (decode_stream's errors)."""
+
+    def __init__(self, chip, eng, data):
+        self.chip, self.eng, self.data = chip, eng, data
+        self.pads, self.count = {}, 0
+
+    def _kind(self, offset, cls):
+        return cls.instruction_of(codec_for(cls).unpack(self.data[offset:offset + cls.nbytes]))
+
+    def __iter__(self):
+        chip, eng, data = self.chip, self.eng, self.data
+        rule, name, pads = eng.stream, eng.name, self.pads
+        where = f" in the {name} stream"
+        size, offset, n, last = len(data), 0, 0, None        # last: (offset, class) of the last command
+        kind = None                                            # (offset, kind name) of the last one, when asked
+        while offset < size:
+            rest = size - offset
+            ended = False
+            if data[offset] == 0:              # only zero bytes can be padding or the zero tail
+                if last is not None and rule.end is not None:
+                    if kind is None or kind[0] != last[0]:
+                        kind = (last[0], getattr(self._kind(*last), "name", None))
+                    ended = kind[1] == rule.end
+                limit = max(rule.zero_tail, rule.pad_to) if ended else rule.zero_tail
+                if rest <= limit and not any(data[offset:]):
+                    break
+            if ended and rule.pad_to:
+                skip = _padding(data, offset, rule.pad_to)
+                if skip and offset + skip < size:          # padding, then the next stream's commands
+                    _check_pad(skip, offset, where)
+                    pads[n - 1] = skip
+                    offset += skip
+                    continue
+            cls = _classify(chip, eng, data, offset, offset, where)
+            step = rule.slot or cls.nbytes
+            if offset + step > size:
+                what = f"{name} {cls.name}" if eng.selector else name
+                raise DecodeError(f"truncated {what} command{where}: {rest} of {step} bytes", offset)
+            if any(data[offset + cls.nbytes:offset + step]):
+                raise DecodeError(f"{name} slot{where} has non-zero bytes after its {cls.nbytes}-byte command", offset)
+            yield offset, cls
+            n += 1
+            self.count = n
+            last = (offset, cls)
+            offset += step
+        pad = size - offset
+        if n and (pad != _rule_pad(rule, offset) or (n - 1) in pads):
+            total = pads.get(n - 1, 0) + pad       # padding already skipped after it (a short last block) counts too
+            _check_pad(total, offset, where)
+            pads[n - 1] = total
 
 
 def _check_pad(pad, offset, where):

@@ -18,6 +18,7 @@ the next DMA); with several cores a core runs until a message wait stops it, whi
 vendor's segments (newer-chips.md 3: segment 0 of every core, then segment 1 ...). Ids that
 never resolve keep stream order.
 """
+from array import array
 from collections import defaultdict
 
 
@@ -31,8 +32,32 @@ def merge_cores(chip, cores):
     if len(queues) == 1:
         return list(queues[0][2])
     where = {(core, e.name): q for q, (core, e, _) in enumerate(queues)}
-    waits = [_waits(e, recs, core, where) for core, e, recs in queues]
-    msgs = [_messages(e, recs) for _, e, recs in queues]
+    columns = []
+    for core, e, recs in queues:
+        own = [r.fields.get(e.own_id, -1) for r in recs] if e.own_id and not e.implicit_ids else None
+        waits = [[r.fields.get(fname, -1) for r in recs] for _, fname in e.wait_for]
+        columns.append(Queue(core, e, len(recs), own, waits, _messages(e, recs)))
+    order_q, order_j = merge_order(columns, where)
+    return [queues[q][2][j] for q, j in zip(order_q, order_j)]
+
+
+class Queue:
+    """One stream to merge, as columns: `n` commands; `own`: each one's own id (-1: its class
+    has none; None for implicit ids or an engine without them); `waits`: per wait_for field of
+    the engine, each command's value (-1: its class has no such field), turned in place into
+    what it waits for (`merge_order`); `msgs`: _messages (or MessageLog.result) of the stream."""
+
+    __slots__ = ("core", "eng", "n", "own", "waits", "msgs")
+
+    def __init__(self, core, eng, n, own, waits, msgs):
+        self.core, self.eng, self.n, self.own, self.waits, self.msgs = core, eng, n, own, waits, msgs
+
+
+def merge_order(queues, where):
+    """[Queue] in priority order, where: {(core, engine name): queue number} -> (queue, index)
+    of each command in program order (array('H'), array('I')), by the module docstring's rule."""
+    waits = [_waits(qu.eng, qu.core, qu.waits, where) for qu in queues]
+    msgs = [qu.msgs for qu in queues]
     # message id -> [(queue, number of sends)] of every stream that sends it
     senders = defaultdict(list)
     for q, (_, _, counts) in enumerate(msgs):
@@ -41,74 +66,97 @@ def merge_cores(chip, cores):
     heads = [0] * len(queues)
     done = [0] * len(queues)            # the last own id emitted (explicit) or the count (implicit)
     sent = defaultdict(int)             # (queue, message id) -> sends emitted
-    out, total = [], sum(len(recs) for _, _, recs in queues)
+    total = sum(qu.n for qu in queues)
+    order_q, order_j = array("H"), array("I")
+    own = [qu.own for qu in queues]
+    implicit = [qu.eng.implicit_ids for qu in queues]
+    wait_msgs = [m[0] for m in msgs]
+    send_msgs = [m[1] for m in msgs]
 
     def ready(q):
         i = heads[q]
-        for other, value in waits[q][i]:
-            if value > (done[other] if other is not None else 0):
+        for other, values in waits[q]:
+            if values[i] > (done[other] if other is not None else 0):
                 return False
-        wait = msgs[q][0].get(i)
+        wait = wait_msgs[q].get(i) if wait_msgs[q] else None
         if wait is not None:
             m, k = wait
             return all(sent[(s, m)] >= k for s, n in senders[m] if n >= k)
         return True
 
-    live = list(range(len(queues)))
-    while len(out) < total:
+    live = [q for q in range(len(queues)) if queues[q].n]
+    count = 0
+    while count < total:
         pick = next((q for q in live if ready(q)), live[0])
-        core, eng, recs = queues[pick]
         i = heads[pick]
-        rec = recs[i]
         heads[pick] = i + 1
-        done[pick] = i + 1 if eng.implicit_ids else rec.fields.get(eng.own_id, 0) if eng.own_id else 0
-        m = msgs[pick][1].get(i)
-        if m is not None:
-            sent[(pick, m)] += 1
-        out.append(rec)
-        if heads[pick] == len(recs):
+        if implicit[pick]:
+            done[pick] = i + 1
+        else:
+            v = own[pick][i] if own[pick] is not None else 0
+            done[pick] = v if v >= 0 else 0
+        if send_msgs[pick]:
+            m = send_msgs[pick].get(i)
+            if m is not None:
+                sent[(pick, m)] += 1
+        order_q.append(pick)
+        order_j.append(i)
+        count += 1
+        if heads[pick] == queues[pick].n:
             live.remove(pick)
-    return out
+    return order_q, order_j
 
 
-def _waits(eng, recs, core, where):
-    """Per record: ((queue of the waited-for stream or None, id), ...) for each wait_for field."""
+def _waits(eng, core, columns, where):
+    """[(queue of the waited-for stream or None, values)] for each wait_for field: each
+    command's value made what it waits for (the wait_mask bits; a class without the field: 0,
+    or with missing_wait "next" the next command's value), in place."""
     mask = eng.wait_mask
-    fields = [(where.get((core, other)), fname) for other, fname in eng.wait_for]
-    if not fields:
-        return [()] * len(recs)
-    out = [None] * len(recs)
-    lent = [0] * len(fields)            # missing_wait "next": the next command's values, walking back
-    for i in range(len(recs) - 1, -1, -1):
-        values = recs[i].fields
-        row = []
-        for j, (q, fname) in enumerate(fields):
-            v = values.get(fname)
-            if v is None:
-                v = lent[j] if eng.missing_wait == "next" else 0
+    out = []
+    for (other, _), values in zip(eng.wait_for, columns):
+        lent = 0                        # missing_wait "next": the next command's value, walking back
+        nxt = eng.missing_wait == "next"
+        for i in range(len(values) - 1, -1, -1):
+            v = values[i]
+            if v is None or v < 0:
+                values[i] = lent if nxt else 0
             else:
                 if mask is not None:
                     v &= mask
-                lent[j] = v
-            row.append((q, v))
-        out[i] = tuple(row)
+                    values[i] = v
+                lent = v
+        out.append((where.get((core, other)), values))
     return out
+
+
+class MessageLog:
+    """A stream's message sends and waits, command by command: `add(i, record)`; `result()`:
+    ({index of a message wait: (id, k)}, {index of a send: id}, {id: number of sends})."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.waits, self.sends, self.count, self.seen = {}, {}, defaultdict(int), defaultdict(int)
+
+    def add(self, i, r):
+        spec = self.spec
+        if r.kind == spec.send:
+            m = spec.msg_id(r.fields)
+            self.sends[i] = m
+            self.count[m] += 1
+        elif r.kind == spec.wait:
+            m = spec.msg_id(r.fields)
+            self.seen[m] += 1
+            self.waits[i] = (m, self.seen[m])
+
+    def result(self):
+        return self.waits, self.sends, self.count
 
 
 def _messages(eng, recs):
     """({index of a message wait: (id, k)}, {index of a send: id}, {id: number of sends})."""
-    waits, sends, count = {}, {}, defaultdict(int)
-    spec = eng.messages
-    if spec is None:
-        return waits, sends, count
-    seen_waits = defaultdict(int)
+    if eng.messages is None:
+        return {}, {}, defaultdict(int)
+    log = MessageLog(eng.messages)
     for i, r in enumerate(recs):
-        if r.kind == spec.send:
-            m = spec.msg_id(r.fields)
-            sends[i] = m
-            count[m] += 1
-        elif r.kind == spec.wait:
-            m = spec.msg_id(r.fields)
-            seen_waits[m] += 1
-            waits[i] = (m, seen_waits[m])
-    return waits, sends, count
+        log.add(i, r)
+    return log.result()

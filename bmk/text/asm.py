@@ -375,8 +375,11 @@ def iter_disassembly(chip, records, fields="changed", comment=None, locations=Fa
     if locations and len(records):
         n = len(str(len(records) - 1))
         offsets = getattr(records, "offsets", None)
+        widest = getattr(records, "where_width", None)
         if offsets is not None:     # a buffer: offsets grow, so the last one is the widest
             wide = len(f"{max(offsets):#x}")
+        elif widest is not None:    # raw streams (bmk/text/raw.py): from their offsets, no Record made
+            wide = widest()
         else:
             wide = max(len(_where(r)) for r in records)
         column = n + 2 + wide

@@ -28,6 +28,7 @@ later id and changes none; one changed id is one change, shown as `id`). It is t
 when either side is raw streams.
 Field names are the disassembly's: a sync field is `id` or `wait.<engine>` (bmk/text/asm.py).
 """
+import bisect
 import difflib
 from array import array
 from collections.abc import Sequence
@@ -330,9 +331,9 @@ class Entries(Sequence):
             ra, rb = _classed(chip, self.a.records[i]), _classed(chip, self.b.records[j])
             changes = _field_changes(chip, ra, rb, self.ignored)
             if self.ids is not None:
-                sa, sb = self.ids
-                if sa.skew[i] != sb.skew[j]:
-                    changes = (("id", sa.own[i], sb.own[j]),) + changes
+                (sa, p), (sb, q) = self.ids[0].locate(i), self.ids[1].locate(j)
+                if sa.skew(p) != sb.skew(q):
+                    changes = (("id", sa.own[p], sb.own[q]),) + changes
             return Entry(op, i, j, ra.engine, ra.cls, kind_of(chip, ra), kind_of(chip, rb), changes)
         if op == "deleted":
             ra = _classed(chip, self.a.records[i])
@@ -396,8 +397,11 @@ class _Keyer:
     def keys(self, records, sync=None):
         """array('q') of the keys of a Listing's records (a lazy buffer: read straight from its bytes).
 
-        sync: a _Sync to fill with each record's stream and sync ids (engine order), or None."""
-        chip, out = self.chip, array("q")
+        sync: a _Sync to fill with each record's stream, sync ids and key (engine order: the
+        keys are kept there, stream by stream, and None is returned), or None."""
+        chip = self.chip
+        out = array("q") if sync is None else None
+        put = out.append if sync is None else None
         data = getattr(records, "data", None)
         if data is not None and getattr(records, "offsets", None) is not None:
             hdr = codec_for(chip.header)
@@ -407,42 +411,103 @@ class _Keyer:
                 rec = special.get(i)
                 core = rec.core if rec else 0
                 body = data[start:start + length]
-                out.append(self.key(eng.name, cls, body, rec.header if rec else extra, core))
-                if sync is not None:
-                    sync.add_bytes(core, eng, cls, body)
+                key = self.key(eng.name, cls, body, rec.header if rec else extra, core)
+                if sync is None:
+                    put(key)
+                else:
+                    sync.add_bytes(core, eng, cls, body, key)
+            return out
+        frames = getattr(records, "frames", None)
+        if frames is not None:                  # raw streams (bmk/text/raw.py): read from their bytes
+            for core, eng, cls, body, header in frames():
+                key = self.key(eng.name, cls, body, header, core)
+                if sync is None:
+                    put(key)
+                else:
+                    sync.add_bytes(core, eng, cls, body, key)
             return out
         for r in records:
             cls = record_class(chip, r)
-            out.append(self.key(r.engine, cls, r.data if cls is None else codec_for(cls).pack(r.fields), r.header,
-                                r.core))
-            if sync is not None:
-                sync.add_fields(r.core, chip.engine(r.engine), r.fields)
+            key = self.key(r.engine, cls, r.data if cls is None else codec_for(cls).pack(r.fields), r.header, r.core)
+            if sync is None:
+                put(key)
+            else:
+                sync.add_fields(r.core, chip.engine(r.engine), r.fields, key)
         return out
 
 
+class _Stream:
+    """One stream's records of a listing (engine order): listing indices, keys, own ids (-1:
+    none) and wait values (-1: the class has none), one array each: ~24 bytes a record."""
+
+    __slots__ = ("core", "eng", "index", "keys", "own", "waits", "_restarts")
+
+    def __init__(self, core, eng, nwaits, ids):
+        self.core, self.eng = core, eng
+        self.index, self.keys, self.own = array("I"), array("q"), array(ids)
+        self.waits = [array(ids) for _ in range(nwaits)]
+        self._restarts = None
+
+    def __len__(self):
+        return len(self.index)
+
+    def widen(self):
+        """Own ids and waits as 64-bit arrays (a value a record built by hand holds past 32 bits)."""
+        self.own = array("q", self.own)
+        self.waits = [array("q", w) for w in self.waits]
+
+    def skew(self, p):
+        """How far the own id at position p is from its place in its stream's sequence (ids count
+        1, 2, 3 ... from the stream's start or from a restart at 1: bmk/scheduler.py), so that an
+        insertion, which moves every later id, changes none, and one changed id changes one."""
+        own = self.own[p]
+        if own < 0:
+            return 0
+        if self._restarts is None:
+            self._restarts = array("I", (q for q, v in enumerate(self.own) if v == 1))
+        k = bisect.bisect_right(self._restarts, p)
+        return own - (p - (self._restarts[k - 1] if k else 0) + 1)
+
+    def skewed_keys(self):
+        """The keys with each record's skew folded in (hash((key, skew)) where it is not 0), in place."""
+        keys, start = self.keys, 0
+        for p, own in enumerate(self.own):
+            if own < 0:
+                continue
+            if own == 1:
+                start = p
+            d = own - (p - start + 1)
+            if d:
+                keys[p] = hash((keys[p], d))
+        return keys
+
+
 class _Sync:
-    """Per record of a listing: its stream (a code of (core, engine), shared by both sides of a
-    diff), its position in that stream, its own id (-1: none) and the value of each of its
-    engine's wait fields (-1: the class has none), read from the bytes or the fields."""
+    """A listing's records stream by stream (engine order): per stream (a code of (core,
+    engine), shared by both sides of a diff) a _Stream of their listing indices, keys and sync
+    ids, read from the bytes or the fields."""
 
     def __init__(self, chip, streams):
         self.chip, self.streams = chip, streams        # streams: {(core, engine name): code}, shared
-        self.stream, self.position = array("q"), array("q")
-        self.own = array("q")
-        self.waits = [array("q") for _ in range(max((len(e.wait_for) for e in chip.engines), default=0))]
-        self.counts = {}
+        self.by_code = {}                               # code -> _Stream
+        self.nwaits = max((len(e.wait_for) for e in chip.engines), default=0)
+        widths = [f.width for e in chip.engines for c in e.classes for f in c.fields
+                  if f.name == e.own_id or f.name in {n for _, n in e.wait_for}]
+        self.ids = "i" if max(widths, default=0) <= 30 else "q"     # -1 and -2 - id (targets) fit
         self._fields = {}
-        self._skew = None
+        self._count = 0
 
-    def _code(self, core, eng):
+    def _of(self, core, eng):
         key = (core, eng.name)
         code = self.streams.get(key)
         if code is None:
             code = self.streams[key] = len(self.streams)
-        n = self.counts.get(code, 0)
-        self.counts[code] = n + 1
-        self.stream.append(code)
-        self.position.append(n)
+        s = self.by_code.get(code)
+        if s is None:
+            s = self.by_code[code] = _Stream(core, eng, self.nwaits, self.ids)
+        s.index.append(self._count)
+        self._count += 1
+        return s
 
     def _fields_of(self, eng, cls):
         key = (eng.name, cls.name)
@@ -452,91 +517,97 @@ class _Sync:
             got = self._fields[key] = [cls.by_name.get(n) if n else None for n in names]
         return got
 
-    def add_bytes(self, core, eng, cls, body):
-        self._code(core, eng)
+    def add_bytes(self, core, eng, cls, body, key):
+        s = self._of(core, eng)
+        s.keys.append(key)
         if cls is None:
-            return self._pad(0)
+            return self._put(s, ())
         word = int.from_bytes(body, "little")
-        values = [-1 if f is None else (word >> f.bit) & f.max for f in self._fields_of(eng, cls)]
-        self._put(values)
+        self._put(s, [-1 if f is None else (word >> f.bit) & f.max for f in self._fields_of(eng, cls)])
 
-    def add_fields(self, core, eng, fields):
-        self._code(core, eng)
+    def add_fields(self, core, eng, fields, key):
+        s = self._of(core, eng)
+        s.keys.append(key)
         if eng.opaque:
-            return self._pad(0)
+            return self._put(s, ())
         names = [eng.own_id] + [f for _, f in eng.wait_for]
-        self._put([fields.get(n, -1) if n else -1 for n in names])
+        self._put(s, [fields.get(n, -1) if n else -1 for n in names])
 
-    def _put(self, values):
-        self.own.append(values[0])
-        for j, w in enumerate(self.waits):
-            w.append(values[j + 1] if j + 1 < len(values) else -1)
+    def _put(self, s, values):
+        try:
+            s.own.append(values[0] if values else -1)
+        except OverflowError:
+            s.widen()
+            s.own.append(values[0])
+        for j, w in enumerate(s.waits):
+            v = values[j + 1] if j + 1 < len(values) else -1
+            try:
+                w.append(v)
+            except OverflowError:
+                s.widen()
+                s.waits[j].append(v)
 
-    def _pad(self, _):
-        self._put([-1])
+    def locate(self, i):
+        """(its _Stream, its position there) of listing index i."""
+        for s in self.by_code.values():
+            p = bisect.bisect_left(s.index, i)
+            if p < len(s.index) and s.index[p] == i:
+                return s, p
+        raise IndexError(i)
 
-    @property
-    def skew(self):
-        """Per record: how far its own id is from its place in its stream's sequence (ids count
-        1, 2, 3 ... from the stream's start or from a restart at 1: bmk/scheduler.py), so that an
-        insertion, which moves every later id, changes none, and one changed id changes one."""
-        if self._skew is None:
-            self._skew, start = array("q"), {}          # stream -> position where its ids restarted
-            for i, code in enumerate(self.stream):
-                own, pos = self.own[i], self.position[i]
-                if own < 0:
-                    self._skew.append(0)
-                    continue
-                if own == 1:
-                    start[code] = pos
-                self._skew.append(own - (pos - start.get(code, 0) + 1))
-        return self._skew
-
-    def indices(self, code):
-        """The listing indices of stream `code`'s records, in order."""
-        return array("q", (i for i, c in enumerate(self.stream) if c == code))
+    def order(self):
+        """Per listing index: its stream code (bytes while there are fewer than 256 streams)."""
+        codes = bytearray(self._count) if len(self.streams) < 256 else array("H", bytes(2 * self._count))
+        for code, s in self.by_code.items():
+            for i in s.index:
+                codes[i] = code
+        return codes
 
     def targets(self):
         """{(stream code, wait slot): array of what each of its records waits for}: the position
         in the waited-for stream, -1 for nothing, -2 - id for an id no command there has."""
         chip, out = self.chip, {}
-        engines = {code: (core, chip.engine(name)) for (core, name), code in self.streams.items()}
-        for code, (core, eng) in engines.items():          # missing waits: "next" fills them backwards
-            if eng.missing_wait != "next":
+        for code, s in self.by_code.items():                # missing waits: "next" fills them backwards
+            if s.eng.missing_wait != "next":
                 continue
-            for j in range(len(eng.wait_for)):
-                w, later = self.waits[j], 0
-                for i in range(len(self.stream) - 1, -1, -1):
-                    if self.stream[i] == code:
-                        if w[i] < 0:
-                            w[i] = later
-                        else:
-                            later = w[i]
-        last = {code: {} for code in engines}               # own id -> its latest position
-        for code in engines:
-            core, eng = engines[code]
-            for j in range(len(eng.wait_for)):
-                out[code, j] = array("q")
-        for i, code in enumerate(self.stream):
-            core, eng = engines[code]
+            for w in s.waits[:len(s.eng.wait_for)]:
+                later = 0
+                for p in range(len(w) - 1, -1, -1):
+                    if w[p] < 0:
+                        w[p] = later
+                    else:
+                        later = w[p]
+        last = {code: {} for code in self.by_code}          # own id -> its latest position
+        pos = dict.fromkeys(self.by_code, 0)
+        plan = {}
+        for code, s in self.by_code.items():
+            eng = s.eng
+            slots = []
             for j, (other, _) in enumerate(eng.wait_for):
-                v = self.waits[j][i]
-                if v > 0 and eng.wait_mask is not None:
-                    v &= eng.wait_mask
+                ocode = self.streams.get((s.core, other))
+                count = len(self.by_code[ocode]) if ocode in self.by_code else 0
+                out[code, j] = array("q" if s.own.typecode == "q" else self.ids)
+                slots.append((s.waits[j], out[code, j], ocode, chip.engine(other).implicit_ids, count))
+            plan[code] = (s, slots, eng.wait_mask, None if eng.implicit_ids else last[code])
+        for code in self.order():
+            s, slots, mask, mine = plan[code]
+            p = pos[code]
+            pos[code] = p + 1
+            for w, dest, ocode, implicit, count in slots:
+                v = w[p]
+                if v > 0 and mask is not None:
+                    v &= mask
                 if v <= 0:
                     target = -1
+                elif ocode not in last:
+                    target = -2 - v
+                elif implicit:
+                    target = v - 1 if v <= count else -2 - v
                 else:
-                    ocode = self.streams.get((core, other))
-                    oeng = chip.engine(other)
-                    if ocode is None:
-                        target = -2 - v
-                    elif oeng.implicit_ids:
-                        target = v - 1 if v <= self.counts.get(ocode, 0) else -2 - v
-                    else:
-                        target = last[ocode].get(v, -2 - v)
-                out[code, j].append(target)
-            if self.own[i] >= 0 and not eng.implicit_ids:
-                last[code][self.own[i]] = self.position[i]
+                    target = last[ocode].get(v, -2 - v)
+                dest.append(target)
+            if mine is not None and s.own[p] >= 0:
+                mine[s.own[p]] = p
         return out
 
 
@@ -722,24 +793,25 @@ def diff_listings(a, b, ignore=(), order=None):
     compared = ignored | sync_ids(chip)
     keyer, streams = _Keyer(chip, compared), {}
     sa, sb = _Sync(chip, streams), _Sync(chip, streams)
-    ka, kb = keyer.keys(a.records, sa), keyer.keys(b.records, sb)
+    keyer.keys(a.records, sa)
+    keyer.keys(b.records, sb)
     ids = None
     if not ({"id", "sync"} & set(ignore)) and not ({e.own_id for e in chip.engines if e.own_id} <= ignored):
         ids = (sa, sb)             # an own id out of its stream's sequence is a change of that instruction
-        ka = array("q", (hash((k, d)) if d else k for k, d in zip(ka, sa.skew)))
-        kb = array("q", (hash((k, d)) if d else k for k, d in zip(kb, sb.skew)))
     equal, matches, index = 0, {}, {}
     for code in sorted(streams.values()):
-        xa, xb = sa.indices(code), sb.indices(code)
+        xs, ys = (side.by_code.get(code) or _Stream(0, None, 0, "i") for side in (sa, sb))
+        xa, xb = xs.index, ys.index
         index[code] = (xa, xb)
-        match = matches[code] = array("q", [-1]) * len(xa)
+        match = matches[code] = array("i", [-1]) * len(xa)
 
         def add(op, i, j, xa=xa, xb=xb):
             ops.append(op)
             ia.append(-1 if i is None else xa[i])
             ib.append(-1 if j is None else xb[j])
-        equal += _align(array("q", (ka[i] for i in xa)), array("q", (kb[j] for j in xb)),
-                        _Kinds(chip, a, xa), _Kinds(chip, b, xb), add, match)
+        ka, kb = (xs.skewed_keys(), ys.skewed_keys()) if ids else (xs.keys, ys.keys)
+        equal += _align(ka, kb, _Kinds(chip, a, xa), _Kinds(chip, b, xb), add, match)
+        xs.keys = ys.keys = None           # aligned: the keys are not needed again
     dependencies = _dependencies(chip, a, b, streams, sa, sb, matches, index) if deps else ()
     return Diff(a, b, tuple(sorted(ignored)), Entries(a, b, compared, ops, ia, ib, ids), equal, order, dependencies)
 
@@ -756,6 +828,7 @@ def _dependencies(chip, a, b, streams, sa, sb, matches, index):
             wa, wb = ta.get((code, j)), tb.get((code, j))
             if wa is None or wb is None:
                 continue
+            ws, wt = sa.by_code[code].waits[j], sb.by_code[code].waits[j]
             omatch = matches.get(ocode)
             oxa, oxb = index.get(ocode, ((), ()))
             for p, q in enumerate(matches[code]):
@@ -772,6 +845,6 @@ def _dependencies(chip, a, b, streams, sa, sb, matches, index):
                     name, xa[p], xb[q], kind_of(chip, r), other,
                     oxa[t_a] if t_a >= 0 else None, oxb[t_b] if t_b >= 0 else None,
                     oxb[mapped] if mapped is not None and mapped >= 0 else None,
-                    sa.waits[j][xa[p]] if t_a < -1 else 0, sb.waits[j][xb[q]] if t_b < -1 else 0))
+                    ws[p] if t_a < -1 else 0, wt[q] if t_b < -1 else 0))
     out.sort(key=lambda d: (d.b_index, d.a_index))
     return tuple(out)

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 import attrs
 
-from bmk.encoders import decode_stream, merge_streams
 from bmk.encoders.framing import chip_of_streams
 from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import PAD, Frames, encode_header, record_at, scan_frames
@@ -348,43 +347,19 @@ def stream_error(path, engine, e):
     return err
 
 
-def check_id_sequence(chip, engine, records, path):
-    """A raw stream's own ids must count up by one (or restart at 1, where the scheduler starts
-    a new chunk: bmk/scheduler.py): a stream of another engine read as this one decodes, but
-    into ids that are no sequence, so this is where a swapped --raw file is caught."""
-    eng = chip.engine(engine)
-    own = eng.own_id
-    if not own or eng.implicit_ids:
-        return
-    prev = None
-    for n, r in enumerate(records):
-        v = r.fields.get(own)
-        if v is None:
-            continue
-        if prev is not None and v != prev + 1 and v != 1:
-            others = [e.name for e in chip.stream_engines if e.name != eng.name and not e.opaque]
-            hint = f"; is it a {' or '.join(others)} stream given as {eng.name}?" if others else ""
-            raise DecodeError(f"{path}: {eng.name} stream byte {r.offset}: {eng.name} command {n} has id {v} after "
-                              f"id {prev}, but a stream's ids count up by one{hint}", None)
-        prev = v
-
-
 def decode_raw(chip, streams):
-    """{engine: (name, bytes)} -> records merged in program order (framing.merge_streams).
+    """{engine: (name, bytes or memory map)} -> (records merged in program order, {engine: name}):
+    a raw.RawRecords, columns over the streams' bytes (issue 24 item 2).
 
     Errors name the stream's file and the byte offset in that stream."""
-    decoded, paths = {}, {}
-    for engine, (path, data) in streams.items():
+    from bmk.text import raw
+    data, paths = {}, {}
+    for engine, (path, stream) in streams.items():
         name = engine_name(chip, engine)
-        if name in decoded:
+        if name in data:
             raise BmkError(f"--raw: two streams for engine {name} ({paths[name]} and {path})")
-        try:
-            decoded[name] = decode_stream(chip, name, data)
-        except DecodeError as e:
-            raise stream_error(path, name, e) from None
-        check_id_sequence(chip, name, decoded[name], path)
-        paths[name] = str(path)
-    return tuple(merge_streams(chip, decoded)), paths
+        data[name], paths[name] = stream, str(path)
+    return raw.load_streams(chip, data, paths), paths
 
 
 def need_chip(chip, what="--raw"):
@@ -403,24 +378,20 @@ def load_raw(streams, chip):
         if name in seen:
             raise BmkError(f"--raw: two streams for engine {name} ({seen[name]} and {path})")
         seen[name] = path
-    data = {}
-    for engine, path in streams:
-        with open(path, "rb") as f:
-            data[engine] = (str(path), f.read())
+    from bmk.text.raw import read_stream
+    data = {engine: (str(path), read_stream(path)) for engine, path in streams}    # files: memory maps
     listing = load_raw_bytes(data, chip)
     sides = {engine_name(chip, engine): read_sidecar(str(path)) for engine, path in streams}
     if all(s is None for s in sides.values()):
         return listing
-    position, counts = {}, {}
-    for r in sorted(listing.records, key=lambda r: (r.stream, r.offset)):   # each stream in file order
-        position[r.stream, r.offset] = counts.get(r.stream, 0)
-        counts[r.stream] = position[r.stream, r.offset] + 1
+    records = listing.records
+    counts = {s.eng.name: len(s) for s in records.streams}
     for name, origins in sides.items():
         if origins is not None:
             _same_count(listing.paths[name], origins, counts.get(name, 0))
+    names = [s.eng.name for s in records.streams]
     return attrs.evolve(listing, origins=tuple(
-        None if sides.get(r.stream) is None else sides[r.stream][position[r.stream, r.offset]]
-        for r in listing.records))
+        None if sides.get(names[q]) is None else sides[names[q]][j] for q, j in zip(records.order_q, records.order_j)))
 
 
 def load_raw_bytes(streams, chip, name=None):

@@ -1,5 +1,7 @@
-"""Raw-stream text tools in flat memory (issue 24 item 2): bmk-asm writes raw streams as it parses."""
+"""Raw-stream text tools in flat memory (issue 24 item 2): bmk-asm writes raw streams as it parses;
+bmk-disasm and bmk-diff read raw streams as columns (bmk/text/raw.py), Records made one at a time."""
 import os
+import shutil
 import tracemalloc
 from pathlib import Path
 
@@ -8,8 +10,11 @@ from click.testing import CliRunner
 
 import bmk
 from bmk.cli.main import asm, disasm
+from bmk.encoders import decode_stream, merge_streams
 from bmk.encoders.framing import PAD, StreamWriter, encode_stream, frame_stream, pack
+from bmk.errors import BmkError
 from bmk.isa import load_chip
+from bmk.text import asm as asmtext, diff as diffing, loading, raw
 
 CHIP = load_chip("bm1684x")
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "bm1684x"
@@ -114,3 +119,98 @@ def test_asm_memory_does_not_grow_with_the_text(runner):
         assert open("t.bin", "rb").read() == YOLO["tiu"] * copies
     # 16 copies: 560 kB of streams, 1.7 MB of text; held whole they would add ~1 MB
     assert peaks[1] < peaks[0] + 300_000, peaks
+
+
+# ------------------------------------------------------------------------- raw streams as columns
+
+BM1684 = {e: (GOLDEN.parent / "bm1684" / f"yolov5s_bm1684_f32.{e}.bin").read_bytes() for e in ("tiu", "gdma")}
+
+
+def _load(tmp_path, chip, streams, copies=1):
+    paths = []
+    for e, data in streams.items():
+        p = tmp_path / f"s.{e}"
+        p.write_bytes(data * copies)
+        paths.append((e, str(p)))
+    return loading.load_raw(paths, chip)
+
+
+@pytest.mark.parametrize("chip, streams", [("bm1684x", YOLO), ("bm1684", BM1684)])
+@pytest.mark.parametrize("copies", [1, 3])
+def test_raw_listing_is_the_records_merged_record_by_record(tmp_path, chip, streams, copies):
+    """Columns, merged by their ids, give the Records decode_stream + merge_streams give (ids restart
+    at each copy), made one at a time; locations sized from the offsets alone."""
+    spec = load_chip(chip)
+    listing = _load(tmp_path, chip, streams, copies)
+    want = merge_streams(spec, {e: decode_stream(spec, e, d * copies) for e, d in streams.items()})
+    got = listing.records
+    assert isinstance(got, raw.RawRecords) and not isinstance(got, (list, tuple))
+    assert len(got) == len(want) and list(got) == want
+    assert [got[k] for k in (0, 7, len(want) - 1, -1)] == [want[k] for k in (0, 7, len(want) - 1, -1)]
+    assert got.where_width() == max(len(f"{r.stream}+{r.offset:#x}") for r in want)
+    frames = list(got.frames())
+    assert [(eng.name, cls.name, body, header) for _, eng, cls, body, header in frames] == \
+        [(r.engine, r.cls, pack(spec, r), r.header) for r in want]
+    assert listing.where(len(want) - 1) == f"{tmp_path / ('s.' + want[-1].stream)}: {want[-1].stream} stream " \
+                                           f"byte {want[-1].offset}"
+
+
+def test_merge_order_of_columns_is_merge_cores():
+    """merge_cores is merge_order over the Records' id columns: the vendor's order (DMA first on ties)."""
+    spec = load_chip("bm1684x")
+    streams = {e: decode_stream(spec, e, d) for e, d in YOLO.items()}
+    order = merge_streams(spec, streams)
+    assert [r.engine for r in order[:3]] == ["gdma", "gdma", "gdma"]
+    # every instruction after the ones it waits for, each stream in its order
+    done = {"tiu": 0, "gdma": 0}
+    for r in order:
+        eng = spec.engine(r.engine)
+        for other, fname in eng.wait_for:
+            assert r.fields[fname] <= done[other], r
+        done[r.engine] = r.fields[eng.own_id]
+    assert [r for r in order if r.engine == "tiu"] == streams["tiu"]
+
+
+def test_swapped_and_broken_streams_name_file_and_byte(tmp_path):
+    """Errors as decode_raw gave them: one line naming the file and the byte offset in its stream."""
+    with pytest.raises(BmkError) as e:
+        _load(tmp_path, "bm1684x", {"tiu": YOLO["gdma"], "gdma": YOLO["tiu"]})
+    assert str(e.value).startswith(f"{tmp_path / 's.tiu'}: tiu stream byte ")
+    cut = YOLO["tiu"][:-4000] + b"\xff" * 7
+    with pytest.raises(BmkError) as e:
+        _load(tmp_path, "bm1684x", {"tiu": cut, "gdma": YOLO["gdma"]})
+    assert str(e.value).startswith(f"{tmp_path / 's.tiu'}: tiu stream byte ")
+
+
+def _peak(fn):
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_raw_disasm_and_diff_hold_columns_not_records(tmp_path):
+    """Per instruction a listing keeps ~10 bytes of columns (the stream bytes are a memory map of
+    the file, not Python memory) and a diff ~30 more a side: 16 more copies of the vendor streams
+    (9152 instructions) cost far less than a Record each (~3.5 kB)."""
+    peaks = []
+    for copies in (4, 20):
+        sides = []
+        for side in ("a", "b"):
+            (tmp_path / side).mkdir()
+            for e, data in YOLO.items():
+                (tmp_path / side / f"s.{e}").write_bytes(data * copies)
+            sides.append([(e, str(tmp_path / side / f"s.{e}")) for e in YOLO])
+
+        def run():
+            la, lb = (loading.load_raw(paths, "bm1684x") for paths in sides)
+            for _ in asmtext.iter_disassembly(la.chip, la.records, locations=True):
+                pass
+            assert diffing.diff_listings(la, lb).equal
+        peaks.append(_peak(run))
+        for side in ("a", "b"):
+            shutil.rmtree(tmp_path / side)
+    extra = 16 * 572
+    assert peaks[1] - peaks[0] < 60 * extra, (peaks, (peaks[1] - peaks[0]) / extra)

@@ -1,0 +1,242 @@
+"""Raw per-engine streams as a listing in flat memory (issue 24 item 2): columns, not Records.
+
+The text tools read raw streams of any length: each stream is scanned once (framing.StreamScan:
+each command's offset and class, the padding the Records would keep) into a few arrays per
+command, its own id and wait values read at their bit positions (the ChipSpec's fields) are
+checked (`check_ids`) and merged into program order (merge.merge_order, the rule
+merge_streams applies to Records), and then dropped. `RawRecords` is that order: per command
+its stream and index (6 bytes), each stream its offsets and class numbers (5-9 bytes a
+command) over the stream's bytes, as given or a read-only memory map of the file, whose pages
+are given back to the system as they are read (`release`): a Record is made when one is
+asked for, and a pass over a listing (bmk-disasm, bmk-diff's keys: `frames`) holds one at a time.
+"""
+import mmap
+import os
+from array import array
+from collections.abc import Sequence
+
+from bmk.encoders.codec import codec_for
+from bmk.encoders.framing import PAD, StreamScan, make_record, opaque_record
+from bmk.encoders.merge import MessageLog, Queue, merge_order
+from bmk.errors import DecodeError
+
+RELEASE = 1 << 26           # bytes of a mapped stream read between two releases of its pages
+
+
+def read_stream(path):
+    """A raw stream file's bytes: a read-only memory map of a non-empty regular file, else its bytes."""
+    with open(path, "rb") as f:
+        try:
+            if os.fstat(f.fileno()).st_size:
+                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            pass
+        return f.read()
+
+
+def release(data, upto=None):
+    """Give back the pages of a memory map (up to byte `upto`): they are read again from the
+    file when touched, so a pass over a long stream keeps its memory flat."""
+    if isinstance(data, mmap.mmap):
+        end = len(data) if upto is None else upto - upto % mmap.PAGESIZE
+        if end > 0:
+            data.madvise(mmap.MADV_DONTNEED, 0, end)
+
+
+class RawStream:
+    """One engine's raw stream as columns: per command its offset and class number (in the
+    engine's classes), `pads` {index: PAD}; an opaque engine's stream is its one Record."""
+
+    def __init__(self, chip, eng, data, core=0):
+        self.chip, self.eng, self.data, self.core = chip, eng, data, core
+        self.offsets = array("I" if len(data) < 1 << 32 else "q")
+        self.classes = array("B" if len(eng.classes) < 256 else "H")
+        self.pads = {}
+        self.opaque = opaque_record(chip, eng, data, eng.name, 0, None, core) if eng.opaque and data else None
+
+    def __len__(self):
+        return 1 if self.opaque is not None else len(self.offsets)
+
+    def scan(self):
+        """Read the commands (StreamScan: its DecodeErrors) -> Queue of their sync-id columns."""
+        eng, data = self.eng, self.data
+        ids = "i" if max((f.width for c in eng.classes for f in c.fields
+                          if f.name == eng.own_id or f.name in {n for _, n in eng.wait_for}), default=0) < 32 else "q"
+        explicit = eng.own_id and not eng.implicit_ids
+        own = array(ids) if explicit else None
+        waits = [array(ids) for _ in eng.wait_for]
+        if eng.opaque:                  # no layout, no ids
+            return Queue(self.core, eng, len(self), None, [], ({}, {}, {}))
+        if not eng.classes:
+            raise DecodeError(f"engine {eng.name!r} of chip {self.chip.name} has no instruction classes")
+        number = {c.name: k for k, c in enumerate(eng.classes)}
+        positions = {}                  # class -> (class number, [own id field or None, wait fields...])
+        names = [eng.own_id if explicit else None] + [f for _, f in eng.wait_for]
+        log = MessageLog(eng.messages) if eng.messages is not None else None
+        scan = StreamScan(self.chip, eng, data)
+        offsets, classes, mark = self.offsets, self.classes, RELEASE
+        for offset, cls in scan:
+            got = positions.get(cls.name)
+            if got is None:
+                got = positions[cls.name] = (number[cls.name], [cls.by_name.get(n) if n else None for n in names])
+            k, fields = got
+            offsets.append(offset)
+            classes.append(k)
+            word = int.from_bytes(data[offset:offset + cls.nbytes], "little")
+            if own is not None:
+                f = fields[0]
+                own.append(-1 if f is None else (word >> f.bit) & f.max)
+            for w, f in zip(waits, fields[1:]):
+                w.append(-1 if f is None else (word >> f.bit) & f.max)
+            if log is not None:
+                log.add(len(offsets) - 1, self.record(len(offsets) - 1))
+            if offset > mark:
+                release(data, offset)
+                mark = offset + RELEASE
+        self.pads = dict(scan.pads)
+        release(data)
+        msgs = log.result() if log is not None else ({}, {}, {})
+        return Queue(self.core, eng, len(offsets), own, waits, msgs)
+
+    def cls(self, j):
+        return self.eng.classes[self.classes[j]]
+
+    def body(self, j):
+        """(class, command bytes) of command j."""
+        cls = self.eng.classes[self.classes[j]]
+        off = self.offsets[j]
+        return cls, self.data[off:off + cls.nbytes]
+
+    def record(self, j):
+        """The Record of command j, as decode_stream makes it."""
+        if self.opaque is not None:
+            return self.opaque
+        cls, body = self.body(j)
+        name = self.eng.name
+        rec = make_record(self.chip, name, cls, codec_for(cls).unpack(body), name, self.offsets[j],
+                          {PAD: self.pads[j]} if j in self.pads else None)
+        if self.core:
+            from attrs import evolve
+            rec = evolve(rec, core=self.core)
+        return rec
+
+    def where_width(self):
+        """Characters of the widest location 'engine+0x...' of its commands."""
+        last = self.offsets[-1] if len(self.offsets) else 0
+        return len(f"{self.eng.name}+{last:#x}")
+
+
+def check_ids(chip, stream, own, path):
+    """A raw stream's own ids (`own`: its column, -1 where a class has none) must count up by one
+    (or restart at 1, where the scheduler starts a new chunk: bmk/scheduler.py): a stream of
+    another engine read as this one decodes, but into ids that are no sequence, so this is where
+    a swapped --raw file is caught."""
+    eng = stream.eng
+    if own is None or stream.opaque is not None:
+        return
+    prev = None
+    for n, v in enumerate(own):
+        if v < 0:
+            continue
+        if prev is not None and v != prev + 1 and v != 1:
+            others = [e.name for e in chip.stream_engines if e.name != eng.name and not e.opaque]
+            hint = f"; is it a {' or '.join(others)} stream given as {eng.name}?" if others else ""
+            raise DecodeError(f"{path}: {eng.name} stream byte {stream.offsets[n]}: {eng.name} command {n} has id {v} "
+                              f"after id {prev}, but a stream's ids count up by one{hint}", None)
+        prev = v
+
+
+class RawRecords(Sequence):
+    """The Records of one core's raw streams in program order, made when asked for (module
+    docstring). `streams`: the RawStreams; `order_q`, `order_j`: per command its stream and index."""
+
+    def __init__(self, chip, streams, order_q, order_j):
+        self.chip, self.streams, self.order_q, self.order_j = chip, streams, order_q, order_j
+
+    def __len__(self):
+        return len(self.order_q)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[k] for k in range(*i.indices(len(self))))
+        i = range(len(self))[i]
+        return self.streams[self.order_q[i]].record(self.order_j[i])
+
+    def _walk(self):
+        """(stream, index) of each command in program order, the mapped pages given back as it goes."""
+        streams, count = self.streams, 0
+        marks, last = [RELEASE] * len(streams), [0] * len(streams)
+        for q, j in zip(self.order_q, self.order_j):
+            last[q] = j
+            yield streams[q], j
+            count += 1
+            if count & 0xFFFF == 0:
+                for k, t in enumerate(streams):
+                    at = t.offsets[last[k]] if len(t.offsets) else 0
+                    if at > marks[k]:
+                        release(t.data, at)
+                        marks[k] = at + RELEASE
+        self.release()
+
+    def __iter__(self):
+        for s, j in self._walk():
+            yield s.record(j)
+
+    def frames(self):
+        """(core, Engine, class or None, command bytes, header) of each command in program order,
+        no Record made (None class: an opaque engine's bytes; header: the Record's)."""
+        for s, j in self._walk():
+            if s.opaque is not None:
+                yield s.core, s.eng, None, s.opaque.data, s.opaque.header
+                continue
+            cls, body = s.body(j)
+            yield s.core, s.eng, cls, body, ({PAD: s.pads[j]} if j in s.pads else {})
+
+    def where_width(self):
+        """Characters of the widest location of its records (asm.iter_disassembly's column)."""
+        return max((s.where_width() for s in self.streams), default=0)
+
+    def positions(self):
+        """Per record, its position in its own stream (what a sidecar of that stream counts)."""
+        return self.order_j
+
+    def release(self):
+        for s in self.streams:
+            release(s.data)
+
+    def __eq__(self, other):
+        if isinstance(other, (list, tuple, Sequence)) and not isinstance(other, (str, bytes)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"<{len(self)} {self.chip.name} records of raw streams>"
+
+
+def load_streams(chip, streams, paths):
+    """{engine name: bytes or memory map} (one core) -> RawRecords in program order. Errors name
+    the stream's file (`paths[engine]`) and the byte offset in that stream (as decode_raw's)."""
+    from bmk.text.loading import stream_error
+    raw = {}
+    for name, data in streams.items():
+        eng = chip.engine(name)
+        s = RawStream(chip, eng, data)
+        try:
+            queue = s.scan()
+        except DecodeError as e:
+            raise stream_error(paths[name], name, e) from None
+        check_ids(chip, s, queue.own, paths[name])
+        raw[name] = (s, queue)
+    ordered = [raw[e.name] for e in chip.encoded_engines if e.name in raw and len(raw[e.name][0])] + \
+        [raw[e.name] for e in chip.engines if e.opaque and e.name in raw and len(raw[e.name][0])]
+    if not ordered:
+        return RawRecords(chip, [], array("H"), array("I"))
+    where = {(0, s.eng.name): q for q, (s, _) in enumerate(ordered)}
+    if len(ordered) == 1:
+        n = len(ordered[0][0])
+        order_q, order_j = array("H", bytes(2 * n)), array("I", range(n))
+    else:
+        order_q, order_j = merge_order([queue for _, queue in ordered], where)
+    return RawRecords(chip, [s for s, _ in ordered], order_q, order_j)
