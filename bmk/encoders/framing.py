@@ -367,6 +367,7 @@ class StreamScan:
         where = f" in the {name} stream"
         size, offset, n, last = len(data), 0, 0, None        # last: (offset, class) of the last command
         kind = None                                            # (offset, kind name) of the last one, when asked
+        need, classify = eng.head_nbytes, eng.classify
         while offset < size:
             rest = size - offset
             ended = False
@@ -385,7 +386,9 @@ class StreamScan:
                     pads[n - 1] = skip
                     offset += skip
                     continue
-            cls = _classify(chip, eng, data, offset, offset, where)
+            cls = classify(data[offset:offset + need]) if offset + need <= size else None
+            if cls is None:
+                cls = _classify(chip, eng, data, offset, offset, where)     # its DecodeError
             step = rule.slot or cls.nbytes
             if offset + step > size:
                 what = f"{name} {cls.name}" if eng.selector else name
