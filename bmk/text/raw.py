@@ -15,6 +15,8 @@ import os
 from array import array
 from collections.abc import Sequence
 
+import attrs
+
 from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import PAD, StreamScan, make_record, opaque_record
 from bmk.encoders.merge import MessageLog, Queue, merge_order
@@ -98,9 +100,6 @@ class RawStream:
         msgs = log.result() if log is not None else ({}, {}, {})
         return Queue(self.core, eng, len(offsets), own, waits, msgs)
 
-    def cls(self, j):
-        return self.eng.classes[self.classes[j]]
-
     def body(self, j):
         """(class, command bytes) of command j."""
         cls = self.eng.classes[self.classes[j]]
@@ -115,10 +114,7 @@ class RawStream:
         name = self.eng.name
         rec = make_record(self.chip, name, cls, codec_for(cls).unpack(body), name, self.offsets[j],
                           {PAD: self.pads[j]} if j in self.pads else None)
-        if self.core:
-            from attrs import evolve
-            rec = evolve(rec, core=self.core)
-        return rec
+        return attrs.evolve(rec, core=self.core) if self.core else rec
 
     def where_width(self):
         """Characters of the widest location 'engine+0x...' of its commands."""
@@ -195,10 +191,6 @@ class RawRecords(Sequence):
     def where_width(self):
         """Characters of the widest location of its records (asm.iter_disassembly's column)."""
         return max((s.where_width() for s in self.streams), default=0)
-
-    def positions(self):
-        """Per record, its position in its own stream (what a sidecar of that stream counts)."""
-        return self.order_j
 
     def release(self):
         for s in self.streams:
