@@ -110,11 +110,18 @@ def _pairs(m, f, count):
     return v & 0xFFFF, v >> 16
 
 
-def pl_gather_d1coor(m, f):
-    n, c, h, w = shape = shape_of(f)
+def _opening(m, f, kind):
+    """What every gather/scatter kind checks first: res0's shape (returned), the kind's field
+    limits, and the data dtype (returned)."""
+    shape = shape_of(f)
     check_shape(m, "res0", shape)
-    _limits(f, "sg.pl_gather_d1coor")
-    d = _data_dtype(m, f)
+    _limits(f, kind)
+    return shape, _data_dtype(m, f)
+
+
+def pl_gather_d1coor(m, f):
+    shape, d = _opening(m, f, "sg.pl_gather_d1coor")
+    n, c, h, w = shape
     wa = f.get("opd0_w", 0)
     a = read_raw(m, tensor(m, f, "opd0", (n, c, 1, wa), d, "aligned"))
     idx = _pl_vector(m, f, w)
@@ -123,10 +130,8 @@ def pl_gather_d1coor(m, f):
 
 
 def pl_scatter_d1coor(m, f):
-    n, c, h, w = shape = shape_of(f)
-    check_shape(m, "res0", shape)
-    _limits(f, "sg.pl_scatter_d1coor")
-    d = _data_dtype(m, f)
+    shape, d = _opening(m, f, "sg.pl_scatter_d1coor")
+    n, c, h, w = shape
     wa = f.get("opd0_w", 0)
     a = read_raw(m, tensor(m, f, "opd0", (n, c, 1, wa), d, "aligned"))
     idx = _pl_vector(m, f, wa)
@@ -138,10 +143,8 @@ def pl_scatter_d1coor(m, f):
 
 
 def pl_gather_d2coor(m, f):
-    n, c, h, w = shape = shape_of(f)
-    check_shape(m, "res0", shape)
-    _limits(f, "sg.pl_gather_d2coor")
-    d = _data_dtype(m, f)
+    shape, d = _opening(m, f, "sg.pl_gather_d2coor")
+    n, c, h, w = shape
     ha, wa = f.get("opd0_h", 0), f.get("opd0_w", 0)
     a = read_raw(m, tensor(m, f, "opd0", (n, c, ha, wa), d, "aligned")).reshape(n, c, 1, ha * wa)
     hi, wi = _pairs(m, f, w)
@@ -151,10 +154,8 @@ def pl_gather_d2coor(m, f):
 
 
 def pl_scatter_d2coor(m, f):
-    n, c, h, w = shape = shape_of(f)
-    check_shape(m, "res0", shape)
-    _limits(f, "sg.pl_scatter_d2coor")
-    d = _data_dtype(m, f)
+    shape, d = _opening(m, f, "sg.pl_scatter_d2coor")
+    n, c, h, w = shape
     wa = f.get("opd0_w", 0)
     a = read_raw(m, tensor(m, f, "opd0", (n, c, 1, wa), d, "aligned"))
     hi, wi = _pairs(m, f, wa)
@@ -167,10 +168,8 @@ def pl_scatter_d2coor(m, f):
 
 
 def pl_gather_rec(m, f):
-    n, c, rh, w = shape = shape_of(f)
-    check_shape(m, "res0", shape)
-    _limits(f, "sg.pl_gather_rec")
-    d = _data_dtype(m, f)
+    shape, d = _opening(m, f, "sg.pl_gather_rec")
+    n, c, rh, w = shape
     kh, kw = f.get("opd3_addr", 0) >> 16, f.get("opd3_addr", 0) & 0xFFFF
     if kh * kw != rh or kh < 1:
         raise SimulationError(f"res0_h must be kh * kw (opd3_addr {f.get('opd3_addr', 0):#x}), "
@@ -190,10 +189,8 @@ def _perw(scatter):
     kind = f"sg.pl_{'scatter' if scatter else 'gather'}_perw"
 
     def run(m, f):
-        n, c, h, w = shape = shape_of(f)
-        check_shape(m, "res0", shape)
-        _limits(f, kind)
-        d = _data_dtype(m, f)
+        shape, d = _opening(m, f, kind)
+        n, c, h, w = shape
         ha = f.get("opd0_h", 0)
         if scatter:
             a = read_raw(m, tensor(m, f, "opd0", (n, c, 1, w), d, "aligned"))
@@ -223,10 +220,8 @@ def _pe_table(m, f, c, d):
 
 def _pe_gather(kind):
     def run(m, f):
-        n, c, h, w = shape = shape_of(f)
-        check_shape(m, "res0", shape)
-        _limits(f, kind)
-        d = _data_dtype(m, f)
+        shape, d = _opening(m, f, kind)
+        n, c, h, w = shape
         a = _pe_table(m, f, c, d)
         idx = _index(m, f, (n, c, 1, w), "aligned")
         out = _gathered(f, kind, np.broadcast_to(a, (n, c, 1, a.shape[3])), idx, a.shape[3], d)
@@ -244,10 +239,8 @@ def _scatter_into(kind, out, a, idx, w):
 
 def _pe_scatter(kind, per_batch=False):
     def run(m, f):
-        n, c, h, w = shape = shape_of(f)
-        check_shape(m, "res0", shape)
-        _limits(f, kind)
-        d = _data_dtype(m, f)
+        shape, d = _opening(m, f, kind)
+        n, c, h, w = shape
         if per_batch:
             wb = f.get("opd1_w", 0)
             a = read_raw(m, tensor(m, f, "opd0", (n, c, 1, wb), d, "aligned"))
@@ -342,10 +335,8 @@ def _line(scatter):
     kind = f"sgl.pe_s_{'scatter' if scatter else 'gather'}_line"
 
     def run(m, f):
-        n, c, h, w = shape = shape_of(f)
-        check_shape(m, "res0", shape)
-        _limits(f, kind)
-        d = _data_dtype(m, f)
+        shape, d = _opening(m, f, kind)
+        n, c, h, w = shape
         ha = f.get("opd0_h", 0)
         layout = "line" if m.chip.member("tiu", "res0_str", f.get("opd0_str", 0)) == "free" else "T4"
         a = read_raw(m, tensor(m, f, "opd0", (1, c, ha, w), d, layout))
