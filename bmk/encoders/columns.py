@@ -16,8 +16,8 @@ merge.merge_cores give, at a cost per command of a few numpy passes instead of P
 3. kinds: the fields the class's kinds match on, read by numpy for the commands of one class
    (rows of 64-bit words, each field `(word >> shift) & mask`, two words where it straddles
    them), a block of commands at a time, when the first Record is asked for;
-4. order: the streams' own ids and waits (columns, not Records) are merged as merge_cores
-   merges Records; program order is two small arrays (stream, index in it).
+4. order: the streams' own ids and waits (columns, not Records) are merged by merge.merge_runs,
+   the rule merge_cores applies to Records; program order is two small arrays (stream, index in it).
 
 A Record is made when indexed or iterated: its class, kind and offset come from the columns,
 its fields dict from the class's codec (bitstruct's compiled unpacker builds the dict in C,
@@ -34,6 +34,7 @@ from operator import itemgetter
 import numpy as np
 
 from bmk.encoders.codec import codec_for
+from bmk.encoders.merge import MessageLog, Queue, merge_runs
 
 BLOCK = 4096                # commands whose fields are extracted together
 CHUNK = 1 << 22             # bytes of a stream classified at once
@@ -500,29 +501,26 @@ def _max_pad():
 
 def merge(chip, streams):
     """[Stream] in priority order (core 0's engines in the chip's order, then core 1's ...) ->
-    (stream number, index) arrays of program order, as merge.merge_cores orders Records."""
-    if len(streams) == 1:
-        n = len(streams[0])
-        return np.zeros(n, np.uint8), np.arange(n, dtype=np.uint32)
+    (stream number, index) arrays of program order: merge.merge_runs over the streams' id
+    columns (as merge_cores orders Records), its runs spelled out by numpy."""
     where = {(s.core, s.engine.name): q for q, s in enumerate(streams)}
-    owns, waits = [], []
-    for s in streams:                   # int columns as array('q'): 8 bytes an entry, read as ints
+    queues = []
+    for s in streams:                   # int columns as array('i'/'q'): what merge_order's loop indexes fastest
         eng = s.engine
-        owns.append(_ints(s.own_ids()))
-        cols = []
-        for other, fname in eng.wait_for:
-            v = s._field(fname, missing=-1)
-            if eng.missing_wait == "next":          # a class without the field waits as the next one that has it
-                v = _fill_next(v)
-            v[v < 0] = 0
-            if eng.wait_mask is not None:
-                v &= eng.wait_mask
-            cols.append((where.get((s.core, other)), _ints(v)))
-        waits.append(cols)
-    msgs = [_messages(s) for s in streams]
-    if not any(m[2] for m in msgs):
-        return _merge_plain(streams, owns, waits)
-    return _merge_messages(streams, owns, waits, msgs)
+        own = _ints(s._field(eng.own_id, missing=-1)) if eng.own_id and not eng.implicit_ids else None
+        waits = [_ints(s._field(fname, missing=-1)) for _, fname in eng.wait_for]
+        queues.append(Queue(s.core, eng, len(s), own, waits, _messages(s)))
+    run_q, run_end = merge_runs(queues, where)
+    run_q = np.frombuffer(run_q, np.uint16)
+    end = np.frombuffer(run_end, np.uint32).astype(np.int64)
+    start = np.zeros(len(end), np.int64)         # a run goes on from its queue's previous run
+    for q in range(len(streams)):
+        runs = np.flatnonzero(run_q == q)
+        start[runs[1:]] = end[runs[:-1]]
+    lengths = end - start
+    first = np.cumsum(lengths) - lengths         # the position of each run's first command
+    order_j = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(first - start, lengths)
+    return np.repeat(run_q, lengths), order_j.astype(np.uint32)
 
 
 def _ints(v):
@@ -533,152 +531,22 @@ def _ints(v):
     return array("q", np.ascontiguousarray(v, np.int64).tobytes())
 
 
-def _fill_next(v):
-    """-1 entries take the next non-negative value after them (0 at the end)."""
-    have = np.flatnonzero(v >= 0)
-    out = np.zeros(len(v), np.int64)
-    if len(have):
-        nxt = np.searchsorted(have, np.arange(len(v)))     # the first index with a value at or after i
-        ok = nxt < len(have)
-        out[ok] = v[have[nxt[ok]]]
-    return out
-
-
 def _messages(s):
-    """({index of a message wait: (id, k)}, {index of a send: id}, {id: number of sends})."""
+    """A stream's message sends and waits (merge.MessageLog's result), their kinds and ids read
+    by columns."""
     spec = s.engine.messages
-    waits, sends, count = {}, {}, {}
     if spec is None:
-        return waits, sends, count
+        return {}, {}, {}
     send = np.flatnonzero(s.kind_column({spec.send}))
     wait = np.flatnonzero(s.kind_column({spec.wait}))
-    if not len(send) and not len(wait):
-        return waits, sends, count
-    field, bit, width = spec.id
-    ids = ((s._field(field) >> bit) & ((1 << width) - 1)).tolist()
-    seen, sending = {}, set(send.tolist())
-    for i in sorted(send.tolist() + wait.tolist()):
-        m = ids[i]
-        if i in sending:
-            sends[i] = m
-            count[m] = count.get(m, 0) + 1
-        else:
-            seen[m] = seen.get(m, 0) + 1
-            waits[i] = (m, seen[m])
-    return waits, sends, count
-
-
-def _merge_two(streams, owns, waits):
-    """_merge_plain for two streams, each waiting (at most) for the other: runs of one stream
-    while its next command may go, then of the other; the first goes when neither may."""
-    na, nb = len(streams[0]), len(streams[1])
-    wa = waits[0][0][1] if waits[0] else [0] * na
-    wb = waits[1][0][1] if waits[1] else [0] * nb
-    own_a, own_b = owns
-    imp_a, imp_b = streams[0].engine.implicit_ids, streams[1].engine.implicit_ids
-    runs = []                           # (stream, count)
-    i = j = 0
-    done_a = done_b = 0
-    while i < na and j < nb:
-        start = i
-        while i < na and wa[i] <= done_b:
-            i += 1
-        if i == start:
-            if wb[j] <= done_a:          # the second may go, until the first may again
-                start = j
-                while j < nb and wb[j] <= done_a:
-                    j += 1
-                    done_b = j if imp_b else own_b[j - 1]
-                    if wa[i] <= done_b:
-                        break
-                runs.append((1, j - start))
-                continue
-            i += 1                       # neither: the first goes
-        runs.append((0, i - start))
-        done_a = i if imp_a else own_a[i - 1]
-    if i < na:
-        runs.append((0, na - i))
-    if j < nb:
-        runs.append((1, nb - j))
-    q = np.repeat(np.array([r[0] for r in runs], np.uint8), [r[1] for r in runs])
-    first = q == 0
-    jj = np.where(first, np.cumsum(first) - 1, np.cumsum(~first) - 1).astype(np.uint32)
-    return q, jj
-
-
-def _merge_plain(streams, owns, waits):
-    """merge_cores without messages: a loop over int lists."""
-    if len(streams) == 2 and all(len(w) <= 1 and all(o == 1 - q for o, _ in w) for q, w in enumerate(waits)):
-        return _merge_two(streams, owns, waits)
-    k = len(streams)
-    lens = [len(s) for s in streams]
-    total = sum(lens)
-    heads, done = [0] * k, [0] * k
-    implicit = [s.engine.implicit_ids for s in streams]
-    out_q = np.zeros(total, np.uint8 if k <= 256 else np.uint16)
-    out_j = np.zeros(total, np.uint32)
-    live = [q for q in range(k) if lens[q]]
-    n = 0
-    while n < total:
-        pick = live[0]
-        for q in live:
-            i = heads[q]
-            for other, col in waits[q]:
-                if col[i] > (done[other] if other is not None else 0):
-                    break
-            else:
-                pick = q
-                break
-        i = heads[pick]
-        out_q[n], out_j[n] = pick, i
-        n += 1
-        heads[pick] = i + 1
-        done[pick] = i + 1 if implicit[pick] else owns[pick][i]
-        if heads[pick] == lens[pick]:
-            live.remove(pick)
-    return out_q, out_j
-
-
-def _merge_messages(streams, owns, waits, msgs):
-    """merge_cores with multi-core messages (barrier rounds), on int lists."""
-    k = len(streams)
-    lens = [len(s) for s in streams]
-    total = sum(lens)
-    senders = {}
-    for q, (_, _, counts) in enumerate(msgs):
-        for m, c in counts.items():
-            senders.setdefault(m, []).append((q, c))
-    heads, done, sent = [0] * k, [0] * k, {}
-    implicit = [s.engine.implicit_ids for s in streams]
-    out_q = np.zeros(total, np.uint8 if k <= 256 else np.uint16)
-    out_j = np.zeros(total, np.uint32)
-
-    def ready(q):
-        i = heads[q]
-        for other, col in waits[q]:
-            if col[i] > (done[other] if other is not None else 0):
-                return False
-        wait = msgs[q][0].get(i)
-        if wait is not None:
-            m, c = wait
-            return all(sent.get((s, m), 0) >= c for s, cnt in senders.get(m, ()) if cnt >= c)
-        return True
-
-    live = [q for q in range(k) if lens[q]]
-    n = 0
-    while n < total:
-        pick = next((q for q in live if ready(q)), live[0])
-        i = heads[pick]
-        out_q[n], out_j[n] = pick, i
-        n += 1
-        heads[pick] = i + 1
-        done[pick] = i + 1 if implicit[pick] else owns[pick][i]
-        m = msgs[pick][1].get(i)
-        if m is not None:
-            sent[(pick, m)] = sent.get((pick, m), 0) + 1
-        if heads[pick] == lens[pick]:
-            live.remove(pick)
-    return out_q, out_j
+    log = MessageLog(spec)
+    if len(send) or len(wait):
+        field, bit, width = spec.id
+        ids = ((s._field(field) >> bit) & ((1 << width) - 1)).tolist()
+        sending = set(send.tolist())
+        for i in sorted(send.tolist() + wait.tolist()):
+            (log.send if i in sending else log.wait)(i, ids[i])
+    return log.result()
 
 
 # ------------------------------------------------------------------------------------------ the Records

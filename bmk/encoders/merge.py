@@ -19,6 +19,7 @@ vendor's segments (newer-chips.md 3: segment 0 of every core, then segment 1 ...
 never resolve keep stream order.
 """
 from array import array
+from bisect import bisect_left
 from collections import defaultdict
 
 
@@ -37,15 +38,18 @@ def merge_cores(chip, cores):
         own = [r.fields.get(e.own_id, -1) for r in recs] if e.own_id and not e.implicit_ids else None
         waits = [[r.fields.get(fname, -1) for r in recs] for _, fname in e.wait_for]
         columns.append(Queue(core, e, len(recs), own, waits, _messages(e, recs)))
-    order_q, order_j = merge_order(columns, where)
-    return [queues[q][2][j] for q, j in zip(order_q, order_j)]
+    out, heads = [], [0] * len(queues)
+    for q, end in zip(*merge_runs(columns, where)):
+        out += queues[q][2][heads[q]:end]
+        heads[q] = end
+    return out
 
 
 class Queue:
     """One stream to merge, as columns: `n` commands; `own`: each one's own id (-1: its class
     has none; None for implicit ids or an engine without them); `waits`: per wait_for field of
     the engine, each command's value (-1: its class has no such field), turned in place into
-    what it waits for (`merge_order`); `msgs`: _messages (or MessageLog.result) of the stream."""
+    what it waits for (`merge_runs`); `msgs`: MessageLog.result() of the stream."""
 
     __slots__ = ("core", "eng", "n", "own", "waits", "msgs")
 
@@ -55,82 +59,173 @@ class Queue:
 
 def merge_order(queues, where):
     """[Queue] in priority order, where: {(core, engine name): queue number} -> (queue, index)
-    of each command in program order (array('H'), array('I')), by the module docstring's rule."""
+    of each command in program order (array('H'), array('I')): merge_runs, spelled out."""
+    order_q, order_j = array("H"), array("I")
+    heads = [0] * len(queues)
+    for q, end in zip(*merge_runs(queues, where)):
+        order_q += array("H", [q]) * (end - heads[q])
+        order_j.extend(range(heads[q], end))
+        heads[q] = end
+    return order_q, order_j
+
+
+def merge_runs(queues, where):
+    """[Queue] in priority order, where: {(core, engine name): queue number} -> program order by
+    the module docstring's rule, as runs: (queue of each run, array('H'); the index in its queue
+    after its last command, array('I')); a run goes on from where its queue's previous one ended.
+
+    The rule picks, command by command, the first queue whose next command may go. It is
+    applied a run at a time: once queue p is picked, its next commands go too for as long as
+    the rule would pick p again, that is while p's next command may go and no queue before p
+    may (those were not ready, and only p's commands change what they wait for: they become
+    ready when p's last id reaches their wait on p, `_threshold`). A message command (a send
+    changes what message waits see) and a stream waiting for itself go one at a time."""
+    if len(queues) == 1:
+        return array("H", [0] if queues[0].n else []), array("I", [queues[0].n] if queues[0].n else [])
+    k = len(queues)
     waits = [_waits(qu.eng, qu.core, qu.waits, where) for qu in queues]
-    msgs = [qu.msgs for qu in queues]
+    wait_msgs = [qu.msgs[0] for qu in queues]
+    send_msgs = [qu.msgs[1] for qu in queues]
     # message id -> [(queue, number of sends)] of every stream that sends it
     senders = defaultdict(list)
-    for q, (_, _, counts) in enumerate(msgs):
-        for m, n in counts.items():
+    for q, qu in enumerate(queues):
+        for m, n in qu.msgs[2].items():
             senders[m].append((q, n))
-    heads = [0] * len(queues)
-    done = [0] * len(queues)            # the last own id emitted (explicit) or the count (implicit)
-    sent = defaultdict(int)             # (queue, message id) -> sends emitted
-    total = sum(qu.n for qu in queues)
-    order_q, order_j = array("H"), array("I")
+    marks = [sorted(set(wait_msgs[q]) | set(send_msgs[q])) for q in range(k)]    # message commands
+    alone = [any(other == q for other, _ in waits[q]) for q in range(k)]        # waits for itself
+    ns = [qu.n for qu in queues]
     own = [qu.own for qu in queues]
     implicit = [qu.eng.implicit_ids for qu in queues]
-    wait_msgs = [m[0] for m in msgs]
-    send_msgs = [m[1] for m in msgs]
+    heads = [0] * k
+    done = [0] * k                      # the last own id emitted (explicit) or the count (implicit)
+    sent = defaultdict(int)             # (queue, message id) -> sends emitted
+    run_q, run_end = array("H"), array("I")
+
+    def message_ready(q, i):
+        wait = wait_msgs[q].get(i) if wait_msgs[q] else None
+        if wait is None:
+            return True
+        m, c = wait
+        return all(sent[(s, m)] >= c for s, n in senders[m] if n >= c)
 
     def ready(q):
         i = heads[q]
         for other, values in waits[q]:
             if values[i] > (done[other] if other is not None else 0):
                 return False
-        wait = wait_msgs[q].get(i) if wait_msgs[q] else None
-        if wait is not None:
-            m, k = wait
-            return all(sent[(s, m)] >= k for s, n in senders[m] if n >= k)
-        return True
+        return message_ready(q, i)
 
-    live = [q for q in range(len(queues)) if queues[q].n]
-    count = 0
-    while count < total:
-        pick = next((q for q in live if ready(q)), live[0])
-        i = heads[pick]
-        heads[pick] = i + 1
-        if implicit[pick]:
-            done[pick] = i + 1
+    live = [q for q in range(k) if ns[q]]
+    while live:
+        for p in live:
+            if ready(p):
+                break
         else:
-            v = own[pick][i] if own[pick] is not None else 0
-            done[pick] = v if v >= 0 else 0
-        if send_msgs[pick]:
-            m = send_msgs[pick].get(i)
+            p = live[0]                 # none may go: the first goes (ids that never resolve)
+        start = heads[p]
+        n = ns[p]
+        e = start + 1                   # the picked command goes; then the run, if any
+        if not alone[p]:
+            lim = n
+            if marks[p]:
+                at = bisect_left(marks[p], start)
+                if at < len(marks[p]):
+                    lim = start if marks[p][at] == start else marks[p][at]
+            if lim > start:
+                thr = _threshold(p, live, waits, heads, done, message_ready)
+                column = None           # the ids the threshold is compared with, None: the count
+                if implicit[p]:
+                    lim = lim if thr is None else min(lim, thr)
+                    thr = None
+                elif own[p] is None:
+                    thr = None          # no own ids: done stays 0, below every threshold
+                else:
+                    column = own[p]
+                e = _run(e, lim, [(values, done[other] if other is not None else 0) for other, values in waits[p]],
+                         column, thr)
+        heads[p] = e
+        run_q.append(p)
+        run_end.append(e)
+        if implicit[p]:
+            done[p] = e
+        else:
+            v = own[p][e - 1] if own[p] is not None else 0
+            done[p] = v if v >= 0 else 0
+        if send_msgs[p]:
+            m = send_msgs[p].get(start)     # a message command goes alone
             if m is not None:
-                sent[(pick, m)] += 1
-        order_q.append(pick)
-        order_j.append(i)
-        count += 1
-        if heads[pick] == queues[pick].n:
-            live.remove(pick)
-    return order_q, order_j
+                sent[(p, m)] += 1
+        if e == n:
+            live.remove(p)
+    return run_q, run_end
+
+
+def _threshold(p, live, waits, heads, done, message_ready):
+    """The smallest own id (count with implicit ids) of queue p that makes a queue before p
+    ready (None: none can be during p's run). Those queues are not ready; p's commands change
+    only their waits on p (p sends no message during a run)."""
+    thr = None
+    for b in live:
+        if b >= p:
+            break
+        i = heads[b]
+        need, ok = None, True
+        for other, values in waits[b]:
+            if other == p:
+                need = values[i] if need is None else max(need, values[i])
+            elif values[i] > (done[other] if other is not None else 0):
+                ok = False
+        if need is not None and ok and message_ready(b, i):
+            thr = need if thr is None else min(thr, need)
+    return thr
+
+
+def _run(e, lim, checks, own, thr):
+    """The end of a run from command e (the one before it went) up to lim: commands go while
+    each (wait column, the id it is compared with) check holds and, with a threshold, the own id
+    of the last command gone (own[e - 1]; -1, none, counts as 0 and thr is at least 1) stays
+    below thr."""
+    if len(checks) == 1 and thr is None:
+        ((values, d),) = checks
+        while e < lim and values[e] <= d:
+            e += 1
+    elif len(checks) == 1:
+        ((values, d),) = checks
+        while e < lim and own[e - 1] < thr and values[e] <= d:
+            e += 1
+    else:
+        while e < lim and (thr is None or own[e - 1] < thr) and all(values[e] <= d for values, d in checks):
+            e += 1
+    return e
 
 
 def _waits(eng, core, columns, where):
     """[(queue of the waited-for stream or None, values)] for each wait_for field: each
     command's value made what it waits for (the wait_mask bits; a class without the field: 0,
-    or with missing_wait "next" the next command's value), in place."""
+    or with missing_wait "next" the next command's value), in place. Without a mask a -1 of
+    missing_wait "none" is left as it is: it waits for nothing, as 0 does (ids compared are >= 0)."""
     mask = eng.wait_mask
+    nxt = eng.missing_wait == "next"
     out = []
     for (other, _), values in zip(eng.wait_for, columns):
-        lent = 0                        # missing_wait "next": the next command's value, walking back
-        nxt = eng.missing_wait == "next"
-        for i in range(len(values) - 1, -1, -1):
-            v = values[i]
-            if v is None or v < 0:
-                values[i] = lent if nxt else 0
-            else:
-                if mask is not None:
-                    v &= mask
-                    values[i] = v
-                lent = v
+        if mask is not None or (nxt and len(values) and min(values) < 0):
+            lent = 0                    # missing_wait "next": the next command's value, walking back
+            for i in range(len(values) - 1, -1, -1):
+                v = values[i]
+                if v < 0:
+                    values[i] = lent if nxt else 0
+                else:
+                    if mask is not None:
+                        v &= mask
+                        values[i] = v
+                    lent = v
         out.append((where.get((core, other)), values))
     return out
 
 
 class MessageLog:
-    """A stream's message sends and waits, command by command: `add(i, record)`; `result()`:
+    """A stream's message sends and waits, command by command (`add(i, record)`, or
+    `send(i, id)` / `wait(i, id)` in stream order); `result()`:
     ({index of a message wait: (id, k)}, {index of a send: id}, {id: number of sends})."""
 
     def __init__(self, spec):
@@ -140,13 +235,17 @@ class MessageLog:
     def add(self, i, r):
         spec = self.spec
         if r.kind == spec.send:
-            m = spec.msg_id(r.fields)
-            self.sends[i] = m
-            self.count[m] += 1
+            self.send(i, spec.msg_id(r.fields))
         elif r.kind == spec.wait:
-            m = spec.msg_id(r.fields)
-            self.seen[m] += 1
-            self.waits[i] = (m, self.seen[m])
+            self.wait(i, spec.msg_id(r.fields))
+
+    def send(self, i, m):
+        self.sends[i] = m
+        self.count[m] += 1
+
+    def wait(self, i, m):
+        self.seen[m] += 1
+        self.waits[i] = (m, self.seen[m])
 
     def result(self):
         return self.waits, self.sends, self.count

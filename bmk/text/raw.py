@@ -226,9 +226,5 @@ def load_streams(chip, streams, paths):
     if not ordered:
         return RawRecords(chip, [], array("H"), array("I"))
     where = {(0, s.eng.name): q for q, (s, _) in enumerate(ordered)}
-    if len(ordered) == 1:
-        n = len(ordered[0][0])
-        order_q, order_j = array("H", bytes(2 * n)), array("I", range(n))
-    else:
-        order_q, order_j = merge_order([queue for _, queue in ordered], where)
+    order_q, order_j = merge_order([queue for _, queue in ordered], where)
     return RawRecords(chip, [s for s, _ in ordered], order_q, order_j)

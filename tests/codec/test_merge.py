@@ -1,6 +1,12 @@
 """Program order of raw streams (bmk.encoders.merge): implicit ids, wait masks, waits lent by
 the next command, and messages across cores. Built from text, checked by position."""
+import copy
+
+from hypothesis import given, settings, strategies as st
+
 import bmk
+from bmk.encoders.merge import MessageLog, Queue, merge_order
+from bmk.isa import load_chip
 from bmk.text import asm
 
 
@@ -93,3 +99,79 @@ def test_opaque_streams_come_last_and_keep_their_bytes():
     assert bmk.encode("bm1690", merged, raw=True) == streams
     buf = bmk.encode("bm1690", merged)           # cmd_hdr_t: the bytes' length is in mask
     assert bmk.decode("bm1690", buf)[1].data == bytes([1, 2, 3, 4])
+
+
+def rule_order(queues, where):
+    """The module docstring's rule taken literally, one command at a time (what merge_runs does a
+    run at a time): (queue, index) of each command."""
+    waits = []
+    for qu in queues:
+        eng, cols = qu.eng, []
+        for (other, _), values in zip(eng.wait_for, qu.waits):
+            out, lent = [0] * len(values), 0
+            for i in range(len(values) - 1, -1, -1):
+                v = values[i]
+                if v < 0:
+                    out[i] = lent if eng.missing_wait == "next" else 0
+                else:
+                    out[i] = lent = v & eng.wait_mask if eng.wait_mask is not None else v
+            cols.append((where.get((qu.core, other)), out))
+        waits.append(cols)
+    heads, done, sent, got = [0] * len(queues), [0] * len(queues), {}, []
+    senders = {}
+    for q, qu in enumerate(queues):
+        for m, n in qu.msgs[2].items():
+            senders.setdefault(m, []).append((q, n))
+
+    def ready(q):
+        i = heads[q]
+        if any(values[i] > (done[other] if other is not None else 0) for other, values in waits[q]):
+            return False
+        m, k = queues[q].msgs[0].get(i, (None, 0))
+        return m is None or all(sent.get((s, m), 0) >= k for s, n in senders.get(m, ()) if n >= k)
+
+    while len(got) < sum(qu.n for qu in queues):
+        live = [q for q, qu in enumerate(queues) if heads[q] < qu.n]
+        p = next((q for q in live if ready(q)), live[0])
+        i = heads[p]
+        got.append((p, i))
+        heads[p] += 1
+        own = queues[p].own
+        done[p] = i + 1 if queues[p].eng.implicit_ids else max(own[i], 0) if own is not None else 0
+        if i in queues[p].msgs[1]:
+            sent[(p, queues[p].msgs[1][i])] = sent.get((p, queues[p].msgs[1][i]), 0) + 1
+    return got
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["bm1684x", "bm1880", "bm1688", "bm1690", "cv184x"]), st.integers(1, 3), st.randoms())
+def test_runs_follow_the_rule_command_by_command(chip_name, cores, rnd):
+    """merge_order (merge_runs' runs spelled out) gives the order the rule gives picking one
+    command at a time, on random id columns of the chip's engines: ids that go back, classes
+    without the own or wait field (-1), messages on several cores, waits that never resolve."""
+    chip = load_chip(chip_name)
+    queues, where = [], {}
+    for core in range(cores):
+        for eng in chip.encoded_engines + tuple(e for e in chip.engines if e.opaque):
+            n = rnd.choice([0, 1, rnd.randint(2, 40)])
+            if not n:
+                continue
+
+            def column():
+                out, v = [], 0
+                for _ in range(n):
+                    v = v + rnd.choice([0, 1, 1, 2]) if rnd.random() < 0.9 else rnd.randint(0, 4)
+                    out.append(-1 if rnd.random() < 0.15 else v | (rnd.random() < 0.2) << 20)
+                return out
+            own = column() if eng.own_id and not eng.implicit_ids else None
+            log = MessageLog(eng.messages) if eng.messages is not None else None
+            for i in range(n if log else 0):
+                r = rnd.random()
+                if r < 0.2:
+                    (log.send if r < 0.1 else log.wait)(i, rnd.randint(0, 2))
+            msgs = log.result() if log else ({}, {}, {})
+            where[(core, eng.name)] = len(queues)
+            queues.append(Queue(core, eng, n, own, [column() for _ in eng.wait_for], msgs))
+    want = rule_order(copy.deepcopy(queues), where)
+    order_q, order_j = merge_order(queues, where)
+    assert list(zip(order_q, order_j)) == want
