@@ -23,14 +23,13 @@ Run: python bench/raw_text.py [--sizes 1000000,2000000] [--base-sizes 1000000] [
 import argparse
 import hashlib
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from worktree import DEFAULT_BASE, ROOT, base_tree, env  # noqa: E402
+from worktree import DEFAULT_BASE, ROOT, base_tree, env, measure  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "golden" / "bm1684x" / "yolov5s_bm1684x_int8_sym"
 CHANGES = 2              # the fields B changes (one TIU, one GDMA command)
@@ -88,31 +87,14 @@ def make_inputs(n, work):
 
 def run_tool(tree, tool, d, timeout, label="now"):
     """(wall s, CPU s, peak RSS bytes, exit code, stdout) of one tool run in its own process."""
-    code = BOOT.replace("{entry}", tool)
-    t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-c", code, *tool_args(tool, d, label)], env=env(tree), cwd="/tmp",
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = []
-    import threading
-    reader = threading.Thread(target=lambda: out.append(p.stdout.read()))
-    reader.start()
-    deadline = t0 + timeout
-    while True:
-        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            p.kill()
-            os.wait4(p.pid, 0)
-            reader.join()
-            return None, None, None, "timeout", b""
-        time.sleep(0.02)
-    wall = time.perf_counter() - t0
-    reader.join()
-    rc = os.waitstatus_to_exitcode(status)
+    res = measure([sys.executable, "-c", BOOT.replace("{entry}", tool), *tool_args(tool, d, label)], env(tree),
+                  timeout, poll=0.02)
+    if res is None:
+        return None, None, None, "timeout", b""
+    wall, cpu, rss, rc, out, err = res
     if rc not in (0, 1):
-        print(f"  {tool} in {tree}: exit {rc}: {p.stderr.read().decode(errors='replace')[-400:]}", file=sys.stderr)
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024, rc, out[0] if out else b""
+        print(f"  {tool} in {tree}: exit {rc}: {err.decode(errors='replace')[-400:]}", file=sys.stderr)
+    return wall, cpu, rss, rc, out
 
 
 def sha(path):

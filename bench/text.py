@@ -18,6 +18,8 @@ import sys
 import tempfile
 import time
 
+from worktree import measure
+
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASE_DIR = "/tmp/bench-base"
 TILE_OPS = 4
@@ -126,27 +128,14 @@ c()
 def run_tool(tree, tool, d, timeout):
     """(wall seconds, peak RSS bytes, exit code, CPU seconds) of one tool run in a subprocess."""
     args = TOOLS[tool](d)
-    code = BOOT.replace("{entry}", ENTRY[tool])
-    env = dict(os.environ, PYTHONPATH=tree)
-    start = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-c", code, tree] + args[1:], env=env, cwd="/tmp",
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = start + timeout
-    while True:
-        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            p.kill()
-            os.wait4(p.pid, 0)
-            return None, None, "timeout", None
-        time.sleep(0.05)
-    wall = time.perf_counter() - start
-    err = p.stderr.read().decode(errors="replace").strip()
-    rc = os.waitstatus_to_exitcode(status)
+    res = measure([sys.executable, "-c", BOOT.replace("{entry}", ENTRY[tool]), tree] + args[1:],
+                  dict(os.environ, PYTHONPATH=tree), timeout, stdout=subprocess.DEVNULL, poll=0.05)
+    if res is None:
+        return None, None, "timeout", None
+    wall, cpu, rss, rc, _, err = res
     if rc not in (0, 1):
-        print(f"  {tool} in {tree}: exit {rc}: {err[-300:]}", file=sys.stderr)
-    return wall, ru.ru_maxrss * 1024, rc, ru.ru_utime + ru.ru_stime
+        print(f"  {tool} in {tree}: exit {rc}: {err.decode(errors='replace').strip()[-300:]}", file=sys.stderr)
+    return wall, rss, rc, cpu
 
 
 def base_tree(sha):

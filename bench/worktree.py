@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -36,12 +37,17 @@ def env(tree):
     return e
 
 
-def run(tree, code, args=(), timeout=3600):
-    """(wall s, CPU s, peak RSS bytes, stdout) of one process, from os.wait4."""
+def measure(argv, env, timeout, stdout=subprocess.PIPE, cwd="/tmp", poll=0.002):
+    """Run argv as its own process: (wall s, CPU s, peak RSS bytes, exit code, stdout, stderr)
+    from os.wait4, or None when it ran past `timeout` seconds (killed). Its pipes are read while
+    it runs, so a large output cannot stall it."""
     t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-c", code, *map(str, args)], env=env(tree), cwd="/tmp",
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = b"", b""
+    p = subprocess.Popen(argv, env=env, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE)
+    got = {}
+    readers = [threading.Thread(target=lambda k=k, f=f: got.__setitem__(k, f.read()))
+               for k, f in (("out", p.stdout), ("err", p.stderr)) if f is not None]
+    for r in readers:
+        r.start()
     deadline = t0 + timeout
     while True:
         pid, status, ru = os.wait4(p.pid, os.WNOHANG)
@@ -50,14 +56,26 @@ def run(tree, code, args=(), timeout=3600):
         if time.perf_counter() > deadline:
             p.kill()
             os.wait4(p.pid, 0)
-            raise RuntimeError(f"{tree}: timed out after {timeout} s")
-        time.sleep(0.002)
+            for r in readers:
+                r.join()
+            return None
+        time.sleep(poll)
     wall = time.perf_counter() - t0
-    out, err = p.stdout.read(), p.stderr.read()
-    code_ = os.waitstatus_to_exitcode(status)
+    for r in readers:
+        r.join()
+    return (wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024, os.waitstatus_to_exitcode(status),
+            got.get("out", b""), got.get("err", b""))
+
+
+def run(tree, code, args=(), timeout=3600):
+    """(wall s, CPU s, peak RSS bytes, stdout) of one process running `code` on `tree`'s bmk."""
+    res = measure([sys.executable, "-c", code, *map(str, args)], env(tree), timeout)
+    if res is None:
+        raise RuntimeError(f"{tree}: timed out after {timeout} s")
+    wall, cpu, rss, code_, out, err = res
     if code_:
         raise RuntimeError(f"{tree}: exit {code_}: {err.decode(errors='replace')[-800:]}")
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024, out.decode()
+    return wall, cpu, rss, out.decode()
 
 
 def best(trees, code, args=(), repeat=5, warmup=1):
