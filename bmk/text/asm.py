@@ -412,12 +412,7 @@ def disassemble(chip, records, fields="changed", comment=None, locations=False, 
 
 def _tokens(text):
     """(col, token) of a line with its comment removed; col is 1-based."""
-    cut = len(text)
-    for ch in "#;":
-        i = text.find(ch)
-        if i >= 0:
-            cut = min(cut, i)
-    return [(m.start() + 1, m.group()) for m in re.finditer(r"\S+", text[:cut])]
+    return [(m.start() + 1, m.group()) for m in re.finditer(r"\S+", text[:_code_end(text)])]
 
 
 def _code_end(text):
