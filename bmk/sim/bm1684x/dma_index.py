@@ -44,7 +44,7 @@ import numpy as np
 
 from bmk.errors import SimulationError
 from bmk.sim.bm1684x import fields as F
-from bmk.sim.bm1684x.gdma import (_RAW, Side, _check_flags, _flag_check, address, default_strides, element_bytes,
+from bmk.sim.bm1684x.gdma import (_RAW, Side, address, default_strides, element_bytes, flag_check,
                                   fill_bits, lane_mask, shape, strides)
 
 
@@ -70,7 +70,6 @@ def _matrix(transpose):
     kind = "dma.matrix" + (".transpose" if transpose else "")
 
     def run(m, f):
-        _check_flags(f, kind)
         f = _matrix_fields(m, f)
         e = element_bytes(m, f)
         src_addr, dst_addr = address(m, f, "src"), address(m, f, "dst")
@@ -107,7 +106,6 @@ def _matrix(transpose):
 
 
 def cw_transpose(m, f):
-    _check_flags(f, "dma.cw_transpose")
     e = element_bytes(m, f)
     n, c, h, w = src_shape = shape(f, "src")
     dst = Side(m, "dst", address(m, f, "dst"), (n, w, h, c), strides(f, "dst", True), e, lane_mask(m, f))
@@ -141,7 +139,6 @@ def _linear_out(m, f, values, e):
 
 
 def masked_select(m, f):
-    _check_flags(f, "dma.masked_select", strided=False)
     e = element_bytes(m, f)
     shp = shape(f, "src")
     data = _dense(m, f, "src", shp, e).read().reshape(-1)
@@ -151,7 +148,6 @@ def masked_select(m, f):
 
 
 def nonzero(m, f):
-    _check_flags(f, "dma.nonzero", strided=False)
     e = element_bytes(m, f)
     shp = shape(f, "src")
     data = _dense(m, f, "src", shp, e).read().reshape(-1)
@@ -179,7 +175,6 @@ def _side_strides(m, f, side, addr, shp, e, implicit):
 
 
 def gather(m, f):
-    _check_flags(f, "dma.gather")
     e = element_bytes(m, f)
     c, h, w, ic = _gather_shapes(f)
     dh = h if f.get("nchw_copy", 0) else f.get("dst_hsize", 0)
@@ -201,7 +196,6 @@ def gather(m, f):
 
 
 def scatter(m, f):
-    _check_flags(f, "dma.scatter")
     e = element_bytes(m, f)
     c, h, w, ic = _gather_shapes(f)
     dh = f.get("dst_hsize", 0)
@@ -247,4 +241,4 @@ FIELDS = {
 }
 FIELDS["dma.matrix.transpose"] = FIELDS["dma.matrix"]
 FIELDS["dma.scatter"] = FIELDS["dma.gather"] - {"constant_value", "nchw_copy"}
-CHECKS = {k: _flag_check(k, k not in ("dma.masked_select", "dma.nonzero")) for k in KINDS}
+CHECKS = {k: flag_check(k, k not in ("dma.masked_select", "dma.nonzero")) for k in KINDS}

@@ -162,19 +162,17 @@ def fill_bits(f, e):
 IMPLICIT_STRIDES = frozenset({"dma.tensor.broadcast", "dma.gather"})
 
 
-def _check_flags(f, kind, strided=True):
-    """The refusals that depend on the flags alone (also made by CHECKS, before any run)."""
-    if strided and not f.get("stride_enable", 1) and kind not in IMPLICIT_STRIDES:
-        raise F.refuse(kind, "stride_enable", 0, "must be 1 (the hardware's implicit strides are public only for "
-                       f"{' and '.join(sorted(IMPLICIT_STRIDES))})")
-    if f.get("decompress_enable", 0):
-        raise F.refuse(kind, "decompress_enable", f["decompress_enable"], "must be 0 (the compressed format is "
-                       "not public)")
-
-
-def _flag_check(kind, strided):
+def flag_check(kind, strided):
+    """The kind's static check (CHECKS, before any run; its function relies on it): implicit
+    strides only where IMPLICIT_STRIDES executes them (`strided`: a kind that has strides),
+    no compression."""
     def check(chip, f):
-        _check_flags(f, kind, strided)
+        if strided and not f.get("stride_enable", 1) and kind not in IMPLICIT_STRIDES:
+            raise F.refuse(kind, "stride_enable", 0, "must be 1 (the hardware's implicit strides are public only "
+                           f"for {' and '.join(sorted(IMPLICIT_STRIDES))})")
+        if f.get("decompress_enable", 0):
+            raise F.refuse(kind, "decompress_enable", f["decompress_enable"], "must be 0 (the compressed format "
+                           "is not public)")
     check.__name__ = "check_" + kind.replace(".", "_")
     return check
 
@@ -195,7 +193,6 @@ def _tensor_copy(special):
     kind = "dma.tensor" + (f".{special}" if special else "")
 
     def run(m, f):
-        _check_flags(f, kind)
         e = element_bytes(m, f)
         src_shape = shape(f, "src")
         dst_shape = src_shape if f.get("nchw_copy", 0) else shape(f, "dst")
@@ -249,7 +246,6 @@ def _tensor_copy(special):
 
 def general(m, f):
     """A linear copy of src_cstride_move_length_ elements (or a constant fill)."""
-    _check_flags(f, "dma.general", strided=False)
     e = element_bytes(m, f)
     n = f.get("src_cstride_move_length_", 0)
     shp, st = (1, 1, 1, n), (0, 0, 0, 1)
@@ -262,7 +258,6 @@ def general(m, f):
 
 def general_broadcast(m, f):
     """The linear data copied to dst_csize NPUs at the destination's offset."""
-    _check_flags(f, "dma.general.broadcast", strided=False)
     e = element_bytes(m, f)
     n, c = f.get("src_cstride_move_length_", 0), f.get("dst_csize", 0)
     dst_addr = address(m, f, "dst")
@@ -299,4 +294,4 @@ FIELDS = {k: _TENSOR for k in KINDS if k.startswith("dma.tensor")}
 FIELDS["dma.general"] = F.names(_ADDR, {"src_cstride_move_length_"})
 FIELDS["dma.general.broadcast"] = F.names(_ADDR, {"src_cstride_move_length_", "dst_csize"})
 FIELDS["dma.sys"] = FIELDS["dma.sys.nop"] = F.names()
-CHECKS = {k: _flag_check(k, k.startswith("dma.tensor")) for k in KINDS if not k.startswith("dma.sys")}
+CHECKS = {k: flag_check(k, k.startswith("dma.tensor")) for k in KINDS if not k.startswith("dma.sys")}
