@@ -7,7 +7,9 @@
 - the BM1684X builds of four tdl_models networks (real weights, no reference outputs; issue 27
   item 2): each runs to the end commands of both streams with no race, its outputs finite and
   of their kind: the face attributes' sigmoids in [0, 1], the hand keypoint classifier's uint8
-  softmax (scale 1/255) summing to 1 within its rounding, two inputs giving two answers.
+  softmax (scale 1/255) summing to 1 within its rounding, two inputs giving two answers; and
+  the motion segmenter (three frames in, per-pixel (background, motion, ...) scores out at 1/8
+  size) sees no motion in three equal frames and motion only where a square moves.
 """
 import numpy as np
 import pytest
@@ -102,3 +104,25 @@ def test_tdl_networks_run_to_their_end_without_races(path):
             (y,) = st.outputs
             assert abs(outputs[y.name].astype(np.float64).sum() / 255 - 1) <= y.shape[1] / 255
     assert not np.array_equal(*answers)
+
+
+def test_topformer_motion_segmenter_sees_motion_only_where_a_square_moves():
+    m = bmk.load_model(F.TOPFORMER_1684X)
+    st = m.nets[0].stages[0]
+    yy, xx = np.mgrid[0:512, 0:960]
+    background = (128 + 40 * np.sin(xx / 37.0) * np.cos(yy / 23.0)).astype(np.uint8)
+
+    def frame(dx):
+        f = background.copy()
+        f[200:320, 300 + dx:420 + dx] = 230
+        return f[None, None]
+
+    def classes(frames):
+        (y,) = m.run({t.name: f for t, f in zip(st.inputs, frames)}).values()
+        return y[0].argmax(0)                            # (64, 120): the class of each 8x8 block
+
+    assert (classes([frame(0)] * 3) == 0).all()
+    moving = classes([frame(0), frame(40), frame(80)])
+    square = np.zeros_like(moving, bool)
+    square[24:41, 36:64] = True         # the blocks the square crosses, one block of margin around
+    assert (moving[~square] == 0).all() and (moving[square] != 0).sum() > 100
