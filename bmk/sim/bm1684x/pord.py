@@ -34,7 +34,12 @@ opd0_w) aligned, of (opd0_prec, opd0_sign); res0 (res0_n, res0_c, res0_h, res0_w
                  int8 lowering makes (Pool2D inference: to_int(sum) * multiplier >> rshift,
                  saturated; its get_scale_and_shift keeps the smallest shift of equal error:
                  5 >> 4 rather than 80 >> 8); the commands' round mode is half_up, as that
-                 inference's rounding.
+                 inference's rounding. The BM1688 build of the same network (tdl_models
+                 bm1688/) confirms it: before each of these pools a system_tr_wr.wr_imm writes
+                 the registers the BM1688 firmware's atomic_avg_pooling_fixed_gen_cmd names
+                 {mul, shift, yzp} (6, 32, 33) = (1, -7 / -8 / -7 / -4, 0) (an s8 shift,
+                 negative to the right as the TPU1686 requant's, quant.py), and the pool carries the same kernel constants 0x33, 0x51, 0x2f, 5 in
+                 opd1_addr and round mode half_up: BM1684X's opd2_addr is that right shift.
   maxpooling     the window maximum (pads take the pad value). Result: opd0's type and sign.
   roiDepthwise, roiavgpooling, roimaxpooling: the same over windows placed by ROIs: opd3 is
                  (1, res0_w, 1, 4) int16 compact, output column r pools the kh x kw window
