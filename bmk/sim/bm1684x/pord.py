@@ -73,17 +73,25 @@ def _is_float(chip, f):
     return name.startswith(("fp", "bf"))
 
 
-def check_avgpooling(chip, f):
-    """opd2_addr (the integer average's right shift): 0..MAX_AVG_SHIFT, alone, integers only."""
-    kind, v = "pord.avgpooling", f.get("opd2_addr", 0)
-    if not v:
-        return
-    if _is_float(chip, f):
-        raise F.refuse(kind, "opd2_addr", v, "must be 0 for a float input (the shift is an integer average's)")
-    if v > MAX_AVG_SHIFT:
-        raise F.refuse(kind, "opd2_addr", v, f"(the right shift) must be at most {MAX_AVG_SHIFT}")
-    if f.get("res1_addr", 0):
-        raise F.refuse(kind, "res1_addr", f["res1_addr"], "must be 0 when opd2_addr holds the shift")
+def _check_shift(kind):
+    """The shifts are an integer result's: res1_addr must be 0 for a float input (_finish
+    shifts integers only); an avgpool's opd2_addr is a right shift 0..MAX_AVG_SHIFT, integers
+    only, and res1_addr must then be 0."""
+    def check(chip, f):
+        floats = _is_float(chip, f)
+        if floats and f.get("res1_addr", 0):
+            raise F.refuse(kind, "res1_addr", f["res1_addr"], "(the shift) must be 0 for a float input")
+        v = f.get("opd2_addr", 0) if kind == "pord.avgpooling" else 0
+        if not v:
+            return
+        if floats:
+            raise F.refuse(kind, "opd2_addr", v, "must be 0 for a float input (the shift is an integer average's)")
+        if v > MAX_AVG_SHIFT:
+            raise F.refuse(kind, "opd2_addr", v, f"(the right shift) must be at most {MAX_AVG_SHIFT}")
+        if f.get("res1_addr", 0):
+            raise F.refuse(kind, "res1_addr", f["res1_addr"], "must be 0 when opd2_addr holds the shift")
+    check.__name__ = "check_" + kind.split(".")[1]
+    return check
 
 
 def _finish(m, f, kind, acc, res, floats):
@@ -205,4 +213,4 @@ FIELDS = {
     "pord.roiavgpooling": _BASE | _KERNEL | {"opd3_addr"},
     "pord.roimaxpooling": _BASE | {"opd3_addr"} | _NO_KERNEL,
 }
-CHECKS = {"pord.avgpooling": check_avgpooling}
+CHECKS = {k: _check_shift(k) for k in FIELDS if "res1_addr" in FIELDS[k]}

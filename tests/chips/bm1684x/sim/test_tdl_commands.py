@@ -66,7 +66,8 @@ def test_int8_avgpool_scales_the_window_sum_by_opd1_and_shifts_by_opd2(mul, shif
 def test_avgpool_opd2_refusals_are_static():
     fp16 = dict(CRY_AVGPOOL, opd0_prec=prec(FP16), res0_prec=prec(FP16), opd1_addr=0x3800)
     for fields, field, value in ((fp16, "opd2_addr", 7), (dict(CRY_AVGPOOL, opd2_addr=32), "opd2_addr", 32),
-                                 (dict(CRY_AVGPOOL, res1_addr=3), "res1_addr", 3)):
+                                 (dict(CRY_AVGPOOL, res1_addr=3), "res1_addr", 3),
+                                 (dict(fp16, opd2_addr=0, res1_addr=3), "res1_addr", 3)):
         r = rec("tiu", "sPorD", "pord.avgpooling", **fields)
         with pytest.raises(SimulationError, match=rf"pord.avgpooling: {field} .*not {value}"):
             sem.check(CHIP, "tiu", r.fields)
