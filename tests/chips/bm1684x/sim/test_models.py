@@ -9,7 +9,9 @@
   of their kind: the face attributes' sigmoids in [0, 1], the hand keypoint classifier's uint8
   softmax (scale 1/255) summing to 1 within its rounding, two inputs giving two answers; and
   the motion segmenter (three frames in, per-pixel (background, motion, ...) scores out at 1/8
-  size) sees no motion in three equal frames and motion only where a square moves.
+  size) sees no motion in three equal frames and motion only where a square moves; the face
+  attribute classifier, on the face of tests/models/bm1684's face4 photo (a man in his sixties
+  wearing glasses, no mask), says glasses, no mask, an age near 0.6.
 """
 import numpy as np
 import pytest
@@ -126,3 +128,29 @@ def test_topformer_motion_segmenter_sees_motion_only_where_a_square_moves():
     square = np.zeros_like(moving, bool)
     square[24:41, 36:64] = True         # the blocks the square crosses, one block of margin around
     assert (moving[~square] == 0).all() and (moving[square] != 0).sum() > 100
+
+
+def _bilinear(a, h, w):
+    """(H, W, 3) uint8 -> (h, w, 3), pixel centres aligned (as cv2.resize INTER_LINEAR)."""
+    H, W, _ = a.shape
+    ys = ((np.arange(h) + 0.5) * H / h - 0.5).clip(0, H - 1)
+    xs = ((np.arange(w) + 0.5) * W / w - 0.5).clip(0, W - 1)
+    y0, x0 = np.floor(ys).astype(int), np.floor(xs).astype(int)
+    y1, x1 = np.minimum(y0 + 1, H - 1), np.minimum(x0 + 1, W - 1)
+    fy, fx = (ys - y0)[:, None, None], (xs - x0)[None, :, None]
+    a = a.astype(np.float64)
+    top = a[y0][:, x0] * (1 - fx) + a[y0][:, x1] * fx
+    bottom = a[y1][:, x0] * (1 - fx) + a[y1][:, x1] * fx
+    return (top * (1 - fy) + bottom * fy).round().astype(np.uint8)
+
+
+def test_face_attributes_of_a_real_face():
+    """The face of retinaface_face4_input.npz (640x384, BGR minus (104, 117, 123): back to RGB
+    pixels), cropped to the head and resized to the network's 112x112 RGB uint8 input."""
+    x = np.load(F.RETINAFACE.parent / "retinaface_face4_input.npz")["input"][0]
+    rgb = (x.transpose(1, 2, 0) + np.array([104, 117, 123])).clip(0, 255).round().astype(np.uint8)[:, :, ::-1]
+    face = _bilinear(rgb[90:330, 190:460], 112, 112).transpose(2, 0, 1)[None].copy()
+    m = bmk.load_model(F.FACE_ATTR_1684X)
+    (x_in,) = m.nets[0].stages[0].inputs
+    out = {k.split("_")[0]: float(v.ravel()[0]) for k, v in m.run({x_in.name: face}).items()}
+    assert out["glass"] > 0.9 and out["mask"] < 0.1 and 0.45 < out["age"] < 0.8, out
