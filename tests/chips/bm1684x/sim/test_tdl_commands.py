@@ -235,3 +235,24 @@ def test_dq0_constant_form_is_opd1_zero_point_and_opd2_scale():
     sim, _ = run([rec("tiu", "sRQ&sDQ", "quant.dq0", **dict(FACE_DQ0, opd1_addr=200))], sim)
     np.testing.assert_array_equal(get(sim, 131072, (1, 1, 1, 2), FP32),
                                   ((x - 200).astype(np.float32) * scale).astype(np.float64))
+
+
+def test_pl_gather_moves_int4_nibbles():
+    """int4 (the prec enum's 4-bit type): two elements a byte, the even one in the low nibble
+    (operands.py), aligned to eu_num_4bit = 128 elements per channel."""
+    code = CHIP.engine("tiu").cls("sSG").field("res0_prec").enum_value("int4")
+    rng = np.random.default_rng(8)
+    a = rng.integers(-8, 8, (1, 96, 1, 200))
+    idx = rng.integers(0, 200, 300)
+    sim = bmk.Simulator("bm1684x")
+    for c in range(96):                               # channel c: NPU c % 64, group c // 64 (256 nibbles)
+        nib = np.zeros(256, np.int64)
+        nib[:200] = a[0, c, 0] & 0xF
+        sim.lmem_write((c % 64) * LANE + (c // 64) * 128, (nib[0::2] | (nib[1::2] << 4)).astype(np.uint8).tobytes())
+    put(sim, 196608, idx.reshape(1, 300, 1, 1), U16, aligned(0, (1, 300, 1, 1), U16, compact=True))
+    f = dict(TOPFORMER_PL_GATHER, opd0_prec=code, res0_prec=code, opd0_w=200, opd1_c=300, res0_w=300)
+    sim, _ = run([rec("tiu", "sSG", "sg.pl_gather_d1coor", **f)], sim)
+    for c in range(96):                               # result: 384 nibbles (192 bytes) per group
+        raw = np.frombuffer(sim.lmem_read((c % 64) * LANE + 65536 + (c // 64) * 192, 150), np.uint8)
+        nib = np.stack([raw & 0xF, raw >> 4], 1).reshape(-1).astype(np.int64)
+        np.testing.assert_array_equal(np.where(nib >= 8, nib - 16, nib)[:300], a[0, c, 0, idx])
