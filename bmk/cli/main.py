@@ -639,6 +639,44 @@ def run(file, chip, raw, gmem, dump, as_json, trace, strict, progress, inputs, o
     sys.exit(code)
 
 
+# ----------------------------------------------------------------------------- check
+
+@click.command("check", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
+@click.argument("files", metavar="MODEL|FILE...", nargs=-1)
+@chip_option
+@raw_option
+@click.option("--json", "as_json", is_flag=True, help="print the findings as JSON")
+@guarded
+def check(files, chip, raw, as_json):
+    """List every instruction the simulator would refuse, without running anything.
+
+    MODEL|FILE: compiled models (.bmodel, .cvimodel), command buffers or assembly text (or --raw
+    ENGINE FILE streams). Refusals are grouped by instruction kind, field and value, each with
+    a count and the first instruction refused (group, engine, position in that engine's stream,
+    byte offset). Exit 0 when everything can run, 1 when something cannot, 2 on bad input.
+    """
+    from bmk.cli import models
+    from bmk.cli.check import check_report
+    if not files and not raw:
+        fail("missing MODEL|FILE (or --raw ENGINE FILE)")
+    if raw and files:
+        fail("give either FILE or --raw ENGINE FILE, not both")
+    reports = []
+    for path in files or ["<raw streams>"]:
+        if models.sniff(path) and not raw:
+            if chip:
+                fail("--chip does not apply to a model (it names its chip)")
+            reports.append(check_report(path, model=models.load(path)))
+        else:
+            reports.append(check_report(path, listing=_load_input(None if raw else path, chip, raw)))
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in reports], indent=2))
+    else:
+        _write_lines("-", (line for r in reports for line in r.lines()))
+    sys.exit(1 if any(r.findings for r in reports) else 0)
+
+
 # ----------------------------------------------------------------------------- models
 
 @click.command("info", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
@@ -690,7 +728,7 @@ def demo(fields, chip):
     sys.exit(demo_mod.main(fields, chip))
 
 
-for _cmd in (asm, disasm, diff, run, demo, chips_cmd, info, extract):
+for _cmd in (asm, disasm, diff, run, check, demo, chips_cmd, info, extract):
     bmk.add_command(_cmd)
 
 

@@ -32,8 +32,6 @@ import numpy as np
 
 from bmk.errors import BmkError, ModelError, SimulationError
 from bmk.models import storage
-from bmk.models.chips import spec_for
-from bmk.models.decoding import split_engines
 
 
 def _stage(model, net, stage):
@@ -71,49 +69,20 @@ def _idle(model, prepared):
 
 def prepare(model, net=0, stage=0):
     """Prepared(Stage, Semantics, [Group], [Program], ChipSpec) of a stage that can be simulated;
-    ModelError naming what cannot (step 1 of the module docstring), before any work. Kept on
-    the model: a second call returns the first one's answer."""
-    from bmk.sim.semantics import REGISTRY, semantics_for
+    ModelError naming what cannot (step 1 of the module docstring: the facts `bmk check` lists,
+    bmk/models/check.py), before any work. Kept on the model: a second call returns the first
+    one's answer."""
+    from bmk.models.check import chip_semantics, refusal_message, stage_findings
+    from bmk.sim.check import Findings
     st = _stage(model, net, stage)
-    where = f"net{net}/stage{stage}"
-    spec = spec_for(model.chip, model.path, "; run needs its decoder and simulator")
-    if model.chip not in REGISTRY:
-        raise ModelError(f"run: chip {model.chip} has no simulator (chips with one: {', '.join(sorted(REGISTRY))})",
-                         model.path)
-    sem = semantics_for(model.chip)
+    spec, sem = chip_semantics(model, "; run needs its decoder and simulator")
     kept = model.kept.get((net, stage))
     if kept is not None and kept.spec is spec and kept.semantics is sem:
         return kept
-    for sn in st.subnets:
-        if sn.kind != "tpu":
-            raise ModelError(f"run: {where}/subnet{sn.index} (id {sn.id}) is a {sn.kind.upper()} subnet "
-                             f"({sn.detail}); bmk simulates static TPU subnets only", model.path)
-    if not st.subnets:
-        raise ModelError(f"run: {where} has no subnet to run", model.path)
-    if st.coeff is not None and st.coeff.encrypted:
-        raise ModelError(f"run: {where}: the coefficients are encrypted (CoeffMem.encrypt_mode)", model.path)
-    planned, missing, first = [], {}, {}
-    for sn in st.subnets:
-        for g in sn.groups:
-            if g.core:
-                raise ModelError(f"run: {g.label} runs on core {g.core}: bmk simulates one core", model.path)
-            if g.parts:
-                _, unknown = split_engines(spec, g)
-                if unknown:
-                    raise ModelError(f"run: {g.label} has {', '.join(unknown)} commands, which the {spec.name} specs "
-                                     "do not decode", model.path)
-            records = model.records(g)
-            for i, r in enumerate(records):
-                key = (r.engine, r.kind)
-                if key not in sem.kinds:
-                    missing[key] = missing.get(key, 0) + 1
-                    first.setdefault(key, (g.label, i))
-            planned.append((g, records))
-    if missing:
-        kinds = ", ".join(f"{e}.{k or 'raw'} ({n} instruction{'s' * (n != 1)}, first {first[(e, k)][0]} "
-                          f"#{first[(e, k)][1]})" for (e, k), n in missing.items())
-        raise ModelError(f"run: the {model.chip} simulator has no semantics for {kinds}; nothing was run",
-                         model.path)
+    findings = Findings()
+    planned = stage_findings(model, net, stage, findings, spec, sem)
+    if findings:
+        raise ModelError(refusal_message(findings.result()), model.path)
     # Compiling checks every distinct instruction (sync ids aside: semantics.py) and resolves
     # every wait, on a Simulator that has not run yet (kept for m.run).
     from bmk.sim import Simulator

@@ -46,6 +46,7 @@ from bmk.errors import ArgumentError, BmkError, Shown, SimulationError, SpecErro
 from bmk.isa import load_chip
 from bmk.isa.spec import ChipSpec
 from bmk.sim.blas import one_thread
+from bmk.sim.check import verdict
 from bmk.sim.memory import GMEM, LMEM, AccessLog, Gmem, Lmem
 from bmk.sim.races import find_races
 from bmk.sim.report import Instructions, Report
@@ -460,30 +461,15 @@ class Simulator:
                 tuple(where[fname] for _, fname in eng.wait_for))
 
     def _plan(self, i, rec, eng):
-        """The Plan of a record, after the checks; SimulationError naming the instruction when
-        the record is malformed. Every record equal to this one but for its sync ids runs it."""
-        f = rec.fields
-        fmt = eng.format
-        if fmt is None:             # several classes: the record names its own
-            try:
-                fmt = eng.cls(rec.cls)
-            except SpecError as e:
-                raise self._error(i, rec, str(e)) from None
-        ins = fmt.instruction_of(f)
-        if ins is None:
-            keys = sorted({k for other in fmt.instructions for k, _ in other.match})
-            raise self._error(i, rec, "fields must name a known instruction kind, not "
-                              + ", ".join(f"{k}={f.get(k, 0)}" for k in keys))
-        sem = self.semantics
-        try:
-            fn = sem.function(rec.engine, ins.name)
-        except SimulationError as e:
-            raise self._error(i, rec, str(e)) from None
-        try:
-            sem.check(self.chip, rec.engine, f)
-        except SimulationError as e:
-            raise self._error(i, rec, str(e)) from None
-        return Plan(ins.name, fn, dict(f))
+        """The Plan of a record, after the checks (bmk/sim/check.py `verdict`: what `bmk check`
+        reports); SimulationError naming the instruction when the record is refused. Every
+        record equal to this one but for its sync ids runs it."""
+        name, refused = verdict(self.chip, self.semantics, eng, rec)
+        if refused is not None:
+            err = self._error(i, rec, refused.reason)
+            err.field, err.value = refused.field, refused.value
+            raise err
+        return Plan(name, self.semantics.kinds[(rec.engine, name)], dict(rec.fields))
 
     def _prepare(self, records):
         """Kinds, own ids, resolved waits and plans of every record; SimulationError if malformed.

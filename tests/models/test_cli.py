@@ -203,7 +203,7 @@ def test_run_refusals_are_one_line(runner, monkeypatch):
     from tests.models.test_run import without_trans
     without_trans(monkeypatch)
     msg = _one_line(runner.invoke(run, [str(F.FACE_DETECTION), "--input", "data=missing.npy"]), "run")
-    assert "no semantics for gdma.dma.trans" in msg           # said before the input file is looked for
+    assert "gdma kind 'dma.trans' must have simulator semantics" in msg     # said before the input file is looked for
     msg = _one_line(runner.invoke(run, [str(F.RETINAFACE), "--chip", "bm1684"]), "run")
     assert msg == "run: --chip does not apply to a model (it names its chip and places its own data)"
     msg = _one_line(runner.invoke(run, [str(F.RETINAFACE), "--input", "bad"]), "run")
@@ -252,4 +252,4 @@ def test_a_stream_of_an_engine_the_specs_lack_is_named_not_decoded(runner):
            "differ" in res.output
     msg = _one_line(runner.invoke(run, ["a.bmodel"]), "run")
     assert msg == "run: a.bmodel: run: net0/stage0/subnet0/core0/group0 has sdma commands, which the bm1684 specs " \
-                  "do not decode"
+                  "do not decode; nothing was run"

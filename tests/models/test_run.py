@@ -138,8 +138,10 @@ def test_a_kind_without_semantics_is_named_before_any_work(monkeypatch):
     monkeypatch.setattr("bmk.sim.Simulator.__init__", no_work)
     with pytest.raises(bmk.ModelError) as e:
         m.run({"data": np.zeros((1, 3, 320, 320), np.float32)})
-    assert str(e.value) == (f"{F.FACE_DETECTION}: run: the bm1684 simulator has no semantics for gdma.dma.trans "
-                            "(6 instructions, first net0/stage0/subnet0/core0/group0 #293); nothing was run")
+    assert str(e.value) == (f"{F.FACE_DETECTION}: run: 6 instructions cannot be simulated; the first: gdma.dma.trans: "
+                            "gdma kind 'dma.trans' must have simulator semantics (the bm1684 simulator has none) "
+                            "(6 instructions, first net0/stage0/subnet0/core0/group0 gdma #147 (byte 18816)); nothing "
+                            "was run")
 
 
 def test_a_chip_without_a_decoder_is_named(monkeypatch):
