@@ -654,7 +654,8 @@ def check(files, chip, raw, as_json):
     MODEL|FILE: compiled models (.bmodel, .cvimodel), command buffers or assembly text (or --raw
     ENGINE FILE streams). Refusals are grouped by instruction kind, field and value, each with
     a count and the first instruction refused (group, engine, position in that engine's stream,
-    byte offset). Exit 0 when everything can run, 1 when something cannot, 2 on bad input.
+    byte offset). Exit 0 when everything can run, 1 when something cannot, 2 on bad input (the
+    other files are still checked; each unreadable one is a line on stderr).
     """
     from bmk.cli import models
     from bmk.cli.check import check_report
@@ -662,18 +663,30 @@ def check(files, chip, raw, as_json):
         fail("missing MODEL|FILE (or --raw ENGINE FILE)")
     if raw and files:
         fail("give either FILE or --raw ENGINE FILE, not both")
-    reports = []
+    reports, unreadable = [], []
     for path in files or ["<raw streams>"]:
-        if models.sniff(path) and not raw:
-            if chip:
-                fail("--chip does not apply to a model (it names its chip)")
-            reports.append(check_report(path, model=models.load(path)))
-        else:
-            reports.append(check_report(path, listing=_load_input(None if raw else path, chip, raw)))
+        try:
+            if models.sniff(path) and not raw:
+                if chip:
+                    fail("--chip does not apply to a model (it names its chip)")
+                report = check_report(path, model=models.load(path))
+            else:
+                report = check_report(path, listing=_load_input(None if raw else path, chip, raw))
+        except (BmkError, OSError) as e:      # the other files are still checked
+            if _debugging() or len(files) < 2:
+                raise
+            unreadable.append(_message(e))
+            continue
+        reports.append(report)
+        if not as_json:
+            _write_lines("-", report.lines())
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in reports], indent=2))
-    else:
-        _write_lines("-", (line for r in reports for line in r.lines()))
+    for i, message in enumerate(unreadable):
+        if i + 1 < len(unreadable):
+            click.echo(f"{_prog()}: {message}", err=True)
+        else:
+            fail(message)
     sys.exit(1 if any(r.findings for r in reports) else 0)
 
 
