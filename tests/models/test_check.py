@@ -120,7 +120,7 @@ def test_bad_input_is_exit_2_and_one_line(tmp_path):
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and str(bad) in res.stderr
     res = CliRunner().invoke(bmk_cmd, ["check", str(bad), str(F.YUV2RGB), str(bad)])
     assert res.exit_code == 2 and res.stderr.count("\n") == 2     # each bad file a line; the good one checked
-    assert res.output == f"{F.YUV2RGB}: bm1684x model, 101 instructions: every one can be simulated\n"
+    assert res.stdout == f"{F.YUV2RGB}: bm1684x model, 101 instructions: every one can be simulated\n"
     res = CliRunner().invoke(bmk_cmd, ["check"])
     assert res.exit_code == 2 and "missing MODEL|FILE" in res.stderr
     with pytest.raises(bmk.ArgumentError, match="check: chip must be a chip name"):
