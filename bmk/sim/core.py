@@ -310,6 +310,8 @@ class Simulator:
         if addr + n > self.gmem.size:
             glob = self.space("global")
             base = 0 if glob.address_mask else glob.base
+            if n > self.gmem.size:      # no address could hold it: the size is at fault
+                raise ArgumentError(must(call, "n", f"at most the {self.gmem.size} bytes of global memory", n))
             what = "a gmem offset" if glob.address_mask else "a global address"
             raise ArgumentError(must(call, "addr", f"{what} whose {n} bytes end inside global memory "
                                      f"[0x{base:x}, 0x{base + self.gmem.size:x})", Shown(hex(base + addr))))
@@ -323,8 +325,14 @@ class Simulator:
         self.gmem.store(addr, buf)
 
     def gmem_read(self, addr, n):
-        """n bytes at global address addr (as gmem_write takes it)."""
-        return b"".join(self.gmem_chunks(addr, n, call="gmem_read"))
+        """n bytes at global address addr (as gmem_write takes it). Bytes this machine cannot
+        hold are an ArgumentError pointing at gmem_chunks / gmem_dump, which read any size."""
+        chunks = self.gmem_chunks(addr, n, call="gmem_read")
+        try:
+            return b"".join(chunks)
+        except MemoryError:
+            raise ArgumentError(must("gmem_read", "n", "a size this machine can hold in memory as one bytes object "
+                                     "(gmem_chunks and gmem_dump read any size a chunk at a time)", n)) from None
 
     def gmem_chunks(self, addr, n, chunk=1 << 24, call="gmem_chunks"):
         """The n bytes at global address addr as consecutive read-only uint8 arrays of at
