@@ -11,6 +11,7 @@ import re
 import click
 
 from bmk.errors import BmkError, quoted
+from bmk.util import file_name
 
 _INPUT_RE = re.compile(r"^(?P<name>[^=]+)=(?P<path>.+)$")
 
@@ -62,7 +63,7 @@ def extract(model, out_dir):
                 files["coefficients"][f"net{net.index}/stage{st.index}"] = put(
                     f"net{net.index}.stage{st.index}.coeff.bin", model.coefficients(st))
     if model.kernel_module:
-        files["kernel_module"] = put("kernel_module." + os.path.basename(model.kernel_module[0] or "bin"),
+        files["kernel_module"] = put("kernel_module." + file_name(os.path.basename(model.kernel_module[0] or "bin")),
                                      model.kernel_module[1].read(model.data))
     info = info_dict(model)
     info["files"] = files

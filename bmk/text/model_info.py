@@ -9,6 +9,7 @@ decoded for those, so a multi-megabyte model lists in milliseconds. A count bmk 
 """
 from bmk.models.chips import decodable
 from bmk.models.decoding import group_counts
+from bmk.util import printable
 
 
 def simulator_for(chip):
@@ -63,7 +64,7 @@ def info_dict(model):
 
 def _tensor_line(role, t):
     q = f" scale {t.scale:g}" + (f" zero_point {t.zero_point:g}" if t.zero_point else "")
-    return (f"{role:<6} {t.name}  {t.type.name} {tuple(t.shape)}  @0x{t.address:x}  {t.storage}{q}")
+    return (f"{role:<6} {printable(t.name)}  {t.type.name} {tuple(t.shape)}  @0x{t.address:x}  {t.storage}{q}")
 
 
 def _counts_text(counts, sizes):
@@ -82,9 +83,9 @@ def info_lines(model):
     """`bmk info` text, one line at a time."""
     d = info_dict(model)
     sim = "decodes, simulates" if d["decodable"] and d["simulator"] else "decodes" if d["decodable"] else "no decoder"
-    yield f"{model.path}: {model.format} {model.version} for {model.target} (bmk chip {model.chip}: {sim})"
+    yield f"{model.path}: {model.format} {printable(model.version)} for {printable(model.target)} (bmk chip {model.chip}: {sim})"
     if model.time:
-        yield f"built {model.time}"
+        yield f"built {printable(model.time)}"
     km = model.kernel_module
     yield (f"neuron memory {model.neuron_size} bytes; kernel module "
            f"{f'{km[0]!r} ({km[1].size} bytes)' if km else 'none'}"

@@ -148,3 +148,25 @@ def test_a_hostile_100_byte_file_allocates_little(tail, kind):
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     assert peak < 1 << 20, peak
+
+
+def test_control_characters_in_names_are_escaped_in_text_and_kept_out_of_file_names(tmp_path):
+    """Issue 32.5: a NUL in the kernel module's name made `bmk extract` die with an internal
+    ValueError; newlines passed into `bmk info` lines and into extracted file names."""
+    from click.testing import CliRunner
+    from bmk.cli.main import bmk as bmk_cmd
+    stage = {"inputs": [build.tensor("in\nput\x1b[2J", 0, (1, 1, 1, 1), 0x100000000, size=4)], "outputs": [],
+             "subnets": []}
+    path = tmp_path / "names.bmodel"
+    path.write_bytes(build.bmodel("BM1684", [{"name": "n\0et", "stages": [stage]}], b"\x7fELF",
+                                  kernel=("../lib\0\n.so", (0, 4))))
+    res = CliRunner().invoke(bmk_cmd, ["info", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "in\\nput\\x1b[2J" in res.output and "\x1b" not in res.output and "\0" not in res.output
+    assert all(line.isprintable() for line in res.output.splitlines())
+    out = tmp_path / "out"
+    res = CliRunner().invoke(bmk_cmd, ["extract", str(path), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    names = sorted(p.name for p in out.iterdir())
+    assert "kernel_module.lib__.so" in names and all(n.isprintable() and "/" not in n for n in names)
+    assert (out / "kernel_module.lib__.so").read_bytes() == b"\x7fELF"
