@@ -134,6 +134,9 @@ def _as_array(values, tensor, path):
 
 def _check_region(model, spec, what, address, size):
     glob = spec.space("global")
+    if size > glob.size:        # a damaged shape: its size may have hundreds of digits
+        raise ModelError(f"run: {what} must fit in {spec.name}'s {glob.size}-byte global memory, but its shape takes "
+                         f"{size if size < 1 << 64 else f'about 2**{size.bit_length() - 1}'} bytes", model.path)
     if size and not (glob.base <= address and address + size <= glob.base + glob.size):
         raise ModelError(f"run: {what} [0x{address:x}, 0x{address + size:x}) must lie inside {spec.name} global "
                          f"memory [0x{glob.base:x}, 0x{glob.base + glob.size:x})", model.path)

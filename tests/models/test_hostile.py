@@ -170,3 +170,17 @@ def test_control_characters_in_names_are_escaped_in_text_and_kept_out_of_file_na
     names = sorted(p.name for p in out.iterdir())
     assert "kernel_module.lib__.so" in names and all(n.isprintable() and "/" not in n for n in names)
     assert (out / "kernel_module.lib__.so").read_bytes() == b"\x7fELF"
+
+
+def test_an_io_shape_whose_size_passes_64_bits_is_a_model_error():
+    """Issue 32.2: retinaface b1 with bytes 1284:1288 = 21 (the output 'loc' gets 21 dimensions)
+    escaped m.run as a ValueError: its byte size wrapped to 0 in 64-bit arithmetic."""
+    import numpy as np
+    data = bytearray(F.RETINAFACE.read_bytes())
+    data[1284:1288] = (21).to_bytes(4, "little")
+    m = read_model(bytes(data), "r.bmodel")
+    loc = m.nets[0].stages[0].outputs[0]
+    assert loc.name == "loc" and len(loc.shape) == 21
+    with pytest.raises(bmk.ModelError, match=r"r.bmodel: run: tensor 'loc' must fit in bm1684's 8589934592-byte "
+                                             r"global memory, but its shape takes about 2\*\*555 bytes"):
+        m.run({"input": np.zeros((1, 3, 384, 640), np.float32)})
