@@ -203,10 +203,12 @@ class Model:
         """The bytes of a stage's coefficients as the file stores them (b"" without any)."""
         return stage.coeff.blob.read(self.data) if stage.coeff and stage.coeff.blob else b""
 
-    def run(self, inputs, net=0, stage=0, trace=None, progress=None):
+    def run(self, inputs, net=0, stage=0, trace=None, progress=None, exact=True):
         """Simulate net `net`, stage `stage` on `inputs` ({name: array}) -> {output name: ndarray}.
+        Inputs are checked, never wrapped: an integer out of its tensor's type is an
+        ArgumentError, and a float must convert exactly unless exact=False (rounded).
 
         See bmk.models.run."""
         from bmk.models.run import run_model
-        return run_model(self, inputs, net, stage, trace=trace, progress=progress)
+        return run_model(self, inputs, net, stage, trace=trace, progress=progress, exact=exact)
 
