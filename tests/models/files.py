@@ -8,6 +8,12 @@ FACE_DETECTION = HERE / "bm1684" / "face_detection_fp32_b1.bmodel"
 YOLO_1684 = HERE / "bm1684" / "yolov5s_bm1684_f32.bmodel"
 YOLO_1684X = HERE / "bm1684x" / "yolov5s_bm1684x_int8_sym.bmodel"
 YUV2RGB = HERE / "bm1684x" / "Yuv2rgb_0_int8" / "compilation.bmodel"
+# the BM1684X builds of four tdl_models networks (issue 27 item 2: each runs to its end)
+FACE_ATTR_1684X = HERE / "bm1684x" / "cls_attribute_face_112_112_INT8_bm1684x.bmodel"
+BABY_CRY_1684X = HERE / "bm1684x" / "cls_sound_babay_cry_188_40_INT8_bm1684x.bmodel"
+HAND_KEYPOINT_1684X = HERE / "bm1684x" / "hand_keypoint_cls_bm1684x.bmodel"
+TOPFORMER_1684X = HERE / "bm1684x" / "topformer_seg_motion_512_960_INT8_bm1684x.bmodel"
+TDL_1684X = (FACE_ATTR_1684X, BABY_CRY_1684X, HAND_KEYPOINT_1684X, TOPFORMER_1684X)
 RESNET_1688 = HERE / "bm1688" / "resnet50-v2_bm1688_2_int8_sym.bmodel"
 YOLO_1688 = HERE / "bm1688" / "yolov5s_bm1688_int8_sym.bmodel"
 YOLO_1688_CORE2 = HERE / "bm1688" / "yolov5s_bm1688_int8_sym_core2.bmodel"

@@ -4,7 +4,9 @@
 the kinds are the spec's (specs/bm1684x/*.toml), shared by a long class and its short form,
 and one function reads both (operands.py: a field a class lacks reads as 0). One module per
 family, each exporting KINDS = {kind: fn(m, fields)} and FIELDS = {kind: the fields it
-executes} (fields.py: every other field of the command must be 0, or the command is refused):
+executes} (fields.py: every other field of the command must be 0, or the command is refused),
+and optionally CHECKS = {kind: fn(chip, fields)}: the refusals that depend on the fields alone,
+made by `check` before anything runs:
 
   ar.py        AR      arith.* (31 EU types)        cmp.py     CMP      cmp.*
   vc.py        VC      vc.*                          sysid.py   SYSID    sys.*
@@ -46,7 +48,7 @@ SYS_CYCLES = 1
 
 
 def _tables():
-    kinds, executes = {}, {}
+    kinds, executes, checks = {}, {}, {}
     for engine, families in (("tiu", TIU_FAMILIES), ("gdma", GDMA_FAMILIES)):
         for module in families:
             for kind, fn in module.KINDS.items():
@@ -54,15 +56,20 @@ def _tables():
                     raise SimulationError(f"{module.__name__} defines {engine} {kind} again")
                 kinds[(engine, kind)] = fn
                 executes[(engine, kind)] = module.FIELDS[kind]
-    return kinds, executes
+            for kind, fn in getattr(module, "CHECKS", {}).items():
+                if (engine, kind) not in kinds:
+                    raise SimulationError(f"{module.__name__} checks {engine} {kind}, which it does not define")
+                checks[(engine, kind)] = fn
+    return kinds, executes, checks
 
 
-KINDS, EXECUTES = _tables()
+KINDS, EXECUTES, CHECKS = _tables()
 
 
 def check(chip, engine, f):
-    """Refuse a command setting a field its kind does not execute (fields.py)."""
-    fields.check(chip, engine, f, EXECUTES)
+    """Refuse a command setting a field its kind does not execute, or a value of an executed
+    field that its kind refuses whatever the data (fields.py)."""
+    fields.check(chip, engine, f, EXECUTES, CHECKS)
 
 
 def _bits(m, f):

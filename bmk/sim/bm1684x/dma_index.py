@@ -30,14 +30,22 @@ target_1684x/cmodel.py `get_dma_matrix_data` (the local matrix layout).
         index_hstride); an index past src_hsize writes constant_value.
   dma.scatter  dst[0, c, idx[0, c'', i, 0], :] = src[0, c, i, :] for i < src_hsize; indices
         past dst_hsize are refused.
-Lane masks, stride_enable and decompress_enable as gdma.py.
+Lane masks, stride_enable and decompress_enable as gdma.py. dma.gather with stride_enable 0
+takes the default layouts (gdma.py `default_strides`: aligned from the start NPU in local
+memory, contiguous elsewhere) of src (1, C, src_hsize, W), the index (1, index_csize, rows, 1)
+of uint32 and dst (1, C, rows, W), the stride fields unread: the TPU-Kernel's
+tpu_gdma_h_gather_S2L / _L2S / _L2L (tpu_kernel.c of the public TPU1686 sources) emit the
+gather with stride_enable false and no strides when none is given, and with any given fill in
+tpu_aligned_stride (local output, param, index as DT_UINT32) and tpu_continuous_stride (global
+ones) with stride_enable true. tdl_models' topformer_seg_motion gathers fp16 rows so (global
+src and L2 SRAM indices to local memory).
 """
 import numpy as np
 
 from bmk.errors import SimulationError
 from bmk.sim.bm1684x import fields as F
-from bmk.sim.bm1684x.gdma import (_RAW, Side, _check_flags, address, element_bytes, fill_bits, lane_mask, shape,
-                                  strides)
+from bmk.sim.bm1684x.gdma import (_RAW, Side, _check_flags, _flag_check, address, default_strides, element_bytes,
+                                  fill_bits, lane_mask, shape, strides)
 
 
 def _local(m, addr):
@@ -157,9 +165,17 @@ def _gather_shapes(f):
     return c, h, w, f.get("index_csize", 0)
 
 
-def _index(m, f, ic, ih):
-    return Side(m, "index", address(m, f, "index"), (1, ic, ih, 1),
-                (0, f.get("index_cstride", 0), f.get("index_hstride", 0), 1), 4).read().astype(np.int64)
+def _index(m, f, ic, ih, implicit=False):
+    a = address(m, f, "index")
+    st = default_strides(m, a, (1, ic, ih, 1), 4) if implicit else \
+        (0, f.get("index_cstride", 0), f.get("index_hstride", 0), 1)
+    return Side(m, "index", a, (1, ic, ih, 1), st, 4).read().astype(np.int64)
+
+
+def _side_strides(m, f, side, addr, shp, e, implicit):
+    if implicit:
+        return default_strides(m, addr, shp, e)
+    return (0, f.get(f"{side}_cstride", 0), f.get(f"{side}_hstride", 0), 1)
 
 
 def gather(m, f):
@@ -171,14 +187,16 @@ def gather(m, f):
     if min(c, h, w, ic, dh) < 1 or c not in (1, oc) or ic not in (1, oc):
         raise SimulationError(f"src_c/h/wsize, index_csize and the rows must be >= 1, src and index "
                               f"channels 1 or the same, not src ({c}, {h}, {w}), index_csize {ic}, rows {dh}")
-    src = Side(m, "src", address(m, f, "src"), (1, c, h, w), (0, f.get("src_cstride", 0), f.get("src_hstride", 0),
-                                                              1), e).read()
-    idx = np.broadcast_to(_index(m, f, ic, dh)[0, :, :, 0], (oc, dh))
+    implicit = not f.get("stride_enable", 1)
+    src_addr, dst_addr = address(m, f, "src"), address(m, f, "dst")
+    src = Side(m, "src", src_addr, (1, c, h, w), _side_strides(m, f, "src", src_addr, (1, c, h, w), e, implicit),
+               e).read()
+    idx = np.broadcast_to(_index(m, f, ic, dh, implicit)[0, :, :, 0], (oc, dh))
     bad = (idx < 0) | (idx >= h)
     rows = np.take_along_axis(np.broadcast_to(src[0], (oc, h, w)), np.where(bad, 0, idx)[:, :, None], axis=1)
     rows = np.where(bad[:, :, None], np.asarray(fill_bits(f, e)).astype(rows.dtype), rows)
-    dst = Side(m, "dst", address(m, f, "dst"), (1, oc, dh, w), (0, f.get("dst_cstride", 0), f.get("dst_hstride", 0),
-                                                                1), e, lane_mask(m, f))
+    dst = Side(m, "dst", dst_addr, (1, oc, dh, w), _side_strides(m, f, "dst", dst_addr, (1, oc, dh, w), e, implicit),
+               e, lane_mask(m, f))
     dst.write(rows[None])
 
 
@@ -229,3 +247,4 @@ FIELDS = {
 }
 FIELDS["dma.matrix.transpose"] = FIELDS["dma.matrix"]
 FIELDS["dma.scatter"] = FIELDS["dma.gather"] - {"constant_value", "nchw_copy"}
+CHECKS = {k: _flag_check(k, k not in ("dma.masked_select", "dma.nonzero")) for k in KINDS}

@@ -9,7 +9,10 @@ every field of the command's class:
   selector fields that named the kind (cmd_short, tsk_typ, tsk_eu_typ, cmd_type,
   cmd_special_function), pwr_step (a power/timing knob) and intr_en (raises a host interrupt
   when the command ends); reserved fields (the spec marks them) carry nothing;
-- a field the kind executes is checked by the kind's function;
+- a field the kind executes is checked by the kind's function, and where the refusal of a value
+  depends on the fields alone (a precision, a flag, a shift count), also here, before any run:
+  a family module may export CHECKS = {kind: fn(chip, fields)}, called after the zero rule,
+  that raises `refuse(...)` for a value its kind does not execute (so `bmk check` lists it);
 - any other field must be 0: bmk does not know what another value does to the result, so a
   command setting it is refused (SimulationError naming the kind, the field and the value).
 """
@@ -48,9 +51,15 @@ def kind_of(chip, engine, fields):
     return cls, ins.name
 
 
-def check(chip, engine, fields, executes):
+def refuse(kind, field, value, rule):
+    """The SimulationError of a static check: kind, field, value and the rule broken."""
+    return refused_field(f"{kind}: {field} {rule}, not {value!r}", field, value)
+
+
+def check(chip, engine, fields, executes, checks=None):
     """SimulationError for a field that is neither HEAD, reserved, nor executed by the kind
-    (executes: {(engine, kind): frozenset of field names}), and holds a value other than 0."""
+    (executes: {(engine, kind): frozenset of field names}), and holds a value other than 0;
+    then the kind's own static check (checks: {(engine, kind): fn(chip, fields)}), if any."""
     cls, kind = kind_of(chip, engine, fields)
     done = executes.get((engine, kind))
     if done is None:
@@ -62,4 +71,7 @@ def check(chip, engine, fields, executes):
         value = fields.get(name, 0)
         if value:
             raise refused_field(f"{kind} ({cls.name}): {name} must be 0 (bmk's {kind} does not execute it, so it "
-                          f"cannot honour another value), not {value!r}", name, value)
+                                f"cannot honour another value), not {value!r}", name, value)
+    fn = (checks or {}).get((engine, kind))
+    if fn is not None:
+        fn(chip, fields)

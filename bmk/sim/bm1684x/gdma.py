@@ -36,10 +36,23 @@ dst_csize NPUs (the same offset in NPUs s, s + 1, ...: opparam's stride (lane_by
 dma.sys, dma.sys.nop: ordering only.
 
 The lane mask (localmem_mask_l32 / _h32, a 64-bit mask) selects the NPUs a local destination
-is written in (cmodel `_lane_mask_filter`); other NPUs keep their bytes. stride_enable must
-be 1 for strided copies (what the hardware does with it cleared is not public; linear copies
-have no strides, so it changes nothing there) and decompress_enable 0 (the
-compressed format is not public).
+is written in (cmodel `_lane_mask_filter`); other NPUs keep their bytes. decompress_enable
+must be 0 (the compressed format is not public).
+
+stride_enable: 1 takes the strides of the fields. 0 (the implicit strides) is executed for
+dma.tensor.broadcast (and dma.gather, below) only, as the default layouts: a local side is 64-byte aligned from its
+start NPU (w 1, h W, c ALIGN(H * W, eu_num), n ceil((s + C) / npu_num) * c; for the source C
+= 1), a global side contiguous over its own shape (the source's (N, 1, H, W)), the stride
+fields unread. Source: the TPU-Kernel implementation of tpu_gdma_channel_bcast_S2L / _L2L
+(tpu_kernel.c of the public TPU1686 sources): with no strides given it emits the broadcast with
+stride_enable false and no strides, and with either stride NULL it fills in exactly these
+(tpu_aligned_stride for the local destination, tpu_continuous_stride of (N, 1, H, W) for a
+global source, tpu_aligned_stride for a local one) and stride_enable true, so the two forms of
+one API call must move the same data. The real networks (tdl_models cls_attribute_face,
+hand_keypoint_cls, cls_sound_babay_cry: a (1, 1, 1, W) row of a global weight broadcast to 64
+NPUs) carry it. dma.gather (dma_index.py) takes the same default layouts, from the same
+source's tpu_gdma_h_gather_S2L / _L2S / _L2L. Other kinds with stride_enable 0 are refused
+(bmk's `check`, before any run): no public source gives them a meaning.
 """
 import math
 
@@ -145,13 +158,37 @@ def fill_bits(f, e):
     return f.get("constant_value", 0) & ((1 << (8 * e)) - 1)
 
 
+# the kinds whose stride_enable = 0 (implicit strides) bmk executes
+IMPLICIT_STRIDES = frozenset({"dma.tensor.broadcast", "dma.gather"})
+
+
 def _check_flags(f, kind, strided=True):
-    if strided and not f.get("stride_enable", 1):
-        raise SimulationError("stride_enable must be 1 (the hardware's implicit strides are not public), "
-                              "not 0")
+    """The refusals that depend on the flags alone (also made by CHECKS, before any run)."""
+    if strided and not f.get("stride_enable", 1) and kind not in IMPLICIT_STRIDES:
+        raise F.refuse(kind, "stride_enable", 0, "must be 1 (the hardware's implicit strides are public only for "
+                       f"{' and '.join(sorted(IMPLICIT_STRIDES))})")
     if f.get("decompress_enable", 0):
-        raise SimulationError(f"decompress_enable must be 0 (the compressed format is not public), not "
-                              f"{f['decompress_enable']}")
+        raise F.refuse(kind, "decompress_enable", f["decompress_enable"], "must be 0 (the compressed format is "
+                       "not public)")
+
+
+def _flag_check(kind, strided):
+    def check(chip, f):
+        _check_flags(f, kind, strided)
+    check.__name__ = "check_" + kind.replace(".", "_")
+    return check
+
+
+def default_strides(m, side_addr, shape, e):
+    """The implicit strides (stride_enable 0): aligned from the start NPU in local memory,
+    contiguous elsewhere."""
+    sp, off = m.space_of(side_addr)
+    n, c, h, w = shape
+    if sp.lane_bytes is None:
+        return (c * h * w, h * w, w, 1)
+    eu = m.chip.param(f"eu_num_{8 * e}bit")
+    cs = -(-(h * w) // eu) * eu
+    return (-(-((off // sp.lane_bytes) % m.npu_num + c) // m.npu_num) * cs, cs, w, 1)
 
 
 def _tensor_copy(special):
@@ -172,11 +209,19 @@ def _tensor_copy(special):
             src_shape = (src_shape[0], 1) + src_shape[2:]
             dst_shape = (src_shape[0], f.get("dst_csize", 0)) + src_shape[2:]
         mask = lane_mask(m, f)
-        dst = Side(m, "dst", address(m, f, "dst"), dst_shape, strides(f, "dst", unit_w), e, mask)
+        implicit = not f.get("stride_enable", 1)
+        dst_addr = address(m, f, "dst")
+        dst_st = default_strides(m, dst_addr, dst_shape, e) if implicit else strides(f, "dst", unit_w)
+        dst = Side(m, "dst", dst_addr, dst_shape, dst_st, e, mask)
+        if implicit and not dst.local:
+            raise SimulationError(f"{kind} with implicit strides (stride_enable 0) must write local memory, not "
+                                  f"{dst.mem.name}")
         if f.get("fill_constant_en", 0):
             data = np.full(dst.shape, fill_bits(f, e), _RAW[e])
         else:
-            data = Side(m, "src", address(m, f, "src"), src_shape, strides(f, "src", unit_w), e).read()
+            src_addr = address(m, f, "src")
+            src_st = default_strides(m, src_addr, src_shape, e) if implicit else strides(f, "src", unit_w)
+            data = Side(m, "src", src_addr, src_shape, src_st, e).read()
             if special == "transpose":
                 data = data.transpose(1, 0, 2, 3)
             elif special in ("collect", "distribute"):
@@ -254,3 +299,4 @@ FIELDS = {k: _TENSOR for k in KINDS if k.startswith("dma.tensor")}
 FIELDS["dma.general"] = F.names(_ADDR, {"src_cstride_move_length_"})
 FIELDS["dma.general.broadcast"] = F.names(_ADDR, {"src_cstride_move_length_", "dst_csize"})
 FIELDS["dma.sys"] = FIELDS["dma.sys.nop"] = F.names()
+CHECKS = {k: _flag_check(k, k.startswith("dma.tensor")) for k in KINDS if not k.startswith("dma.sys")}

@@ -21,7 +21,20 @@ opd0_w) aligned, of (opd0_prec, opd0_sign); res0 (res0_n, res0_c, res0_h, res0_w
   avgpooling     the window sum times opd1 (the scale: a constant, or a (1, C, kh, kw) kernel),
                  shifted and rounded as depthwise, no bias: an average is a depthwise
                  convolution with a constant kernel (bmk's reading: the PorD AVG unit has no
-                 divisor field, and opparam names no other operand). Result: opd0's sign.
+                 divisor field, and opparam names no other operand). Result: opd0's sign,
+                 saturated. Integer input: the right shift is opd2_addr, a count 0..31 (an
+                 unsigned number; res1_addr must then be 0), rounded by opd2_n_str:
+                 res0 = sat((sum(x) * opd1) >> opd2_addr). Float input: opd2_addr must be 0.
+                 Derived from the real networks (no public source names the field for
+                 BM1684X; opparam reads no opd2 for avgpool, and the BM1688 firmware moves its
+                 multiplier/shift to registers): tdl_models' cls_sound_babay_cry int8 2x2
+                 average pools carry (opd1, opd2_addr) = (0x33, 7), (0x51, 8), (0x2f, 7),
+                 (5, 4), i.e. multiplier / 2**shift = 0.398, 0.316, 0.367, 0.3125: a quarter
+                 times an input/output scale ratio near 1, and exactly the pairs tpu-mlir's
+                 int8 lowering makes (Pool2D inference: to_int(sum) * multiplier >> rshift,
+                 saturated; its get_scale_and_shift keeps the smallest shift of equal error:
+                 5 >> 4 rather than 80 >> 8); the commands' round mode is half_up, as that
+                 inference's rounding.
   maxpooling     the window maximum (pads take the pad value). Result: opd0's type and sign.
   roiDepthwise, roiavgpooling, roimaxpooling: the same over windows placed by ROIs: opd3 is
                  (1, res0_w, 1, 4) int16 compact, output column r pools the kh x kw window
@@ -39,15 +52,39 @@ from bmk.sim.bm1684x import window as W
 from bmk.sim.bm1684x.operands import check_shape, const, dt, mode_of, read, shape_of, tensor, write
 
 
-def _shift(f):
+# the largest right shift an avgpool's opd2_addr may hold (an int32 sum has 31 value bits)
+MAX_AVG_SHIFT = 31
+
+
+def _shift(f, kind):
+    if kind == "pord.avgpooling" and f.get("opd2_addr", 0):
+        return f["opd2_addr"]
     s = f.get("res1_addr", 0) & 0xFF
     return s - 256 if s >= 128 else s
+
+
+def _is_float(chip, f):
+    name = chip.member("tiu", "res0_prec", f.get("opd0_prec", 0)) or ""
+    return name.startswith(("fp", "bf"))
+
+
+def check_avgpooling(chip, f):
+    """opd2_addr (the integer average's right shift): 0..MAX_AVG_SHIFT, alone, integers only."""
+    kind, v = "pord.avgpooling", f.get("opd2_addr", 0)
+    if not v:
+        return
+    if _is_float(chip, f):
+        raise F.refuse(kind, "opd2_addr", v, "must be 0 for a float input (the shift is an integer average's)")
+    if v > MAX_AVG_SHIFT:
+        raise F.refuse(kind, "opd2_addr", v, f"(the right shift) must be at most {MAX_AVG_SHIFT}")
+    if f.get("res1_addr", 0):
+        raise F.refuse(kind, "res1_addr", f["res1_addr"], "must be 0 when opd2_addr holds the shift")
 
 
 def _finish(m, f, kind, acc, res, floats):
     """Shift (integers) and store."""
     if not floats:
-        s = _shift(f)
+        s = _shift(f, kind)
         acc = np.rint(acc).astype(np.int64)
         acc = numerics.rshift_each(acc, s, mode_of(f)) if s >= 0 else acc << -s
     if kind == "pord.depthwiserelu":
@@ -157,9 +194,10 @@ _NO_KERNEL = {"opd1_addr", "opd1_sign", "opd1_const"}
 FIELDS = {
     "pord.depthwise": _BASE | _WINDOW | _KERNEL | {"opd2_addr", "opd2_sign", "opd2_const"},
     "pord.depthwiserelu": _BASE | _WINDOW | _KERNEL | {"opd2_addr", "opd2_sign", "opd2_const"},
-    "pord.avgpooling": _BASE | _WINDOW | _KERNEL,
+    "pord.avgpooling": _BASE | _WINDOW | _KERNEL | {"opd2_addr"},
     "pord.maxpooling": _BASE | _WINDOW | _NO_KERNEL,
     "pord.roiDepthwise": _BASE | _KERNEL | {"opd3_addr"},
     "pord.roiavgpooling": _BASE | _KERNEL | {"opd3_addr"},
     "pord.roimaxpooling": _BASE | {"opd3_addr"} | _NO_KERNEL,
 }
+CHECKS = {"pord.avgpooling": check_avgpooling}

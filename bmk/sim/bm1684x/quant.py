@@ -21,9 +21,13 @@ words, or constants (opd1_const) in opd1_addr / opd2_addr as opparam reads them:
        saturated into R; (scale, shift, zp) int32 at +0, +4, +8 (shift read as an int8, zp
        as an int16 of R's sign), or the constants scale = opd1_addr, shift = opd2_addr's low
        byte, zp = the 16 bits above it
-  dq0  R (fp32) = (A - zp) * scale: (zp int32, scale fp32) at +0, +4, or the constants scale =
-       opd1_addr (fp32 bits), zp = opd2_addr's low 16 bits (of A's sign; the firmware's
-       constant form); the int -> fp32 conversion rounds by opd2_n_str
+  dq0  R (fp32) = (A - zp) * scale: (zp int32, scale fp32) at +0, +4, or the constants zp =
+       opd1_addr (an int32 of A's sign), scale = opd2_addr (fp32 bits): opparam's constant
+       form (opd1 the zp, opd2 the scale, "if opd1 is_const: opd2 address = opd2_addr"), and
+       the real networks' (tdl_models cls_attribute_face: its four sigmoid tables' uint8
+       outputs dequantized with opd1_addr 0 and opd2_addr 0x3b808081 = 1/255; the reverse
+       reading gives a scale of 0 and -0.0 outputs); the int -> fp32 conversion rounds by
+       opd2_n_str
   dq1  y = (A - zp) * scale shifted by shift as rq1, saturated into R; (zp, scale, shift)
        int32 at +0, +4, +8, or the constants zp = opd1_addr's low 16 bits (of A's sign),
        shift = its high 16 bits (int16), scale = opd2_addr (opparam)
@@ -125,8 +129,8 @@ def _dq_float(any_out):
         check_shape(m, "res0", shape)
         a_dt, a = _a(m, f, shape)
         if f.get("opd1_const", 0):
-            scale = const_bits(f.get("opd1_addr", 0), dtypes.FP32)
-            zp = int(numerics.sign_extend(f.get("opd2_addr", 0), 16)) if a_dt.signed else f.get("opd2_addr", 0) & 0xFFFF
+            zp = const_bits(f.get("opd1_addr", 0), dtypes.integer(32, a_dt.signed))
+            scale = const_bits(f.get("opd2_addr", 0), dtypes.FP32)
         else:
             zp, scale = _params(m, f, c, 2, (32, "f32"))
         mode = numerics.as_mode(f.get("opd2_n_str", 0) & 7)

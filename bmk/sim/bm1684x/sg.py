@@ -14,7 +14,12 @@ constant opd2_addr (in the result's type) when fill_const (opd2_const) is set; o
 command is refused (what the hardware reads there is not public). limit_enable (opd3_const)
 must be 0: its effect is not public. Scatters write only the indexed elements (the rest of
 the result keeps its bytes); with repeated indices the last source element wins (assumed).
-Data moves as bit patterns of res0_prec's width (sources have the result's type).
+Data moves as bit patterns of res0_prec's width: every precision of the prec enum that is a
+BM1684X type (int8, int16, int32, fp16, bf16, fp32; int4 as nibbles; fp8 is refused), the
+source's opd0_prec naming the same type (opparam types A by opd0_prec and R by res0_prec; a
+gather converts nothing, so opd0_prec != res0_prec is refused by `check` before any run; the
+real networks gather fp16 (tdl_models topformer_seg_motion: pl_gather_d1coor with int16
+indices, its resize) and fp32 (hand_keypoint_cls: pe_s_gather_hzd) with both fields equal).
 
 PL ("parallel lanes": one index vector for every NPU, compact (1, L, 1, 1) from NPU 0):
   pl_gather_d1coor   A (N, C, 1, opd0_w) aligned, B (1, res0_w, 1, 1): R[n, c, 0, j] = A[n, c, 0, B[j]]
@@ -57,8 +62,8 @@ import numpy as np
 from bmk import dtypes
 from bmk.errors import SimulationError
 from bmk.sim.bm1684x import fields as F
-from bmk.sim.bm1684x.operands import (check_shape, const_bits, dt, raw_dtype, read, read_raw, shape_of, start_npu,
-                                      tensor, write)
+from bmk.sim.bm1684x.operands import (PRECS, check_shape, const_bits, dt, raw_dtype, read, read_raw, shape_of,
+                                      start_npu, tensor, write)
 
 
 def _data_dtype(m, f):
@@ -384,3 +389,20 @@ FIELDS["sg.pe_m_gather_d1coor"] = _COMMON | {"opd0_n", "opd1_c", "opd1_w"}
 for _k in ("sg.pe_s_mask_select", "sg.pe_s_mask_selhzd", "sg.pe_s_nonzero", "sg.pe_s_nonzero_hzd"):
     FIELDS[_k] = (_COMMON | {"res1_addr", "opd0_prec", "opd0_sign", "opd1_c", "opd1_w"}) - {"opd2_const", "opd2_addr",
                                                                                          "opd3_const"}
+for _k in KINDS:
+    if "nonzero" not in _k:
+        FIELDS[_k] = FIELDS[_k] | {"opd0_prec"}
+
+
+def _same_precision(kind):
+    def check(chip, f):
+        r, a = f.get("res0_prec", 0), f.get("opd0_prec", 0)
+        if chip.member("tiu", "res0_prec", r) not in PRECS:
+            raise F.refuse(kind, "res0_prec", r, f"must name a BM1684X data type ({', '.join(PRECS)})")
+        if a != r:
+            raise F.refuse(kind, "opd0_prec", a, f"must equal res0_prec ({r}: a gather or scatter converts nothing)")
+    check.__name__ = "check_" + kind.replace(".", "_")
+    return check
+
+
+CHECKS = {k: _same_precision(k) for k in KINDS if "nonzero" not in k}

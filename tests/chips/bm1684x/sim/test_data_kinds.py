@@ -101,7 +101,7 @@ def test_pe_s_gather_of_a_per_npu_table_like_yolo():
     put(sim, 0x10000, idx, U8)
     sim, _ = run([rec("tiu", "sSG", "sg.pe_s_gather_d1coor", res0_n=1, res0_c=32, res0_h=1, res0_w=400, opd0_h=1,
                       opd0_w=256, opd0_str=4, opd1_c=32, opd1_w=400, res0_addr=0x20000, opd0_addr=9408,
-                      opd1_addr=0x10000, res0_prec=prec(I8), opd1_prec=prec(U8))], sim)
+                      opd1_addr=0x10000, res0_prec=prec(I8), opd0_prec=prec(I8), opd1_prec=prec(U8))], sim)
     want = np.take_along_axis(np.broadcast_to(tables[:, :32], (1, 32, 1, 256)), idx, axis=3)
     np.testing.assert_array_equal(get(sim, 0x20000, (1, 32, 1, 400), I8), want)
 
@@ -113,7 +113,7 @@ def test_pe_s_scatter_builds_the_one_hot_matrix_like_yolo():
     put(sim, 254080, np.zeros((1, 6, 1, 6), np.int64), I8)
     sim, _ = run([rec("tiu", "sSG", "sg.pe_s_scatter_hzd", res0_n=1, res0_c=6, res0_h=1, res0_w=6, opd0_h=1, opd0_w=1,
                       opd1_c=6, opd1_w=1, res0_addr=254080, opd0_addr=254016, opd1_addr=253952,
-                      res0_prec=prec(I8), opd1_prec=prec(U8))], sim)
+                      res0_prec=prec(I8), opd0_prec=prec(I8), opd1_prec=prec(U8))], sim)
     np.testing.assert_array_equal(get(sim, 254080, (1, 6, 1, 6), I8).reshape(6, 6), np.eye(6, dtype=np.int64))
 
 
@@ -126,7 +126,7 @@ def test_pe_s_gather_out_of_range_fills_or_refuses(kind):
     put(sim, 0, a, I16)
     put(sim, 0x1000, idx, U16)
     f = dict(res0_n=1, res0_c=3, res0_h=1, res0_w=10, opd0_h=1, opd0_w=10, opd1_c=3, opd1_w=10, res0_addr=0x2000,
-             opd0_addr=0, opd1_addr=0x1000, res0_prec=prec(I16), opd1_prec=prec(U16))
+             opd0_addr=0, opd1_addr=0x1000, res0_prec=prec(I16), opd0_prec=prec(I16), opd1_prec=prec(U16))
     with pytest.raises(SimulationError, match="indices must be below 10 without fill_const"):
         run([rec("tiu", "sSG", kind, **f)], sim)
     sim, _ = run([rec("tiu", "sSG", kind, **f, opd2_const=1, opd2_addr=bits_of(-77, I16))], sim)
@@ -156,7 +156,7 @@ def test_pe_s_scatter_d1coor_and_pp():
         put(sim, 0x2000, old, I32)
         sim, _ = run([rec("tiu", "sSG", kind, res0_n=n, res0_c=c, res0_h=1, res0_w=wr, opd0_h=1, opd0_w=wa,
                           opd1_c=c, opd1_w=wa, res0_addr=0x2000, opd0_addr=0, opd1_addr=0x1000, res0_prec=prec(I32),
-                          opd1_prec=prec(U8))], sim)
+                          opd0_prec=prec(I32), opd1_prec=prec(U8))], sim)
         want = old.copy()
         for i in range(n):
             for j in range(c):
@@ -174,7 +174,7 @@ def test_pe_m_gather_takes_one_table_per_batch():
     put(sim, 0x1000, idx, U8)
     sim, _ = run([rec("tiu", "sSG", "sg.pe_m_gather_d1coor", res0_n=n, res0_c=c, res0_h=1, res0_w=w, opd0_h=1,
                       opd0_w=wa, opd0_str=4, opd1_c=c, opd1_w=w, res0_addr=0x2000, opd0_addr=0, opd1_addr=0x1000,
-                      res0_prec=prec(I8), opd1_prec=prec(U8))], sim)
+                      res0_prec=prec(I8), opd0_prec=prec(I8), opd1_prec=prec(U8))], sim)
     assert CHIP.code("tiu", "res0_str", "T4") == 4
     want = np.take_along_axis(np.broadcast_to(tables[:1], (n, c, 1, wa)), np.broadcast_to(idx, (n, c, 1, w)), 3)
     np.testing.assert_array_equal(get(sim, 0x2000, (n, c, 1, w), I8), want)
@@ -193,7 +193,7 @@ def test_mask_select_packs_the_selected_elements_and_counts_them(kind):
     put(sim, 0x2000, old, I16)
     sim, _ = run([rec("tiu", "sSG", kind, res0_n=n, res0_c=c, res0_h=1, res0_w=wa, opd0_h=1, opd0_w=wa, opd1_c=c,
                       opd1_w=wa, res0_addr=0x2000, opd0_addr=0, opd1_addr=0x1000, res1_addr=0x3000,
-                      res0_prec=prec(I16), opd1_prec=prec(U8))], sim)
+                      res0_prec=prec(I16), opd0_prec=prec(I16), opd1_prec=prec(U8))], sim)
     want, counts = old.copy(), np.zeros((n, c, 1, 1), np.int64)
     for i in range(n):
         for j in range(c):
@@ -239,13 +239,13 @@ def test_pl_gather_and_scatter_d1coor():
     put_vector(sim, 0x4000, idx, U16)
     sim, _ = run([rec("tiu", "sSG", "sg.pl_gather_d1coor", res0_n=n, res0_c=c, res0_h=1, res0_w=wr, opd0_h=1,
                       opd0_w=wa, opd1_c=wr, opd1_w=1, res0_addr=0x8000, opd0_addr=0, opd1_addr=0x4000,
-                      res0_prec=prec(I8), opd1_prec=prec(U16))], sim)
+                      res0_prec=prec(I8), opd0_prec=prec(I8), opd1_prec=prec(U16))], sim)
     np.testing.assert_array_equal(get(sim, 0x8000, (n, c, 1, wr), I8), a[..., idx])
     perm = np.array([4, 1, 6, 0, 2, 8, 3, 7, 5])
     put_vector(sim, 0x4000, perm, U8)
     sim, _ = run([rec("tiu", "sSG", "sg.pl_scatter_d1coor", res0_n=n, res0_c=c, res0_h=1, res0_w=wa, opd0_h=1,
                       opd0_w=wa, opd1_c=wa, opd1_w=1, res0_addr=0x8000, opd0_addr=0, opd1_addr=0x4000,
-                      res0_prec=prec(I8), opd1_prec=prec(U8))], sim)
+                      res0_prec=prec(I8), opd0_prec=prec(I8), opd1_prec=prec(U8))], sim)
     want = np.empty_like(a)
     want[..., perm] = a
     np.testing.assert_array_equal(get(sim, 0x8000, (n, c, 1, wa), I8), want)
@@ -262,14 +262,14 @@ def test_pl_d2coor_gather_and_scatter():
     put_vector(sim, 0x4000, pairs, U32)
     sim, _ = run([rec("tiu", "sSG", "sg.pl_gather_d2coor", res0_n=n, res0_c=c, res0_h=1, res0_w=4, opd0_h=ha,
                       opd0_w=wa, opd1_c=4, opd1_w=1, res0_addr=0x8000, opd0_addr=0, opd1_addr=0x4000,
-                      res0_prec=prec(I16), opd1_prec=prec(U16))], sim)
+                      res0_prec=prec(I16), opd0_prec=prec(I16), opd1_prec=prec(U16))], sim)
     np.testing.assert_array_equal(get(sim, 0x8000, (n, c, 1, 4), I16), a[:, :, hs, ws][:, :, None, :])
     row = rand(rng, (n, c, 1, 4), I16)
     put(sim, 0x9000, row, I16)
     put(sim, 0xA000, np.zeros((n, c, ha, wa)), I16)
     sim, _ = run([rec("tiu", "sSG", "sg.pl_scatter_d2coor", res0_n=n, res0_c=c, res0_h=ha, res0_w=wa, opd0_h=1,
                       opd0_w=4, opd1_c=4, opd1_w=1, res0_addr=0xA000, opd0_addr=0x9000, opd1_addr=0x4000,
-                      res0_prec=prec(I16), opd1_prec=prec(U16))], sim)
+                      res0_prec=prec(I16), opd0_prec=prec(I16), opd1_prec=prec(U16))], sim)
     want = np.zeros((n, c, ha, wa), np.int64)
     want[:, :, hs, ws] = row[:, :, 0]
     np.testing.assert_array_equal(get(sim, 0xA000, (n, c, ha, wa), I16), want)
@@ -286,7 +286,7 @@ def test_pl_gather_rec_crops_rectangles():
     sim, _ = run([rec("tiu", "sSG", "sg.pl_gather_rec", res0_n=n, res0_c=c, res0_h=kh * kw, res0_w=R, opd0_h=ha,
                       opd0_w=wa, opd1_c=R, opd1_w=4, res0_addr=0x8000, opd0_addr=0, opd1_addr=0x4000,
                       opd3_addr=(kh << 16) | kw, opd2_const=1, opd2_addr=bits_of(99, I8), res0_prec=prec(I8),
-                      opd1_prec=prec(U16))], sim)
+                      opd0_prec=prec(I8), opd1_prec=prec(U16))], sim)
     want = np.full((n, c, kh * kw, R), 99, np.int64)
     for r, (y0, x0, _, _) in enumerate(rects):
         for i in range(kh):
@@ -307,12 +307,12 @@ def test_pl_perw_gather_and_scatter():
     put_vector(sim, 0x4000, rows, U8)
     sim, _ = run([rec("tiu", "sSG", "sg.pl_gather_perw", res0_n=n, res0_c=c, res0_h=1, res0_w=w, opd0_h=h, opd0_w=w,
                       opd1_c=w, opd1_w=1, res0_addr=0x8000, opd0_addr=0, opd1_addr=0x4000, res0_prec=prec(I32),
-                      opd1_prec=prec(U8))], sim)
+                      opd0_prec=prec(I32), opd1_prec=prec(U8))], sim)
     np.testing.assert_array_equal(get(sim, 0x8000, (n, c, 1, w), I32)[:, :, 0], a[:, :, rows, np.arange(w)])
     put(sim, 0xC000, np.zeros((n, c, h, w)), I32)
     sim, _ = run([rec("tiu", "sSG", "sg.pl_scatter_perw", res0_n=n, res0_c=c, res0_h=h, res0_w=w, opd0_h=1,
                       opd0_w=w, opd1_c=w, opd1_w=1, res0_addr=0xC000, opd0_addr=0x8000, opd1_addr=0x4000,
-                      res0_prec=prec(I32), opd1_prec=prec(U8))], sim)
+                      res0_prec=prec(I32), opd0_prec=prec(I32), opd1_prec=prec(U8))], sim)
     want = np.zeros((n, c, h, w), np.int64)
     want[:, :, rows, np.arange(w)] = a[:, :, rows, np.arange(w)]
     np.testing.assert_array_equal(get(sim, 0xC000, (n, c, h, w), I32), want)
@@ -330,7 +330,7 @@ def test_sgl_gather_and_scatter_lines():
     line = (h * hs, h * hs, hs, 1)                                  # c < 64: one channel group
     sim, _ = run([rec("tiu", "sSGL", "sgl.pe_s_gather_line", res0_n=n, res0_c=c, res0_h=h, res0_w=w, opd0_h=ha,
                       opd0_str=3, res0_addr=0x4000, opd0_addr=0, opd1_addr=0x2000, res0_prec=prec(I8),
-                      opd1_prec=prec(U8))], sim)
+                      opd0_prec=prec(I8), opd1_prec=prec(U8))], sim)
     want = np.take_along_axis(np.broadcast_to(a, (n, c, ha, w)), np.broadcast_to(idx, (n, c, h, w)), 2)
     np.testing.assert_array_equal(get(sim, 0x4000, (n, c, h, w), I8, line), want)
     perm = np.stack([rng.permutation(h)[: min(h, ha)] for _ in range(n * c)]).reshape(n, c, min(h, ha), 1)
@@ -340,7 +340,7 @@ def test_sgl_gather_and_scatter_lines():
     put(sim, 0x8000, np.zeros((n, c, h, w)), I8, line)
     sim, _ = run([rec("tiu", "sSGL", "sgl.pe_s_scatter_line", res0_n=n, res0_c=c, res0_h=h, res0_w=w,
                       opd0_h=min(h, ha), opd0_str=3, res0_addr=0x8000, opd0_addr=0x6000, opd1_addr=0x7000,
-                      res0_prec=prec(I8), opd1_prec=prec(U8))], sim)
+                      res0_prec=prec(I8), opd0_prec=prec(I8), opd1_prec=prec(U8))], sim)
     want = np.zeros((n, c, h, w), np.int64)
     for i in range(n):
         for j in range(c):

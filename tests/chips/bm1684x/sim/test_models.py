@@ -4,8 +4,13 @@
   (input_ref_data.dat, output_ref_data.dat, raw, in tensor order): m.run gives those bytes.
 - yolov5s int8 (coefficients stripped, so no numbers to compare): every one of its 572
   commands runs, to the end commands of both streams, with no race and no SimulationError.
+- the BM1684X builds of four tdl_models networks (real weights, no reference outputs; issue 27
+  item 2): each runs to the end commands of both streams with no race, its outputs finite and
+  of their kind: the face attributes' sigmoids in [0, 1], the hand keypoint classifier's uint8
+  softmax (scale 1/255) summing to 1 within its rounding, two inputs giving two answers.
 """
 import numpy as np
+import pytest
 
 import bmk
 from bmk.models.run import simulate
@@ -63,3 +68,37 @@ def test_yolov5s_first_layer_picks_the_image_rows_of_a_6x6_stride_2_conv():
             row = 2 * oy - 2 + kk
             want = img[0, color, row] if 0 <= row < f["opd0_h"] else np.zeros(w, np.uint8)
             assert np.array_equal(out[ch, oy], want), (ch, oy)
+
+
+def _inputs(st, seed):
+    rng = np.random.default_rng(seed)
+    out = {}
+    for t in st.inputs:
+        d = np.dtype(t.dtype)
+        lo, hi = (0, 256) if d.kind == "u" else (-8, 8)
+        out[t.name] = rng.integers(lo, hi, t.shape).astype(d)
+    return out
+
+
+@pytest.mark.parametrize("path", F.TDL_1684X, ids=lambda p: p.name.split("_INT8")[0].split("_bm1684x")[0])
+def test_tdl_networks_run_to_their_end_without_races(path):
+    m = bmk.load_model(path)
+    st = m.nets[0].stages[0]
+    answers = []
+    for seed in (0, 1):
+        outputs, reports, sim = simulate(m, _inputs(st, seed))
+        (label, report), = reports
+        assert not report.races
+        ends = {e: [i.kind for i in report.instructions if i.engine == e][-1] for e in ("tiu", "gdma")}
+        assert ends == {"tiu": "sys.end", "gdma": "dma.sys"}
+        assert set(outputs) == {t.name for t in st.outputs}
+        for t in st.outputs:
+            v = np.asarray(outputs[t.name], np.float64)
+            assert v.shape == tuple(t.shape) and np.isfinite(v).all()
+        answers.append(np.concatenate([np.asarray(outputs[t.name], np.float64).ravel() for t in st.outputs]))
+        if path == F.FACE_ATTR_1684X:
+            assert all(0 <= float(outputs[t.name].ravel()[0]) <= 1 for t in st.outputs)
+        if path == F.HAND_KEYPOINT_1684X:
+            (y,) = st.outputs
+            assert abs(outputs[y.name].astype(np.float64).sum() / 255 - 1) <= y.shape[1] / 255
+    assert not np.array_equal(*answers)
