@@ -713,13 +713,15 @@ def info(model, as_json):
 @debug_option
 @click.argument("model", metavar="MODEL")
 @click.option("-o", "--output", "out_dir", metavar="DIR", required=True, help="directory to write into")
+@click.option("--no-verify", "no_verify", is_flag=True,
+              help="write coefficients that do not hash to the sha256 the file records (else exit 2)")
 @guarded
-def extract(model, out_dir):
+def extract(model, out_dir, no_verify):
     """Write compiled MODEL's parts into DIR: each group's raw streams (<label, / as .>.<engine>.bin;
     a cvimodel group: .cmdbuf.bin, a cmd_hdr_t buffer), coefficients (net<n>.stage<s>.coeff.bin), the
     kernel module, and model.json (`bmk info --json` plus the file names)."""
     from bmk.cli import models
-    written = models.extract(models.load(model), out_dir)
+    written = models.extract(models.load(model), out_dir, verify=not no_verify)
     for name, size in written.items():
         click.echo(f"{os.path.join(out_dir, name)}  {size} bytes")
 

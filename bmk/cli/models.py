@@ -37,10 +37,15 @@ def file_stem(label):
 
 # ----------------------------------------------------------------------------- extract
 
-def extract(model, out_dir):
+def extract(model, out_dir, verify=True):
     """Write every group's streams, each stage's coefficients, the kernel module and model.json
-    (bmk info --json plus the files written) into out_dir; return the file names."""
+    (bmk info --json plus the files written) into out_dir; return the file names. verify:
+    coefficients that do not hash to the sha256 the file records are a ModelError before
+    anything is written."""
     from bmk.text.model_info import info_dict
+    for net in model.nets if verify else ():
+        for st in net.stages:
+            model.coefficients(st, verify=True)
     os.makedirs(out_dir, exist_ok=True)
     written = {}
 

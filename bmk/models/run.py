@@ -185,7 +185,7 @@ def _nbytes(t, path):
 
 
 def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=None, races=True, checks=False,
-             strict=False, exact=True):
+             strict=False, exact=True, verify=True):
     """Steps 1-5: -> (outputs {name: ndarray}, [(group label, Report)], Simulator).
     prepared: what `prepare(model, net, stage)` returned, when the caller checked first;
     sim: a Simulator in a fresh chip's state to run on (default: a new one); races: detect
@@ -204,7 +204,7 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
     if sim is None:
         sim = Simulator(spec, semantics=sem)
     if st.coeff is not None and st.coeff.size:
-        sim.gmem_write(st.coeff.address, model.coefficients(st))
+        sim.gmem_write(st.coeff.address, model.coefficients(st, verify=verify))
     for t in st.inputs:
         sim.gmem_write(t.address, storage.to_device(values[t.name], t.storage, t.name))
     reports = []
@@ -221,16 +221,17 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
     return outputs, reports, sim
 
 
-def run_model(model, inputs, net=0, stage=0, trace=None, progress=None, exact=True):
+def run_model(model, inputs, net=0, stage=0, trace=None, progress=None, exact=True, verify=True):
     """m.run: {input name: array} -> {output name: ndarray}; trace: a path for a Chrome/Perfetto
     trace of every group (write_trace); exact: a float input must convert exactly to its
-    tensor's type (False: rounded to the nearest; integers out of range are refused always).
+    tensor's type (False: rounded to the nearest; integers out of range are refused always);
+    verify: the coefficients must hash to the sha256 the file records (Model.coefficients).
     It returns the outputs only, so it does not look for races (bmk-run and `simulate` report
     them)."""
     prepared = prepare(model, net, stage)
     sim = _idle(model, prepared)
     outputs, reports, sim = simulate(model, inputs, net, stage, progress, prepared=prepared, sim=sim, races=False,
-                                     exact=exact)
+                                     exact=exact, verify=verify)
     model.kept[IDLE] = (sim, False)
     if trace:
         write_trace(reports, trace)

@@ -37,6 +37,16 @@ def _region(r):
     return d
 
 
+def _coefficients(model, st):
+    """A stage's coefficient region, with whether its bytes hash to the recorded sha256
+    ("verified": true / false; absent when the file records none)."""
+    d = _region(st.coeff)
+    ok = model.verified(st)
+    if d is not None and ok is not None:
+        d["verified"] = ok
+    return d
+
+
 def info_dict(model):
     """The model as plain data (json.dumps takes it)."""
     nets = []
@@ -48,8 +58,8 @@ def info_dict(model):
             stages.append({
                 "index": st.index, "core_num": st.core_num,
                 "inputs": [t.to_dict() for t in st.inputs], "outputs": [t.to_dict() for t in st.outputs],
-                "coefficients": _region(st.coeff), "neuron": _region(st.neuron), **({"extra": st.extra} if st.extra
-                                                                                    else {}),
+                "coefficients": _coefficients(model, st), "neuron": _region(st.neuron),
+                **({"extra": st.extra} if st.extra else {}),
                 "subnets": [{"index": sn.index, "id": sn.id, "kind": sn.kind, "detail": sn.detail,
                              "groups": [g.label for g in sn.groups]} for sn in st.subnets],
                 "groups": groups})
@@ -96,7 +106,9 @@ def info_lines(model):
         yield f"net{net.index} {net.name!r}: {len(net.stages)} stage{'s' * (len(net.stages) != 1)}"
         for st, sd in zip(net.stages, nd["stages"]):
             coeff = (f"coefficients @0x{st.coeff.address:x} {st.coeff.size} bytes"
-                     + (f" sha256 {st.coeff.check_code[:16]}..." if st.coeff.check_code else "")
+                     + (f" sha256 {st.coeff.check_code[:16]}... "
+                        f"{'ok' if model.verified(st) else 'MISMATCH (the bytes hash to ' + model.coefficients_sha256(st)[:16] + '...)'}"
+                        if st.coeff.check_code else "")
                      + (" (encrypted)" if st.coeff.encrypted else "")) if st.coeff else "no coefficients"
             neuron = ("no neuron memory" if st.neuron is None else f"neuron {st.neuron.size} bytes" if
                       st.neuron.address is None else f"neuron @0x{st.neuron.address:x} {st.neuron.size} bytes")

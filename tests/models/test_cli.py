@@ -35,7 +35,7 @@ def test_info_text(runner):
     lines = res.output.splitlines()
     assert lines[0] == f"{F.RETINAFACE}: bmodel 2.2 for BM1684 (bmk chip bm1684: decodes, simulates)"
     assert "    input  input  fp32 (1, 3, 384, 640)  @0x1052eb000  1N scale 1" in lines
-    assert ("  stage0: 1 core; coefficients @0x105100000 2007120 bytes sha256 ffe1ec32c60cd677...; neuron "
+    assert ("  stage0: 1 core; coefficients @0x105100000 2007120 bytes sha256 ffe1ec32c60cd677... ok; neuron "
             "@0x1052eb000 5550080 bytes") in lines
     assert "      net0/stage0/subnet0/core0/group0: tiu 3122 (399616 bytes), gdma 803 (102784 bytes)" in lines
 

@@ -184,3 +184,39 @@ def test_an_io_shape_whose_size_passes_64_bits_is_a_model_error():
     with pytest.raises(bmk.ModelError, match=r"r.bmodel: run: tensor 'loc' must fit in bm1684's 8589934592-byte "
                                              r"global memory, but its shape takes about 2\*\*555 bytes"):
         m.run({"input": np.zeros((1, 3, 384, 640), np.float32)})
+
+
+def test_coefficients_are_verified_against_the_sha256_the_file_records(tmp_path):
+    """Issue 32.3: one flipped weight bit: bmk-diff said "equal" (it compared the recorded
+    hashes), m.run ran on the damaged weights, bmk info said nothing."""
+    import numpy as np
+    from click.testing import CliRunner
+    from bmk.cli.main import bmk as bmk_cmd
+    good = F.FACE_DETECTION.read_bytes()
+    m = bmk.load_model(F.FACE_DETECTION)
+    st = m.nets[0].stages[0]
+    assert m.verified(st) is True
+    bad = bytearray(good)
+    bad[st.coeff.blob.offset + 1000] ^= 0x01
+    path = tmp_path / "bad.bmodel"
+    path.write_bytes(bytes(bad))
+    run = CliRunner()
+    info = run.invoke(bmk_cmd, ["info", str(path)]).output
+    assert "sha256 fd09a52199c389e7... MISMATCH (the bytes hash to " in info
+    assert "sha256 fd09a52199c389e7... ok" in run.invoke(bmk_cmd, ["info", str(F.FACE_DETECTION)]).output
+    res = run.invoke(bmk_cmd, ["diff", str(F.FACE_DETECTION), str(path)])
+    assert res.exit_code == 1 and "coefficient sha256" in res.output and "the file records fd09a52199c389e7" \
+        in res.output
+    damaged = bmk.load_model(path)
+    x = {"data": np.zeros((1, 3, 320, 320), np.float32)}
+    with pytest.raises(bmk.ModelError, match=r"bad.bmodel: stage 0: the coefficients' sha256 [0-9a-f]{16}\.\.\. must "
+                                             r"be the fd09a52199c389e7\.\.\. the file records"):
+        damaged.run(x)
+    out = damaged.run(x, verify=False)                 # when asked, it runs on what is there
+    assert set(out) == set(m.run(x))
+    res = run.invoke(bmk_cmd, ["extract", str(path), "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "must be the fd09a52199c389e7" in res.stderr and not (tmp_path / "o").exists()
+    res = run.invoke(bmk_cmd, ["extract", str(path), "-o", str(tmp_path / "o"), "--no-verify"])
+    assert res.exit_code == 0 and (tmp_path / "o" / "net0.stage0.coeff.bin").read_bytes() == \
+        bytes(bad[st.coeff.blob.offset:st.coeff.blob.offset + st.coeff.blob.size])
+    assert bmk.load_model(path).coefficients(st) == (tmp_path / "o" / "net0.stage0.coeff.bin").read_bytes()
