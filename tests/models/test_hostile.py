@@ -172,18 +172,33 @@ def test_control_characters_in_names_are_escaped_in_text_and_kept_out_of_file_na
     assert (out / "kernel_module.lib__.so").read_bytes() == b"\x7fELF"
 
 
-def test_an_io_shape_whose_size_passes_64_bits_is_a_model_error():
-    """Issue 32.2: retinaface b1 with bytes 1284:1288 = 21 (the output 'loc' gets 21 dimensions)
-    escaped m.run as a ValueError: its byte size wrapped to 0 in 64-bit arithmetic."""
-    import numpy as np
+def test_an_io_shape_is_checked_against_its_size_field_and_region_at_load():
+    """Issue 32.1 and 32.2: one flipped bit (face_detection fp32 byte 2978 ^= 0x40) made an output
+    (1, 4, 4194314, 10) and m.run returned a 671 MB array; retinaface b1 bytes 1284:1288 = 21
+    gave 'loc' 21 dimensions whose byte size wrapped to 0 in 64 bits (a ValueError out of
+    m.run). Both are ModelErrors at load naming the tensor, both numbers and the byte offset."""
+    data = bytearray(F.FACE_DETECTION.read_bytes())
+    data[2978] ^= 0x40
+    with pytest.raises(bmk.ModelError, match=r"^f.bmodel: byte 2908: Model.net\[0\].parameter\[0\].output_tensor\[0\] "
+                                             r"'face_rpn_cls_prob_reshape_stride32': shape \(1, 4, 4194314, 10\) 1N "
+                                             r"fp32 takes 671090240 bytes, more than its size field 1600$"):
+        read_model(bytes(data), "f.bmodel")
     data = bytearray(F.RETINAFACE.read_bytes())
     data[1284:1288] = (21).to_bytes(4, "little")
-    m = read_model(bytes(data), "r.bmodel")
-    loc = m.nets[0].stages[0].outputs[0]
-    assert loc.name == "loc" and len(loc.shape) == 21
-    with pytest.raises(bmk.ModelError, match=r"r.bmodel: run: tensor 'loc' must fit in bm1684's 8589934592-byte "
-                                             r"global memory, but its shape takes about 2\*\*555 bytes"):
-        m.run({"input": np.zeros((1, 3, 384, 640), np.float32)})
+    with pytest.raises(bmk.ModelError, match=r"r.bmodel: byte 1236: .*'loc': shape \(1, 10080, 4, .*\(21 dimensions\) "
+                                             r"1N fp32 takes about 2\*\*555 bytes, more than its size field 161280"):
+        read_model(bytes(data), "r.bmodel")
+
+
+def test_an_io_tensor_outside_its_neuron_memory_is_refused_at_load():
+    stage = {"inputs": [build.tensor("x", 0, (1, 4, 1, 1), 0x100000000 + 0x1000, size=16)], "outputs": [],
+             "ctx_addr": 0x100000000, "ctx_size": 0x1008, "subnets": []}
+    data = build.bmodel("BM1684", [{"name": "n", "stages": [stage]}])
+    with pytest.raises(bmk.ModelError, match=r"input_tensor\[0\] 'x': \[0x100001000, \+16 bytes\) must lie inside the "
+                                             r"stage's neuron memory \[0x100000000, 0x100001008\)"):
+        read_model(data, "x.bmodel")
+    stage["ctx_size"] = 0x1010
+    assert read_model(build.bmodel("BM1684", [{"name": "n", "stages": [stage]}]), "x.bmodel").nets[0].stages[0].inputs
 
 
 def test_coefficients_are_verified_against_the_sha256_the_file_records(tmp_path):
