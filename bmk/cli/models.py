@@ -11,7 +11,6 @@ import re
 import click
 
 from bmk.errors import BmkError, quoted
-from bmk.util import file_name
 
 _INPUT_RE = re.compile(r"^(?P<name>[^=]+)=(?P<path>.+)$")
 
@@ -43,6 +42,7 @@ def extract(model, out_dir, verify=True):
     coefficients that do not hash to the sha256 the file records are a ModelError before
     anything is written."""
     from bmk.text.model_info import info_dict
+    from bmk.util import file_name
     for net in model.nets if verify else ():
         for st in net.stages:
             model.coefficients(st, verify=True)

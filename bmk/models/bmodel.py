@@ -15,7 +15,7 @@ import struct
 
 from bmk import dtypes
 from bmk.errors import ModelError
-from bmk.models import chips, magic, storage
+from bmk.models import chips, magic
 from bmk.models.flat import FlatBuffer
 from bmk.models.model import Blob, Group, IOTensor, Model, Net, Region, Stage, Subnet
 from bmk.util import printable
@@ -137,6 +137,7 @@ class _Reader:
     def tensor(self, node, neuron=None):
         """An IOTensor; ModelError when its shape needs more bytes than its own size field or
         lies outside the stage's neuron memory (neuron: that Region, None to skip)."""
+        from bmk.models import storage     # numpy: a small buffer's disasm never needs it
         t = self._tensor(node)
         try:
             need = storage.device_nbytes(t.shape, t.dtype, t.storage, t.name)
