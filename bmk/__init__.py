@@ -10,8 +10,8 @@ from bmk.errors import (AllocError, ArgumentError, BmkError, CmdbufOverflowError
                         ModelError, ScheduleError, SimulationError, SpecError)
 
 __all__ = ["AllocError", "ArgumentError", "BmkError", "CmdbufOverflowError", "DecodeError", "EncodeError",
-           "ModelError", "ScheduleError", "SimulationError", "SpecError", "Simulator", "chips", "decode", "encode",
-           "load_model"]
+           "ModelError", "ScheduleError", "SimulationError", "SpecError", "Simulator", "check", "chips", "decode",
+           "encode", "load_model"]
 
 
 def chips():
@@ -38,6 +38,9 @@ def __getattr__(name):
     if name == "load_model":
         from bmk.models import load_model
         return load_model
+    if name == "check":
+        from bmk.models.check import check
+        return check
     if name == "Simulator":
         from bmk.sim import Simulator
         return Simulator

@@ -54,7 +54,18 @@ class ModelError(BmkError):
 
 
 class SimulationError(BmkError):
-    """The simulator met an instruction it cannot execute (or a deadlock)."""
+    """The simulator met an instruction it cannot execute (or a deadlock). A refusal of one
+    field's value carries it as `field` and `value` (`refused_field`), which `bmk check` groups by."""
+
+    field = value = None
+
+
+def refused_field(message, field, value):
+    """A SimulationError refusing `field` = `value` (message: the kind, the field, the value and
+    the rule, as every refusal says them)."""
+    err = SimulationError(message)
+    err.field, err.value = field, value
+    return err
 
 
 QUOTE_MAX = 80     # characters of an offending value an error message quotes

@@ -36,3 +36,20 @@ class NamedIntEnum(enum.IntEnum):
 
     def __format__(self, spec):
         return self.name if not spec else int.__format__(int(self), spec)
+
+
+def printable(text):
+    """Text from a file as one line of output: every character that is not printable (NUL,
+    newline, escape sequences, ...) as its Python escape, so a crafted name cannot break a
+    line or drive the terminal."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def file_name(text, default="bin"):
+    """A name from a file as a safe file name: letters, digits, '.', '-' and '_' kept, any other
+    character '_'; never empty, '.' or '..', never a path."""
+    name = "".join(c if (c.isascii() and c.isalnum()) or c in "._-" else "_" for c in str(text))
+    return default if name.strip(".") == "" else name

@@ -639,6 +639,57 @@ def run(file, chip, raw, gmem, dump, as_json, trace, strict, progress, inputs, o
     sys.exit(code)
 
 
+# ----------------------------------------------------------------------------- check
+
+@click.command("check", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
+@click.argument("files", metavar="MODEL|FILE...", nargs=-1)
+@chip_option
+@raw_option
+@click.option("--json", "as_json", is_flag=True, help="print the findings as JSON")
+@guarded
+def check(files, chip, raw, as_json):
+    """List every instruction the simulator would refuse, without running anything.
+
+    MODEL|FILE: compiled models (.bmodel, .cvimodel), command buffers or assembly text (or --raw
+    ENGINE FILE streams). Refusals are grouped by instruction kind, field and value, each with
+    a count and the first instruction refused (group, engine, position in that engine's stream,
+    byte offset). Exit 0 when everything can run, 1 when something cannot, 2 on bad input (the
+    other files are still checked; each unreadable one is a line on stderr).
+    """
+    from bmk.cli import models
+    from bmk.cli.check import check_report
+    if not files and not raw:
+        fail("missing MODEL|FILE (or --raw ENGINE FILE)")
+    if raw and files:
+        fail("give either FILE or --raw ENGINE FILE, not both")
+    reports, unreadable = [], []
+    for path in files or ["<raw streams>"]:
+        try:
+            if models.sniff(path) and not raw:
+                if chip:
+                    fail("--chip does not apply to a model (it names its chip)")
+                report = check_report(path, model=models.load(path))
+            else:
+                report = check_report(path, listing=_load_input(None if raw else path, chip, raw))
+        except (BmkError, OSError) as e:      # the other files are still checked
+            if _debugging() or len(files) < 2:
+                raise
+            unreadable.append(_message(e))
+            continue
+        reports.append(report)
+        if not as_json:
+            _write_lines("-", report.lines())
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in reports], indent=2))
+    for i, message in enumerate(unreadable):
+        if i + 1 < len(unreadable):
+            click.echo(f"{_prog()}: {message}", err=True)
+        else:
+            fail(message)
+    sys.exit(1 if any(r.findings for r in reports) else 0)
+
+
 # ----------------------------------------------------------------------------- models
 
 @click.command("info", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
@@ -662,13 +713,15 @@ def info(model, as_json):
 @debug_option
 @click.argument("model", metavar="MODEL")
 @click.option("-o", "--output", "out_dir", metavar="DIR", required=True, help="directory to write into")
+@click.option("--no-verify", "no_verify", is_flag=True,
+              help="write coefficients that do not hash to the sha256 the file records (else exit 2)")
 @guarded
-def extract(model, out_dir):
+def extract(model, out_dir, no_verify):
     """Write compiled MODEL's parts into DIR: each group's raw streams (<label, / as .>.<engine>.bin;
     a cvimodel group: .cmdbuf.bin, a cmd_hdr_t buffer), coefficients (net<n>.stage<s>.coeff.bin), the
     kernel module, and model.json (`bmk info --json` plus the file names)."""
     from bmk.cli import models
-    written = models.extract(models.load(model), out_dir)
+    written = models.extract(models.load(model), out_dir, verify=not no_verify)
     for name, size in written.items():
         click.echo(f"{os.path.join(out_dir, name)}  {size} bytes")
 
@@ -690,7 +743,7 @@ def demo(fields, chip):
     sys.exit(demo_mod.main(fields, chip))
 
 
-for _cmd in (asm, disasm, diff, run, demo, chips_cmd, info, extract):
+for _cmd in (asm, disasm, diff, run, check, demo, chips_cmd, info, extract):
     bmk.add_command(_cmd)
 
 

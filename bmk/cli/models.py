@@ -36,10 +36,16 @@ def file_stem(label):
 
 # ----------------------------------------------------------------------------- extract
 
-def extract(model, out_dir):
+def extract(model, out_dir, verify=True):
     """Write every group's streams, each stage's coefficients, the kernel module and model.json
-    (bmk info --json plus the files written) into out_dir; return the file names."""
+    (bmk info --json plus the files written) into out_dir; return the file names. verify:
+    coefficients that do not hash to the sha256 the file records are a ModelError before
+    anything is written."""
     from bmk.text.model_info import info_dict
+    from bmk.util import file_name
+    for net in model.nets if verify else ():
+        for st in net.stages:
+            model.coefficients(st, verify=True)
     os.makedirs(out_dir, exist_ok=True)
     written = {}
 
@@ -62,7 +68,7 @@ def extract(model, out_dir):
                 files["coefficients"][f"net{net.index}/stage{st.index}"] = put(
                     f"net{net.index}.stage{st.index}.coeff.bin", model.coefficients(st))
     if model.kernel_module:
-        files["kernel_module"] = put("kernel_module." + os.path.basename(model.kernel_module[0] or "bin"),
+        files["kernel_module"] = put("kernel_module." + file_name(os.path.basename(model.kernel_module[0] or "bin")),
                                      model.kernel_module[1].read(model.data))
     info = info_dict(model)
     info["files"] = files

@@ -18,6 +18,7 @@ from bmk.errors import ModelError
 from bmk.models import chips, magic
 from bmk.models.flat import FlatBuffer
 from bmk.models.model import Blob, Group, IOTensor, Model, Net, Region, Stage, Subnet
+from bmk.util import printable
 
 MAGIC, MAGIC_BYTES, OLD_MAGIC = magic.BMODEL, magic.BMODEL_BYTES, magic.BMODEL_OLD
 HEADER = struct.Struct("<IIIQ")    # magic, header_size, flatbuffers_size, binary_size (then reserved words)
@@ -133,7 +134,27 @@ class _Reader:
         stages = tuple(self.stage(index, s, p) for s, p in enumerate(node.tables(NT.parameter, "parameter")))
         return Net(index, name, stages)
 
-    def tensor(self, node):
+    def tensor(self, node, neuron=None):
+        """An IOTensor; ModelError when its shape needs more bytes than its own size field or
+        lies outside the stage's neuron memory (neuron: that Region, None to skip)."""
+        from bmk.models import storage     # numpy: a small buffer's disasm never needs it
+        t = self._tensor(node)
+        try:
+            need = storage.device_nbytes(t.shape, t.dtype, t.storage, t.name)
+        except ModelError as e:
+            raise ModelError(str(e), self.path, node.where()) from None
+        if t.size and need > t.size:
+            raise ModelError(f"{node.name} {printable(t.name)!r}: shape {_shape_text(t.shape)} {t.storage} "
+                             f"{t.type.name} takes {_bytes_text(need)} bytes, more than its size field {t.size}",
+                             self.path, node.where())
+        if neuron is not None and neuron.address is not None and neuron.size and not (
+                neuron.address <= t.address and t.address + need <= neuron.address + neuron.size):
+            raise ModelError(f"{node.name} {printable(t.name)!r}: [0x{t.address:x}, +{_bytes_text(need)} bytes) must "
+                             f"lie inside the stage's neuron memory [0x{neuron.address:x}, 0x"
+                             f"{neuron.address + neuron.size:x})", self.path, node.where())
+        return t
+
+    def _tensor(self, node):
         code = node.scalar(T.data_type, "u32", "data_type")
         dtype = DATA_TYPES.get(code)
         if dtype is None:
@@ -149,8 +170,8 @@ class _Reader:
                         node.scalar(T.scale, "f32", "scale", 1.0), node.scalar(T.zero_point, "i32", "zero_point"),
                         node.scalar(T.size, "u64", "size"), shapes)
 
-    def tensors(self, node, fid, what):
-        return tuple(self.tensor(t) for t in node.tables(fid, what))
+    def tensors(self, node, fid, what, neuron=None):
+        return tuple(self.tensor(t, neuron) for t in node.tables(fid, what))
 
     def stage(self, net, index, node):
         coeff = None
@@ -167,8 +188,8 @@ class _Reader:
         else:   # old files: the stage's own command groups, one static TPU subnet
             groups = self.groups(net, index, 0, 0, node.tables(P.cmd_group, "cmd_group"))
             subnets = (Subnet(0, 0, "tpu", groups),) if groups else ()
-        return Stage(index, self.tensors(node, P.input_tensor, "input_tensor"),
-                     self.tensors(node, P.output_tensor, "output_tensor"), subnets, neuron, coeff,
+        return Stage(index, self.tensors(node, P.input_tensor, "input_tensor", neuron),
+                     self.tensors(node, P.output_tensor, "output_tensor", neuron), subnets, neuron, coeff,
                      max(1, node.scalar(P.core_num, "u32", "core_num")))
 
     def subnet(self, net, stage, index, node):
@@ -217,3 +238,12 @@ class _Reader:
             label = f"net{net}/stage{stage}/subnet{subnet}/core{core}/group{g}"
             out.append(Group(label, net, stage, subnet, core, g, parts, None, counts, self.data))
         return tuple(out)
+
+
+def _shape_text(shape):
+    text = str(tuple(shape))
+    return text if len(text) <= 60 else f"{text[:50]}... ({len(shape)} dimensions)"
+
+
+def _bytes_text(n):
+    return str(n) if n < 1 << 64 else f"about 2**{n.bit_length() - 1}"

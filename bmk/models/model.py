@@ -199,14 +199,40 @@ class Model:
         from bmk.models.decoding import decode_group
         return decode_group(self, group)
 
-    def coefficients(self, stage):
-        """The bytes of a stage's coefficients as the file stores them (b"" without any)."""
-        return stage.coeff.blob.read(self.data) if stage.coeff and stage.coeff.blob else b""
+    def coefficients(self, stage, verify=False):
+        """The bytes of a stage's coefficients as the file stores them (b"" without any).
+        verify: ModelError when they do not hash to the sha256 the file records (`verified`)."""
+        data = stage.coeff.blob.read(self.data) if stage.coeff and stage.coeff.blob else b""
+        if verify and self.verified(stage, data) is False:
+            raise ModelError(f"stage {stage.index}: the coefficients' sha256 {self.coefficients_sha256(stage, data)[:16]}"
+                             f"... must be the {stage.coeff.check_code[:16]}... the file records (CoeffMem.check_code): "
+                             "the weights are damaged or cut", self.path)
+        return data
 
-    def run(self, inputs, net=0, stage=0, trace=None, progress=None):
+    def coefficients_sha256(self, stage, data=None):
+        """The sha256 (hex) of a stage's coefficient bytes, computed once per model and stage."""
+        blob = stage.coeff.blob if stage.coeff else None
+        key = ("sha256", blob.offset, blob.size) if blob else ("sha256",)
+        got = self.kept.get(key)
+        if got is None:
+            import hashlib
+            got = self.kept[key] = hashlib.sha256(self.coefficients(stage) if data is None else data).hexdigest()
+        return got
+
+    def verified(self, stage, data=None):
+        """True when a stage's coefficients hash to the sha256 the file records, False when they
+        do not, None when the file records none (or the stage has no coefficients)."""
+        if stage.coeff is None or not stage.coeff.check_code:
+            return None
+        return self.coefficients_sha256(stage, data) == stage.coeff.check_code.lower()
+
+    def run(self, inputs, net=0, stage=0, trace=None, progress=None, exact=True, verify=True):
         """Simulate net `net`, stage `stage` on `inputs` ({name: array}) -> {output name: ndarray}.
+        Inputs are checked, never wrapped: an integer out of its tensor's type is an
+        ArgumentError, and a float must convert exactly unless exact=False (rounded); the
+        coefficients must hash to the sha256 the file records unless verify=False.
 
         See bmk.models.run."""
         from bmk.models.run import run_model
-        return run_model(self, inputs, net, stage, trace=trace, progress=progress)
+        return run_model(self, inputs, net, stage, trace=trace, progress=progress, exact=exact, verify=verify)
 

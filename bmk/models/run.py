@@ -30,10 +30,8 @@ import typing
 
 import numpy as np
 
-from bmk.errors import BmkError, ModelError, SimulationError
+from bmk.errors import ArgumentError, BmkError, ModelError, SimulationError
 from bmk.models import storage
-from bmk.models.chips import spec_for
-from bmk.models.decoding import split_engines
 
 
 def _stage(model, net, stage):
@@ -71,49 +69,20 @@ def _idle(model, prepared):
 
 def prepare(model, net=0, stage=0):
     """Prepared(Stage, Semantics, [Group], [Program], ChipSpec) of a stage that can be simulated;
-    ModelError naming what cannot (step 1 of the module docstring), before any work. Kept on
-    the model: a second call returns the first one's answer."""
-    from bmk.sim.semantics import REGISTRY, semantics_for
+    ModelError naming what cannot (step 1 of the module docstring: the facts `bmk check` lists,
+    bmk/models/check.py), before any work. Kept on the model: a second call returns the first
+    one's answer."""
+    from bmk.models.check import chip_semantics, refusal_message, stage_findings
+    from bmk.sim.check import Findings
     st = _stage(model, net, stage)
-    where = f"net{net}/stage{stage}"
-    spec = spec_for(model.chip, model.path, "; run needs its decoder and simulator")
-    if model.chip not in REGISTRY:
-        raise ModelError(f"run: chip {model.chip} has no simulator (chips with one: {', '.join(sorted(REGISTRY))})",
-                         model.path)
-    sem = semantics_for(model.chip)
+    spec, sem = chip_semantics(model, "; run needs its decoder and simulator")
     kept = model.kept.get((net, stage))
     if kept is not None and kept.spec is spec and kept.semantics is sem:
         return kept
-    for sn in st.subnets:
-        if sn.kind != "tpu":
-            raise ModelError(f"run: {where}/subnet{sn.index} (id {sn.id}) is a {sn.kind.upper()} subnet "
-                             f"({sn.detail}); bmk simulates static TPU subnets only", model.path)
-    if not st.subnets:
-        raise ModelError(f"run: {where} has no subnet to run", model.path)
-    if st.coeff is not None and st.coeff.encrypted:
-        raise ModelError(f"run: {where}: the coefficients are encrypted (CoeffMem.encrypt_mode)", model.path)
-    planned, missing, first = [], {}, {}
-    for sn in st.subnets:
-        for g in sn.groups:
-            if g.core:
-                raise ModelError(f"run: {g.label} runs on core {g.core}: bmk simulates one core", model.path)
-            if g.parts:
-                _, unknown = split_engines(spec, g)
-                if unknown:
-                    raise ModelError(f"run: {g.label} has {', '.join(unknown)} commands, which the {spec.name} specs "
-                                     "do not decode", model.path)
-            records = model.records(g)
-            for i, r in enumerate(records):
-                key = (r.engine, r.kind)
-                if key not in sem.kinds:
-                    missing[key] = missing.get(key, 0) + 1
-                    first.setdefault(key, (g.label, i))
-            planned.append((g, records))
-    if missing:
-        kinds = ", ".join(f"{e}.{k or 'raw'} ({n} instruction{'s' * (n != 1)}, first {first[(e, k)][0]} "
-                          f"#{first[(e, k)][1]})" for (e, k), n in missing.items())
-        raise ModelError(f"run: the {model.chip} simulator has no semantics for {kinds}; nothing was run",
-                         model.path)
+    findings = Findings()
+    planned = stage_findings(model, net, stage, findings, spec, sem)
+    if findings:
+        raise ModelError(refusal_message(findings.result()), model.path)
     # Compiling checks every distinct instruction (sync ids aside: semantics.py) and resolves
     # every wait, on a Simulator that has not run yet (kept for m.run).
     from bmk.sim import Simulator
@@ -134,8 +103,8 @@ def prepare(model, net=0, stage=0):
     return prepared
 
 
-def _inputs(model, st, inputs):
-    """{name: logical array} checked against the stage's inputs (step 2)."""
+def _inputs(model, st, inputs, exact=True):
+    """{name: logical array} checked against the stage's inputs (step 2; exact: _as_array)."""
     if not isinstance(inputs, dict):
         raise ModelError(f"run: inputs must be a dict {{name: array}}, not {type(inputs).__name__}", model.path)
     names = [t.name for t in st.inputs]
@@ -146,25 +115,63 @@ def _inputs(model, st, inputs):
     for t in st.inputs:
         if t.name not in inputs:
             raise ModelError(f"run: input {t.name!r} {tuple(t.shape)} {t.type.name} must be given", model.path)
-        out[t.name] = _as_array(inputs[t.name], t, model.path)
+        out[t.name] = _as_array(inputs[t.name], t, model.path, exact)
     return out
 
 
-def _as_array(values, tensor, path):
+def _as_array(values, tensor, path, exact=True):
+    """The array of one input in the tensor's dtype: values are checked, never wrapped. An
+    integer value outside the tensor's integer type is an ArgumentError naming the first
+    (uint16 300 would reach a uint8 input as 44); a float (or an integer into a float type)
+    must convert exactly unless `exact` is False (then rounded to the nearest); a masked array
+    must mask nothing (its mask would be lost)."""
+    if isinstance(values, np.ma.MaskedArray):
+        masked = np.ma.getmaskarray(values)
+        if masked.any():
+            raise ArgumentError(f"run: input {tensor.name!r} must be plain values, not a masked array with masked "
+                                f"elements (the first at index {_index(masked)})")
+        values = values.data
     arr = np.asarray(values)
     if tuple(arr.shape) != tuple(tensor.shape):
         raise ModelError(f"run: input {tensor.name!r} must have shape {tuple(tensor.shape)}, not {tuple(arr.shape)}",
                          path)
-    if arr.dtype != tensor.dtype:
-        if not np.can_cast(arr.dtype, tensor.dtype, "same_kind"):
-            raise ModelError(f"run: input {tensor.name!r} must have a dtype that casts to {tensor.type.name} "
-                             f"({tensor.dtype}), not {arr.dtype}", path)
-        arr = arr.astype(tensor.dtype)
-    return arr
+    if arr.dtype == tensor.dtype:
+        return arr
+    if not np.can_cast(arr.dtype, tensor.dtype, "same_kind"):
+        raise ModelError(f"run: input {tensor.name!r} must have a dtype that casts to {tensor.type.name} "
+                         f"({tensor.dtype}), not {arr.dtype}", path)
+    target = np.dtype(tensor.dtype)
+    if target.kind in "iu":
+        info = np.iinfo(target)
+        bad = (arr < info.min) | (arr > info.max)
+        if bad.any():
+            i = _index(bad)
+            raise ArgumentError(f"run: input {tensor.name!r} ({target}) values must be in [{info.min}, {info.max}], "
+                                f"not {arr[i]!r} (index {i}, the first of {int(bad.sum())})")
+        return arr.astype(target)
+    out = arr.astype(target)
+    if exact and arr.dtype.kind in "iuf":
+        with np.errstate(all="ignore"):
+            back = out.astype(arr.dtype) if arr.dtype.kind == "f" else out.astype(np.float64)
+            same = (back == arr) | (np.isnan(back) & np.isnan(arr)) if arr.dtype.kind == "f" else back == arr
+        if not same.all():
+            i = _index(~same)
+            raise ArgumentError(f"run: input {tensor.name!r} ({target}) must convert exactly from {arr.dtype}, but "
+                                f"{arr[i]!r} (index {i}, the first of {int((~same).sum())}) becomes {out[i]!r}; "
+                                "run(..., exact=False) rounds to the nearest")
+    return out
+
+
+def _index(mask):
+    """The first True position of a boolean array, as a tuple of ints."""
+    return tuple(int(k) for k in np.unravel_index(int(np.argmax(mask)), mask.shape))
 
 
 def _check_region(model, spec, what, address, size):
     glob = spec.space("global")
+    if size > glob.size:        # a damaged shape: its size may have hundreds of digits
+        raise ModelError(f"run: {what} must fit in {spec.name}'s {glob.size}-byte global memory, but its shape takes "
+                         f"{size if size < 1 << 64 else f'about 2**{size.bit_length() - 1}'} bytes", model.path)
     if size and not (glob.base <= address and address + size <= glob.base + glob.size):
         raise ModelError(f"run: {what} [0x{address:x}, 0x{address + size:x}) must lie inside {spec.name} global "
                          f"memory [0x{glob.base:x}, 0x{glob.base + glob.size:x})", model.path)
@@ -178,7 +185,7 @@ def _nbytes(t, path):
 
 
 def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=None, races=True, checks=False,
-             strict=False):
+             strict=False, exact=True, verify=True):
     """Steps 1-5: -> (outputs {name: ndarray}, [(group label, Report)], Simulator).
     prepared: what `prepare(model, net, stage)` returned, when the caller checked first;
     sim: a Simulator in a fresh chip's state to run on (default: a new one); races: detect
@@ -189,7 +196,7 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
     uses), so a model's warnings are for whoever asks for them (bmk-run MODEL --strict)."""
     from bmk.sim import Simulator
     st, sem, groups, programs, spec = prepared or prepare(model, net, stage)
-    values = _inputs(model, st, inputs)
+    values = _inputs(model, st, inputs, exact)
     if st.coeff is not None and st.coeff.size:
         _check_region(model, spec, "coefficients", st.coeff.address, st.coeff.size)
     for t in st.inputs + st.outputs:
@@ -197,7 +204,7 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
     if sim is None:
         sim = Simulator(spec, semantics=sem)
     if st.coeff is not None and st.coeff.size:
-        sim.gmem_write(st.coeff.address, model.coefficients(st))
+        sim.gmem_write(st.coeff.address, model.coefficients(st, verify=verify))
     for t in st.inputs:
         sim.gmem_write(t.address, storage.to_device(values[t.name], t.storage, t.name))
     reports = []
@@ -214,13 +221,17 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
     return outputs, reports, sim
 
 
-def run_model(model, inputs, net=0, stage=0, trace=None, progress=None):
+def run_model(model, inputs, net=0, stage=0, trace=None, progress=None, exact=True, verify=True):
     """m.run: {input name: array} -> {output name: ndarray}; trace: a path for a Chrome/Perfetto
-    trace of every group (write_trace). It returns the outputs only, so it does not look for
-    races (bmk-run and `simulate` report them)."""
+    trace of every group (write_trace); exact: a float input must convert exactly to its
+    tensor's type (False: rounded to the nearest; integers out of range are refused always);
+    verify: the coefficients must hash to the sha256 the file records (Model.coefficients).
+    It returns the outputs only, so it does not look for races (bmk-run and `simulate` report
+    them)."""
     prepared = prepare(model, net, stage)
     sim = _idle(model, prepared)
-    outputs, reports, sim = simulate(model, inputs, net, stage, progress, prepared=prepared, sim=sim, races=False)
+    outputs, reports, sim = simulate(model, inputs, net, stage, progress, prepared=prepared, sim=sim, races=False,
+                                     exact=exact, verify=verify)
     model.kept[IDLE] = (sim, False)
     if trace:
         write_trace(reports, trace)

@@ -9,6 +9,8 @@ of batch group g holding batch pack*g + i. In global memory the words follow the
 elements. The slots of a partial last group (N not a multiple of pack) are written as zeros.
 The interleaving itself is bmk/images.py's (the same as bm1684.pack_batches).
 """
+import math
+
 import numpy as np
 
 from bmk import images
@@ -29,11 +31,11 @@ def pack_of(storage, dtype, what):
 
 
 def device_nbytes(shape, dtype, storage, what):
-    """Bytes a tensor of logical `shape` takes in global memory."""
+    """Bytes a tensor of logical `shape` takes in global memory (Python integers: a shape
+    from a damaged file whose size passes 2**64 stays a huge number, never wraps)."""
     pack = pack_of(storage, dtype, what)
-    n = shape[0] if shape else 1
-    rest = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
-    return -(-n // pack) * pack * rest * dtype.itemsize
+    n = int(shape[0]) if len(shape) else 1
+    return -(-n // pack) * pack * math.prod(int(d) for d in shape[1:]) * dtype.itemsize
 
 
 def to_device(values, storage, what):

@@ -46,6 +46,7 @@ from bmk.errors import ArgumentError, BmkError, Shown, SimulationError, SpecErro
 from bmk.isa import load_chip
 from bmk.isa.spec import ChipSpec
 from bmk.sim.blas import one_thread
+from bmk.sim.check import verdict
 from bmk.sim.memory import GMEM, LMEM, AccessLog, Gmem, Lmem
 from bmk.sim.races import find_races
 from bmk.sim.report import Instructions, Report
@@ -309,6 +310,8 @@ class Simulator:
         if addr + n > self.gmem.size:
             glob = self.space("global")
             base = 0 if glob.address_mask else glob.base
+            if n > self.gmem.size:      # no address could hold it: the size is at fault
+                raise ArgumentError(must(call, "n", f"at most the {self.gmem.size} bytes of global memory", n))
             what = "a gmem offset" if glob.address_mask else "a global address"
             raise ArgumentError(must(call, "addr", f"{what} whose {n} bytes end inside global memory "
                                      f"[0x{base:x}, 0x{base + self.gmem.size:x})", Shown(hex(base + addr))))
@@ -322,8 +325,14 @@ class Simulator:
         self.gmem.store(addr, buf)
 
     def gmem_read(self, addr, n):
-        """n bytes at global address addr (as gmem_write takes it)."""
-        return b"".join(self.gmem_chunks(addr, n, call="gmem_read"))
+        """n bytes at global address addr (as gmem_write takes it). Bytes this machine cannot
+        hold are an ArgumentError pointing at gmem_chunks / gmem_dump, which read any size."""
+        chunks = self.gmem_chunks(addr, n, call="gmem_read")
+        try:
+            return b"".join(chunks)
+        except MemoryError:
+            raise ArgumentError(must("gmem_read", "n", "a size this machine can hold in memory as one bytes object "
+                                     "(gmem_chunks and gmem_dump read any size a chunk at a time)", n)) from None
 
     def gmem_chunks(self, addr, n, chunk=1 << 24, call="gmem_chunks"):
         """The n bytes at global address addr as consecutive read-only uint8 arrays of at
@@ -460,30 +469,15 @@ class Simulator:
                 tuple(where[fname] for _, fname in eng.wait_for))
 
     def _plan(self, i, rec, eng):
-        """The Plan of a record, after the checks; SimulationError naming the instruction when
-        the record is malformed. Every record equal to this one but for its sync ids runs it."""
-        f = rec.fields
-        fmt = eng.format
-        if fmt is None:             # several classes: the record names its own
-            try:
-                fmt = eng.cls(rec.cls)
-            except SpecError as e:
-                raise self._error(i, rec, str(e)) from None
-        ins = fmt.instruction_of(f)
-        if ins is None:
-            keys = sorted({k for other in fmt.instructions for k, _ in other.match})
-            raise self._error(i, rec, "fields must name a known instruction kind, not "
-                              + ", ".join(f"{k}={f.get(k, 0)}" for k in keys))
-        sem = self.semantics
-        try:
-            fn = sem.function(rec.engine, ins.name)
-        except SimulationError as e:
-            raise self._error(i, rec, str(e)) from None
-        try:
-            sem.check(self.chip, rec.engine, f)
-        except SimulationError as e:
-            raise self._error(i, rec, str(e)) from None
-        return Plan(ins.name, fn, dict(f))
+        """The Plan of a record, after the checks (bmk/sim/check.py `verdict`: what `bmk check`
+        reports); SimulationError naming the instruction when the record is refused. Every
+        record equal to this one but for its sync ids runs it."""
+        name, refused = verdict(self.chip, self.semantics, eng, rec)
+        if refused is not None:
+            err = self._error(i, rec, refused.reason)
+            err.field, err.value = refused.field, refused.value
+            raise err
+        return Plan(name, self.semantics.kinds[(rec.engine, name)], dict(rec.fields))
 
     def _prepare(self, records):
         """Kinds, own ids, resolved waits and plans of every record; SimulationError if malformed.

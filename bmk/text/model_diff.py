@@ -10,7 +10,6 @@ still be told equal or not. Models of two different chips cannot be compared (Bm
 `.group` sections, as bmk-disasm prints a model) stands for a model too (`diff_grouped`): its
 groups are paired with the other side's by label.
 """
-import hashlib
 
 import attrs
 
@@ -91,9 +90,12 @@ def _plain(v):
 
 
 def _digest(model, st):
+    """The sha256 of a stage's coefficient bytes as they are (not the hash the file records:
+    one flipped weight bit leaves that unchanged), marked when it is not the recorded one."""
     if st.coeff is None:
         return None
-    return st.coeff.check_code or hashlib.sha256(model.coefficients(st)).hexdigest()
+    digest = model.coefficients_sha256(st)
+    return digest if model.verified(st) is not False else f"{digest} (the file records {st.coeff.check_code})"
 
 
 def _stage_facts(a, b):
@@ -119,7 +121,7 @@ def _stage_facts(a, b):
             for fact, va, vb in (("coefficient address", ca and _shown("address", ca.address),
                                   cb and _shown("address", cb.address)),
                                  ("coefficient bytes", ca and ca.size, cb and cb.size),
-                                 ("coefficient checksum", _digest(a, sa), _digest(b, sb)),
+                                 ("coefficient sha256", _digest(a, sa), _digest(b, sb)),
                                  ("neuron bytes", sa.neuron and sa.neuron.size, sb.neuron and sb.neuron.size)):
                 if va != vb:
                     out.append((f"{where} {fact}", va, vb))

@@ -9,6 +9,7 @@ decoded for those, so a multi-megabyte model lists in milliseconds. A count bmk 
 """
 from bmk.models.chips import decodable
 from bmk.models.decoding import group_counts
+from bmk.util import printable
 
 
 def simulator_for(chip):
@@ -36,6 +37,16 @@ def _region(r):
     return d
 
 
+def _coefficients(model, st):
+    """A stage's coefficient region, with whether its bytes hash to the recorded sha256
+    ("verified": true / false; absent when the file records none)."""
+    d = _region(st.coeff)
+    ok = model.verified(st)
+    if d is not None and ok is not None:
+        d["verified"] = ok
+    return d
+
+
 def info_dict(model):
     """The model as plain data (json.dumps takes it)."""
     nets = []
@@ -47,8 +58,8 @@ def info_dict(model):
             stages.append({
                 "index": st.index, "core_num": st.core_num,
                 "inputs": [t.to_dict() for t in st.inputs], "outputs": [t.to_dict() for t in st.outputs],
-                "coefficients": _region(st.coeff), "neuron": _region(st.neuron), **({"extra": st.extra} if st.extra
-                                                                                    else {}),
+                "coefficients": _coefficients(model, st), "neuron": _region(st.neuron),
+                **({"extra": st.extra} if st.extra else {}),
                 "subnets": [{"index": sn.index, "id": sn.id, "kind": sn.kind, "detail": sn.detail,
                              "groups": [g.label for g in sn.groups]} for sn in st.subnets],
                 "groups": groups})
@@ -63,7 +74,7 @@ def info_dict(model):
 
 def _tensor_line(role, t):
     q = f" scale {t.scale:g}" + (f" zero_point {t.zero_point:g}" if t.zero_point else "")
-    return (f"{role:<6} {t.name}  {t.type.name} {tuple(t.shape)}  @0x{t.address:x}  {t.storage}{q}")
+    return (f"{role:<6} {printable(t.name)}  {t.type.name} {tuple(t.shape)}  @0x{t.address:x}  {t.storage}{q}")
 
 
 def _counts_text(counts, sizes):
@@ -82,9 +93,9 @@ def info_lines(model):
     """`bmk info` text, one line at a time."""
     d = info_dict(model)
     sim = "decodes, simulates" if d["decodable"] and d["simulator"] else "decodes" if d["decodable"] else "no decoder"
-    yield f"{model.path}: {model.format} {model.version} for {model.target} (bmk chip {model.chip}: {sim})"
+    yield f"{model.path}: {model.format} {printable(model.version)} for {printable(model.target)} (bmk chip {model.chip}: {sim})"
     if model.time:
-        yield f"built {model.time}"
+        yield f"built {printable(model.time)}"
     km = model.kernel_module
     yield (f"neuron memory {model.neuron_size} bytes; kernel module "
            f"{f'{km[0]!r} ({km[1].size} bytes)' if km else 'none'}"
@@ -95,7 +106,9 @@ def info_lines(model):
         yield f"net{net.index} {net.name!r}: {len(net.stages)} stage{'s' * (len(net.stages) != 1)}"
         for st, sd in zip(net.stages, nd["stages"]):
             coeff = (f"coefficients @0x{st.coeff.address:x} {st.coeff.size} bytes"
-                     + (f" sha256 {st.coeff.check_code[:16]}..." if st.coeff.check_code else "")
+                     + (f" sha256 {st.coeff.check_code[:16]}... "
+                        f"{'ok' if model.verified(st) else 'MISMATCH (the bytes hash to ' + model.coefficients_sha256(st)[:16] + '...)'}"
+                        if st.coeff.check_code else "")
                      + (" (encrypted)" if st.coeff.encrypted else "")) if st.coeff else "no coefficients"
             neuron = ("no neuron memory" if st.neuron is None else f"neuron {st.neuron.size} bytes" if
                       st.neuron.address is None else f"neuron @0x{st.neuron.address:x} {st.neuron.size} bytes")

@@ -5,6 +5,7 @@ A model is described with plain dicts; field ids are the schema's (the same numb
 readers use, written out here again on purpose: a test that imported them from the reader
 could not catch a wrong id).
 """
+import hashlib
 import struct
 
 import flatbuffers
@@ -110,7 +111,7 @@ def _bm_stage(w, st):
               2: ("u64", st.get("ctx_addr", 0)), 3: ("u64", st.get("ctx_size", 0))}
     if st.get("coeff") is not None:
         address, binary = st["coeff"]
-        check = w.scalars("u1", list(range(32)))
+        check = w.scalars("u1", list(st.get("check", range(32))))
         fields[4] = ("off", w.table({0: ("u64", address), 1: ("off", check), 2: ("bin", binary)}))
     if st.get("subnets") is not None:
         fields[12] = ("off", w.offsets([_bm_subnet(w, s) for s in st["subnets"]]))
@@ -126,6 +127,10 @@ def bmodel(chip, nets, binary=b"", kernel=None):
     w = _Writer()
     net_offs = []
     for net in nets:
+        for st in net["stages"]:    # the coefficients' sha256, as the vendor's compilers record it
+            if st.get("coeff") is not None and "check" not in st:
+                start, size = st["coeff"][1]
+                st["check"] = hashlib.sha256(binary[start:start + size]).digest()
         stages = w.offsets([_bm_stage(w, st) for st in net["stages"]])
         name = w.string(net["name"])
         net_offs.append(w.table({0: ("off", name), 3: ("off", stages)}))

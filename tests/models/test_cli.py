@@ -35,7 +35,7 @@ def test_info_text(runner):
     lines = res.output.splitlines()
     assert lines[0] == f"{F.RETINAFACE}: bmodel 2.2 for BM1684 (bmk chip bm1684: decodes, simulates)"
     assert "    input  input  fp32 (1, 3, 384, 640)  @0x1052eb000  1N scale 1" in lines
-    assert ("  stage0: 1 core; coefficients @0x105100000 2007120 bytes sha256 ffe1ec32c60cd677...; neuron "
+    assert ("  stage0: 1 core; coefficients @0x105100000 2007120 bytes sha256 ffe1ec32c60cd677... ok; neuron "
             "@0x1052eb000 5550080 bytes") in lines
     assert "      net0/stage0/subnet0/core0/group0: tiu 3122 (399616 bytes), gdma 803 (102784 bytes)" in lines
 
@@ -203,7 +203,7 @@ def test_run_refusals_are_one_line(runner, monkeypatch):
     from tests.models.test_run import without_trans
     without_trans(monkeypatch)
     msg = _one_line(runner.invoke(run, [str(F.FACE_DETECTION), "--input", "data=missing.npy"]), "run")
-    assert "no semantics for gdma.dma.trans" in msg           # said before the input file is looked for
+    assert "gdma kind 'dma.trans' must have simulator semantics" in msg     # said before the input file is looked for
     msg = _one_line(runner.invoke(run, [str(F.RETINAFACE), "--chip", "bm1684"]), "run")
     assert msg == "run: --chip does not apply to a model (it names its chip and places its own data)"
     msg = _one_line(runner.invoke(run, [str(F.RETINAFACE), "--input", "bad"]), "run")
@@ -252,4 +252,4 @@ def test_a_stream_of_an_engine_the_specs_lack_is_named_not_decoded(runner):
            "differ" in res.output
     msg = _one_line(runner.invoke(run, ["a.bmodel"]), "run")
     assert msg == "run: a.bmodel: run: net0/stage0/subnet0/core0/group0 has sdma commands, which the bm1684 specs " \
-                  "do not decode"
+                  "do not decode; nothing was run"

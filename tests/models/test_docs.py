@@ -68,3 +68,11 @@ def test_the_whole_listing_example(monkeypatch, tmp_path):
     for g in m.groups():
         for engine, data in g.streams.items():
             assert (tmp_path / "out" / f"{g.label.replace('/', '.')}.{engine}.bin").read_bytes() == data
+
+
+def test_the_check_example_is_what_bmk_check_prints(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    command, output = _blocks("sh")[-1].strip(), _blocks("")[-1]
+    assert command.startswith("bmk check ")
+    res = CliRunner().invoke(bmk_cmd, command.split()[1:])
+    assert res.exit_code == 1 and res.output == output

@@ -148,3 +148,90 @@ def test_a_hostile_100_byte_file_allocates_little(tail, kind):
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     assert peak < 1 << 20, peak
+
+
+def test_control_characters_in_names_are_escaped_in_text_and_kept_out_of_file_names(tmp_path):
+    """Issue 32.5: a NUL in the kernel module's name made `bmk extract` die with an internal
+    ValueError; newlines passed into `bmk info` lines and into extracted file names."""
+    from click.testing import CliRunner
+    from bmk.cli.main import bmk as bmk_cmd
+    stage = {"inputs": [build.tensor("in\nput\x1b[2J", 0, (1, 1, 1, 1), 0x100000000, size=4)], "outputs": [],
+             "subnets": []}
+    path = tmp_path / "names.bmodel"
+    path.write_bytes(build.bmodel("BM1684", [{"name": "n\0et", "stages": [stage]}], b"\x7fELF",
+                                  kernel=("../lib\0\n.so", (0, 4))))
+    res = CliRunner().invoke(bmk_cmd, ["info", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "in\\nput\\x1b[2J" in res.output and "\x1b" not in res.output and "\0" not in res.output
+    assert all(line.isprintable() for line in res.output.splitlines())
+    out = tmp_path / "out"
+    res = CliRunner().invoke(bmk_cmd, ["extract", str(path), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    names = sorted(p.name for p in out.iterdir())
+    assert "kernel_module.lib__.so" in names and all(n.isprintable() and "/" not in n for n in names)
+    assert (out / "kernel_module.lib__.so").read_bytes() == b"\x7fELF"
+
+
+def test_an_io_shape_is_checked_against_its_size_field_and_region_at_load():
+    """Issue 32.1 and 32.2: one flipped bit (face_detection fp32 byte 2978 ^= 0x40) made an output
+    (1, 4, 4194314, 10) and m.run returned a 671 MB array; retinaface b1 bytes 1284:1288 = 21
+    gave 'loc' 21 dimensions whose byte size wrapped to 0 in 64 bits (a ValueError out of
+    m.run). Both are ModelErrors at load naming the tensor, both numbers and the byte offset."""
+    data = bytearray(F.FACE_DETECTION.read_bytes())
+    data[2978] ^= 0x40
+    with pytest.raises(bmk.ModelError, match=r"^f.bmodel: byte 2908: Model.net\[0\].parameter\[0\].output_tensor\[0\] "
+                                             r"'face_rpn_cls_prob_reshape_stride32': shape \(1, 4, 4194314, 10\) 1N "
+                                             r"fp32 takes 671090240 bytes, more than its size field 1600$"):
+        read_model(bytes(data), "f.bmodel")
+    data = bytearray(F.RETINAFACE.read_bytes())
+    data[1284:1288] = (21).to_bytes(4, "little")
+    with pytest.raises(bmk.ModelError, match=r"r.bmodel: byte 1236: .*'loc': shape \(1, 10080, 4, .*\(21 dimensions\) "
+                                             r"1N fp32 takes about 2\*\*555 bytes, more than its size field 161280"):
+        read_model(bytes(data), "r.bmodel")
+
+
+def test_an_io_tensor_outside_its_neuron_memory_is_refused_at_load():
+    stage = {"inputs": [build.tensor("x", 0, (1, 4, 1, 1), 0x100000000 + 0x1000, size=16)], "outputs": [],
+             "ctx_addr": 0x100000000, "ctx_size": 0x1008, "subnets": []}
+    data = build.bmodel("BM1684", [{"name": "n", "stages": [stage]}])
+    with pytest.raises(bmk.ModelError, match=r"input_tensor\[0\] 'x': \[0x100001000, \+16 bytes\) must lie inside the "
+                                             r"stage's neuron memory \[0x100000000, 0x100001008\)"):
+        read_model(data, "x.bmodel")
+    stage["ctx_size"] = 0x1010
+    assert read_model(build.bmodel("BM1684", [{"name": "n", "stages": [stage]}]), "x.bmodel").nets[0].stages[0].inputs
+
+
+def test_coefficients_are_verified_against_the_sha256_the_file_records(tmp_path):
+    """Issue 32.3: one flipped weight bit: bmk-diff said "equal" (it compared the recorded
+    hashes), m.run ran on the damaged weights, bmk info said nothing."""
+    import numpy as np
+    from click.testing import CliRunner
+    from bmk.cli.main import bmk as bmk_cmd
+    good = F.FACE_DETECTION.read_bytes()
+    m = bmk.load_model(F.FACE_DETECTION)
+    st = m.nets[0].stages[0]
+    assert m.verified(st) is True
+    bad = bytearray(good)
+    bad[st.coeff.blob.offset + 1000] ^= 0x01
+    path = tmp_path / "bad.bmodel"
+    path.write_bytes(bytes(bad))
+    run = CliRunner()
+    info = run.invoke(bmk_cmd, ["info", str(path)]).output
+    assert "sha256 fd09a52199c389e7... MISMATCH (the bytes hash to " in info
+    assert "sha256 fd09a52199c389e7... ok" in run.invoke(bmk_cmd, ["info", str(F.FACE_DETECTION)]).output
+    res = run.invoke(bmk_cmd, ["diff", str(F.FACE_DETECTION), str(path)])
+    assert res.exit_code == 1 and "coefficient sha256" in res.output and "the file records fd09a52199c389e7" \
+        in res.output
+    damaged = bmk.load_model(path)
+    x = {"data": np.zeros((1, 3, 320, 320), np.float32)}
+    with pytest.raises(bmk.ModelError, match=r"bad.bmodel: stage 0: the coefficients' sha256 [0-9a-f]{16}\.\.\. must "
+                                             r"be the fd09a52199c389e7\.\.\. the file records"):
+        damaged.run(x)
+    out = damaged.run(x, verify=False)                 # when asked, it runs on what is there
+    assert set(out) == set(m.run(x))
+    res = run.invoke(bmk_cmd, ["extract", str(path), "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "must be the fd09a52199c389e7" in res.stderr and not (tmp_path / "o").exists()
+    res = run.invoke(bmk_cmd, ["extract", str(path), "-o", str(tmp_path / "o"), "--no-verify"])
+    assert res.exit_code == 0 and (tmp_path / "o" / "net0.stage0.coeff.bin").read_bytes() == \
+        bytes(bad[st.coeff.blob.offset:st.coeff.blob.offset + st.coeff.blob.size])
+    assert bmk.load_model(path).coefficients(st) == (tmp_path / "o" / "net0.stage0.coeff.bin").read_bytes()

@@ -99,6 +99,39 @@ def test_inputs_are_checked_before_any_work():
     assert np.array_equal(m.run({"x": x.astype(np.int32), "f": f})["y"], x)
 
 
+def test_input_values_are_checked_never_wrapped():
+    """Issue 32.4: uint16 300 reached a uint8 input as 44, int64 2**40 into int32 wrapped, a
+    masked array lost its mask, float64 into float32 was rounded silently."""
+    m, w = tiny_model()
+    f = np.zeros(FSHAPE, np.float32)
+    x = np.zeros(XSHAPE, np.int32)
+    x[4, 1, 0, 1] = 300
+    with pytest.raises(bmk.ArgumentError, match=r"run: input 'x' \(int8\) values must be in \[-128, 127\], not "
+                                                r"np.int32\(300\) \(index \(4, 1, 0, 1\), the first of 1\)"):
+        m.run({"x": x, "f": f})
+    x[4, 1, 0, 1] = 0
+    big = np.zeros(FSHAPE, np.int64)
+    big[0, 1, 2, 3] = 2 ** 40
+    with pytest.raises(bmk.ArgumentError, match=r"input 'f' \(float32\) must convert exactly from int64, but "
+                                                r"np.int64\(1099511627777\) \(index \(0, 1, 2, 3\)"):
+        m.run({"x": x, "f": big + 1})
+    f64 = np.full(FSHAPE, 0.1)
+    with pytest.raises(bmk.ArgumentError, match=r"input 'f' \(float32\) must convert exactly from float64, but "
+                                                r"np.float64\(0.1\) \(index \(0, 0, 0, 0\), the first of 32\) "
+                                                r"becomes np.float32\(0.1\); run\(..., exact=False\) rounds"):
+        m.run({"x": x, "f": f64})
+    assert np.array_equal(m.run({"x": x, "f": f64}, exact=False)["z"], np.float32(0.1) + w)
+    halves = np.full(FSHAPE, 0.5)                          # exact in float32: taken
+    assert np.array_equal(m.run({"x": x, "f": halves})["z"], np.float32(0.5) + w)
+    masked = np.ma.masked_array(np.zeros(XSHAPE, np.int8), mask=np.zeros(XSHAPE, bool))
+    masked.mask[2, 0, 1, 1] = True
+    with pytest.raises(bmk.ArgumentError, match=r"input 'x' must be plain values, not a masked array with masked "
+                                                r"elements \(the first at index \(2, 0, 1, 1\)\)"):
+        m.run({"x": masked, "f": f})
+    masked.mask[:] = False
+    assert np.array_equal(m.run({"x": masked, "f": f})["y"], masked.data)
+
+
 @pytest.mark.parametrize("subnet, message", [
     ({"mode": 1, "id": 7}, r"net0/stage0/subnet1 \(id 7\) is a CPU subnet \(cpu op types \[\]\)"),
     ({"dynamic": 1, "id": 3, "ir_len": 40}, r"net0/stage0/subnet1 \(id 3\) is a DYNAMIC subnet \(40 bytes of "
@@ -138,8 +171,10 @@ def test_a_kind_without_semantics_is_named_before_any_work(monkeypatch):
     monkeypatch.setattr("bmk.sim.Simulator.__init__", no_work)
     with pytest.raises(bmk.ModelError) as e:
         m.run({"data": np.zeros((1, 3, 320, 320), np.float32)})
-    assert str(e.value) == (f"{F.FACE_DETECTION}: run: the bm1684 simulator has no semantics for gdma.dma.trans "
-                            "(6 instructions, first net0/stage0/subnet0/core0/group0 #293); nothing was run")
+    assert str(e.value) == (f"{F.FACE_DETECTION}: run: 6 instructions cannot be simulated; the first: gdma.dma.trans: "
+                            "gdma kind 'dma.trans' must have simulator semantics (the bm1684 simulator has none) "
+                            "(6 instructions, first net0/stage0/subnet0/core0/group0 gdma #147 (byte 18816)); nothing "
+                            "was run")
 
 
 def test_a_chip_without_a_decoder_is_named(monkeypatch):

@@ -104,3 +104,23 @@ def test_wrong_argument_types_are_argument_errors():
         sim.lmem_read_tensor("x")
     with pytest.raises(bmk.ArgumentError, match=r"gmem_write: data must be bytes or a numpy array, not 'text'"):
         sim.gmem_write(0, "text")
+
+
+def test_a_read_too_large_blames_its_size_and_never_escapes_as_memory_error(monkeypatch):
+    """Issue 32.8: gmem_read(G, 1 << 40) names n, not addr; a read this machine cannot hold is an
+    ArgumentError pointing at gmem_chunks / gmem_dump (was a bare MemoryError)."""
+    import bmk
+    G = 0x100000000
+    sim = bmk.Simulator("bm1684")
+    with pytest.raises(bmk.ArgumentError, match=r"gmem_read: n must be at most the 8589934592 bytes of global "
+                                                r"memory, not 1099511627776"):
+        sim.gmem_read(G, 1 << 40)
+    with pytest.raises(bmk.ArgumentError, match=r"gmem_read: addr must be a global address whose 16 bytes end"):
+        sim.gmem_read(G + (1 << 33) - 8, 16)
+
+    def no_memory(addr, n, chunk):
+        yield b"x"
+        raise MemoryError
+    monkeypatch.setattr(sim.gmem, "chunks", no_memory)
+    with pytest.raises(bmk.ArgumentError, match=r"gmem_read: n must be a size this machine can hold .* not 8589934592"):
+        sim.gmem_read(G, 1 << 33)

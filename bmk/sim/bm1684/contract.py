@@ -18,7 +18,7 @@ Reserved fields must be 0 (their neutral value).
 """
 import attrs
 
-from bmk.errors import SimulationError
+from bmk.errors import SimulationError, refused_field
 
 ORDERING = "orders commands only (the run loop's sync ids), changes no data"
 CONTROL = "an engine control flag (enable, interrupt, prefetch, debug, descriptor chaining): changes no data"
@@ -126,6 +126,6 @@ def check_fields(chip, engine, kind, fn, fields):
         if value != want:
             what = "reserved" if reserved else "not modelled by this kind"
             if isinstance(value, int):
-                raise SimulationError(f"{kind}: field {name} = {value:#x} is {what} (the simulator executes it only "
-                                      f"at its neutral value {want:#x})")
-            raise SimulationError(f"{kind}: field {name} = {value!r} is {what}")
+                raise refused_field(f"{kind}: field {name} = {value:#x} is {what} (the simulator executes it only "
+                                    f"at its neutral value {want:#x})", name, value)
+            raise refused_field(f"{kind}: field {name} = {value!r} is {what}", name, value)

@@ -16,7 +16,7 @@ every field of the command's class:
 - any other field must be 0: bmk does not know what another value does to the result, so a
   command setting it is refused (SimulationError naming the kind, the field and the value).
 """
-from bmk.errors import SimulationError
+from bmk.errors import SimulationError, refused_field
 
 HEAD = frozenset(("cmd_short", "cmd_id", "cmd_id_dep", "cmd_id_en", "tsk_typ", "tsk_eu_typ", "pwr_step",
                   "intr_en", "cmd_type", "cmd_special_function", "cmd_id_eng1", "cmd_id_eng2", "cmd_id_eng3"))
@@ -53,7 +53,7 @@ def kind_of(chip, engine, fields):
 
 def refuse(kind, field, value, rule):
     """The SimulationError of a static check: kind, field, value and the rule broken."""
-    return SimulationError(f"{kind}: {field} {rule}, not {value!r}")
+    return refused_field(f"{kind}: {field} {rule}, not {value!r}", field, value)
 
 
 def check(chip, engine, fields, executes, checks=None):
@@ -70,8 +70,8 @@ def check(chip, engine, fields, executes, checks=None):
             continue
         value = fields.get(name, 0)
         if value:
-            raise SimulationError(f"{kind} ({cls.name}): {name} must be 0 (bmk's {kind} does not execute "
-                                  f"it, so it cannot honour another value), not {value!r}")
+            raise refused_field(f"{kind} ({cls.name}): {name} must be 0 (bmk's {kind} does not execute it, so it "
+                                f"cannot honour another value), not {value!r}", name, value)
     fn = (checks or {}).get((engine, kind))
     if fn is not None:
         fn(chip, fields)

@@ -33,7 +33,7 @@ MAX_TIU_ELEMENTS elements, or a convolution, depthwise, pooling or matrix instru
 windows (N * C * Ho * Wo * kh * kw), padded input or multiply-accumulates exceed
 MAX_WINDOW_ELEMENTS / MAX_MACS, so no instruction takes unbounded time or memory.
 """
-from bmk.errors import SimulationError
+from bmk.errors import SimulationError, refused_field
 from bmk.sim.bm1880 import tdma, tiu
 from bmk.sim.bm1880.common import ceil_div
 from bmk.sim.semantics import Semantics
@@ -61,7 +61,7 @@ def check(chip, engine, f):
     for name, legal in _LEGAL.get(engine, ()):
         if f[name] not in legal:
             rule = f"{legal[0]}" if len(legal) == 1 else f"one of {list(legal)}"
-            raise SimulationError(f"{name} must be {rule}, not {f[name]!r}")
+            raise refused_field(f"{name} must be {rule}, not {f[name]!r}", name, f[name])
     if engine == "tiu":
         _check_work(chip, f)
 

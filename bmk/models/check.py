@@ -1,0 +1,112 @@
+"""What of a compiled model bmk's simulator cannot run, found without running it (`bmk check
+MODEL`, issue 27.1), and the same facts `m.run` refuses with before any work (run.py `prepare`).
+
+Per stage: the chip must have a decoder and a simulator, every subnet must be a static TPU
+subnet, every group must run on core 0 with engines the chip's specs decode and coefficients
+that are not encrypted; then every instruction of every group goes through the simulator's
+own checks (bmk/sim/check.py), all of them, grouped into Findings.
+"""
+from bmk.errors import ModelError
+from bmk.models.chips import spec_for
+from bmk.models.decoding import split_engines
+
+
+def stage_findings(model, net, stage, findings, spec, semantics):
+    """Add the refusals of one stage to `findings` (bmk.sim.check.Findings); return the
+    [(Group, records)] of its groups, in run order (what run.py compiles)."""
+    from bmk.sim.check import refusals
+    st = model.nets[net].stages[stage]
+    where = f"net{net}/stage{stage}"
+    if not st.subnets:
+        findings.add(("subnet", where), "subnet", None, None, f"{where} has no subnet to run", group=where)
+    if st.coeff is not None and st.coeff.encrypted:
+        findings.add(("coeff", where), "coefficients", "encrypt_mode", None,
+                     f"{where}: the coefficients are encrypted (CoeffMem.encrypt_mode)", group=where)
+    planned = []
+    for sn in st.subnets:
+        if sn.kind != "tpu":
+            reason = (f"{where}/subnet{sn.index} (id {sn.id}) is a {sn.kind.upper()} subnet ({sn.detail}); "
+                      "bmk simulates static TPU subnets only")
+            findings.add(("subnet", where, sn.index), "subnet", None, None, reason, group=f"{where}/subnet{sn.index}")
+            continue
+        for g in sn.groups:
+            if g.core:
+                findings.add(("core", g.label), "core", None, g.core,
+                             f"{g.label} runs on core {g.core}: bmk simulates one core", group=g.label)
+                continue
+            if g.parts:
+                _, unknown = split_engines(spec, g)
+                if unknown:
+                    findings.add(("engine", g.label), "engine", None, None,
+                                 f"{g.label} has {', '.join(unknown)} commands, which the {spec.name} specs do not "
+                                 "decode", group=g.label)
+                    continue
+            records = model.records(g)
+            if semantics is not None:
+                refusals(spec, semantics, records, findings, g.label)
+            planned.append((g, records))
+    return planned
+
+
+def chip_semantics(model, purpose):
+    """(ChipSpec, Semantics) of the model's chip; ModelError when it has no decoder or no simulator."""
+    from bmk.sim.semantics import REGISTRY, semantics_for
+    spec = spec_for(model.chip, model.path, purpose)
+    if model.chip not in REGISTRY:
+        raise ModelError(f"run: chip {model.chip} has no simulator (chips with one: {', '.join(sorted(REGISTRY))})",
+                         model.path)
+    return spec, semantics_for(model.chip)
+
+
+def check_model(model):
+    """(findings, instructions) of every net and stage of a model: bmk.check's answer for a model.
+    A chip without a decoder or a simulator is one finding (model chip = its name)."""
+    from bmk.sim.check import Findings
+    findings = Findings()
+    try:
+        spec, semantics = chip_semantics(model, "; check needs its decoder and simulator")
+    except ModelError as e:
+        groups = model.groups()
+        reason = str(e).removeprefix(f"{model.path}: ").removeprefix("run: ")
+        findings.add(("chip",), "model", "chip", model.chip, reason, count=sum(sum(g.counts.values()) for g in groups),
+                     group=groups[0].label if groups else None)
+        return findings.result(), sum(sum(g.counts.values()) for g in groups)
+    n = 0
+    for i, net in enumerate(model.nets):
+        for s in range(len(net.stages)):
+            n += sum(len(records) for _, records in stage_findings(model, i, s, findings, spec, semantics))
+    return findings.result(), n
+
+
+def refusal_message(findings):
+    """What m.run says when a stage cannot run: the first refusal (one that is not an
+    instruction's, a subnet or a core, before those of instructions) and how many more."""
+    first = min(findings, key=lambda f: f.index is not None)
+    count = sum(f.count for f in findings if f.index is not None)
+    more = f" ({len(findings)} refusals: `bmk check` lists them all)" if len(findings) > 1 else ""
+    if first.index is None:
+        return f"run: {first.line()}{more}; nothing was run"
+    return (f"run: {count} instruction{'s' * (count != 1)} cannot be simulated{more}; the first: {first.line()}; "
+            "nothing was run")
+
+
+def check(source, chip=None):
+    """bmk.check (API.md "Checking, timing and linting models"): every instruction bmk's simulator
+    would refuse, grouped by kind, field and value, without running anything -> [Finding]
+    (bmk/sim/check.py), [] when everything can run.
+
+    source: a Model, a model file's path, a cmd_hdr_t command buffer (bytes), raw streams
+    ({engine: bytes}) or a list of Records; chip: the chip of a buffer (a model names its own)."""
+    import os
+    from bmk.errors import ArgumentError, must
+    from bmk.models import Model, load_model
+    if isinstance(source, (str, os.PathLike)):
+        source = load_model(source)
+    if isinstance(source, Model):
+        if chip is not None and chip != source.chip:
+            raise ArgumentError(must("check", "chip", f"None or the model's chip {source.chip!r}", chip))
+        return check_model(source)[0]
+    if chip is None:
+        raise ArgumentError(must("check", "chip", "a chip name for a command buffer or streams", chip))
+    from bmk.sim.check import check_buffer
+    return check_buffer(source, chip)[0]
