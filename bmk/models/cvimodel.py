@@ -89,7 +89,9 @@ def read(data, path):
                           node)
     coeff = _weights(root, sections)
     name = root.string(M.name, "name")
-    stages = tuple(_stage(i, p, sections, coeff, data, path) for i, p in enumerate(root.tables(M.programs, "programs")))
+    chip_name = chips.chip_name(target)
+    stages = tuple(_stage(i, p, sections, coeff, data, path, chip_name)
+                   for i, p in enumerate(root.tables(M.programs, "programs")))
     version = f"{major}.{minor}"
     return Model(path, "cvimodel", chips.chip_name(target), target, (Net(0, name, stages),), version,
                  root.string(M.build_time, "build_time").strip(),
@@ -121,7 +123,7 @@ def _tensor(node, path):
                     scale, zero, size, (shape,))
 
 
-def _stage(index, node, sections, coeff, data, path):
+def _stage(index, node, sections, coeff, data, path, chip):
     tensors = {}
     for t in node.tables(PR.tensor_map, "tensor_map"):
         tensors.setdefault(t.string(T.name, "name"), t)
@@ -158,7 +160,8 @@ def _stage(index, node, sections, coeff, data, path):
             raise ModelError(f"section {name!r} is {'encrypted' if encrypted else 'compressed'}: bmk reads plain "
                              f"CMDBUF sections only", path, snode.where())
         label = f"net0/stage{index}/subnet{r}/core0/group0"
-        subnets.append(Subnet(r, r, "tpu", (Group(label, 0, index, r, 0, 0, {}, blob, {}, data),), ins, outs))
+        subnets.append(Subnet(r, r, "tpu", (Group(label, 0, index, r, 0, 0, {}, blob, {}, data, chip),), ins,
+                              outs))
     neuron = Region(None, node.scalar(PR.neuron_size, "u32", "neuron_size"))    # no address in the file
     return Stage(index, lookup(node.strings(PR.input_tensors, "input_tensors"), "input_tensors"),
                  lookup(node.strings(PR.output_tensors, "output_tensors"), "output_tensors"), tuple(subnets),

@@ -88,12 +88,20 @@ class Group:
     cmdbuf_blob: "Blob | None" = None
     counts: dict = attrs.field(factory=dict)
     data: bytes = attrs.field(default=b"", repr=False, eq=False)
+    chip: str = ""              # bmk's chip name (what a cvimodel group's buffer is split with)
 
     @property
     def streams(self):
-        """{engine: bytes}: the raw per-engine streams, what `bmk.decode(m.chip, g.streams)` takes
-        (bmodel). A cvimodel group has no raw streams ({}): its commands are `g.cmdbuf`."""
-        return {e: b.read(self.data) for e, b in self.parts.items()}
+        """{engine: bytes}: the raw per-engine streams, what `bmk.decode(m.chip, g.streams)` takes.
+        A cvimodel group's cmd_hdr_t buffer (`g.cmdbuf`) split per engine: each engine's
+        descriptors in their order, as `bmk.encode(chip, records, raw=True)` frames them ({} for
+        a chip bmk cannot decode)."""
+        if self.cmdbuf_blob is None:
+            return {e: b.read(self.data) for e, b in self.parts.items()}
+        if not chipnames.decodable(self.chip):
+            return {}
+        from bmk.encoders import framing
+        return dict(framing.encode(self.chip, framing.decode(self.chip, self.cmdbuf), raw=True))
 
     @property
     def cmdbuf(self):

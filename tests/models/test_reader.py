@@ -90,7 +90,7 @@ def test_cvimodel_facts():
     assert (st.coeff.address, st.coeff.size) == (1 << 40, 31792)
     assert st.extra == {"batch_num": 0, "shared_gmem": 256, "private_gmem": 0}
     (g,) = m.groups()
-    assert g.streams == {} and g.sizes == {"cmdbuf": 5544}
+    assert g.sizes == {"cmdbuf": 5544} and {e: len(v) for e, v in g.streams.items()} == {"tiu": 2688, "tdma": 2368}
     buf = g.cmdbuf
     assert g.payload == buf and buf[0] == 0xA7           # cvikernel cmd_hdr_t, CV181X magic
     # the cmd_hdr_t records run to the section's last byte (cvimodel-format.md section 4)
@@ -129,3 +129,17 @@ def test_group_lookup_by_label():
 def test_load_model_is_bmk_load_model():
     from bmk.models import load_model
     assert bmk.load_model is load_model
+
+
+@pytest.mark.parametrize("path", [p for p in F.ALL if p.suffix == ".cvimodel"], ids=lambda p: p.name)
+def test_a_cvimodel_group_has_its_buffer_split_per_engine(path):
+    """Issue 32.9: g.streams of a cvimodel group was {}, so `bmk.decode(m.chip, g.streams)` for
+    every group decoded nothing on CV18xx models. Each engine's stream holds that engine's
+    descriptors of g.cmdbuf, in their order, byte for byte."""
+    m = bmk.load_model(path)
+    for g in m.groups():
+        whole = bmk.decode(m.chip, g.cmdbuf)
+        split = bmk.decode(m.chip, g.streams)
+        assert len(split) == len(whole) and set(g.streams) == {r.engine for r in whole}
+        for engine in g.streams:
+            assert [r.fields for r in split if r.engine == engine] == [r.fields for r in whole if r.engine == engine]
