@@ -6,7 +6,7 @@ import sys
 import click
 
 from bmk.encoders import encode_cmdbuf
-from bmk.errors import BmkError, quoted
+from bmk.errors import BmkError, SimulationError, quoted
 
 PROGRESS_THRESHOLD = 10_000
 _GMEM_RE = re.compile(r"^(?P<addr>[^=]+)=(?P<path>.+)$")
@@ -129,7 +129,13 @@ def run_listing(listing, gmem, dump, as_json, trace, strict, progress, original=
     n = len(listing.records)
     if progress is None:
         progress = n > PROGRESS_THRESHOLD
-    report = _run(sim, buf, n, progress)
+    try:
+        report = _run(sim, buf, n, progress)
+    except SimulationError as e:        # name the instruction where the user wrote it: file:line, stream byte
+        i = getattr(e, "instruction", None)
+        if i is None or not 0 <= i < n:
+            raise
+        raise BmkError(f"{listing.where(i)}: {e.reason}") from None
     if listing.origins is not None:
         report = report.named(listing.origins)
     for addr, nbytes, path in dumps:

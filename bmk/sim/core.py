@@ -705,7 +705,9 @@ class Simulator:
                 else:
                     plan.run(self, plan.fields)
             except SimulationError as err:
-                raise self._error(i, records[i], f"{plan.kind}: {err}") from None
+                text = str(err)     # a message naming its kind already is not prefixed again
+                raise self._error(i, records[i], text if text.startswith((f"{plan.kind}:", f"{plan.kind} ("))
+                                  else f"{plan.kind}: {text}") from None
             except BmkError:
                 raise
             except Exception as err:    # odd field values the semantics missed: still this instruction's error

@@ -125,3 +125,26 @@ def test_bad_input_is_exit_2_and_one_line(tmp_path):
     assert res.exit_code == 2 and "missing MODEL|FILE" in res.stderr
     with pytest.raises(bmk.ArgumentError, match="check: chip must be a chip name"):
         bmk.check(b"\0" * 16)
+
+
+def test_bmk_run_names_a_refused_instruction_where_the_user_wrote_it(tmp_path):
+    """Issue 32.10: bmk-run bad.s / --raw named `instruction 5 (byte 456, tiu)`, an offset in an
+    internal re-encoding; it names the listing's line or the stream file's byte."""
+    streams, picked = three_refusals()
+    for engine, data in streams.items():
+        (tmp_path / f"bad.{engine}.bin").write_bytes(data)
+    raw = []
+    for engine in streams:
+        raw += ["--raw", engine, str(tmp_path / f"bad.{engine}.bin")]
+    runner = CliRunner()
+    res = runner.invoke(bmk_cmd, ["run", "--chip", CHIP] + raw)
+    first = bmk.check(streams, chip=CHIP)[0]
+    assert res.exit_code == 2 and res.stderr == (f"bmk: {tmp_path / 'bad.tiu.bin'}: tiu stream byte {first.offset}: "
+                                                 f"{first.reason}\n")
+    listing = tmp_path / "bad.s"
+    assert runner.invoke(bmk_cmd, ["disasm", "--chip", CHIP, "-o", str(listing)] + raw).exit_code == 0
+    line = next(k for k, text in enumerate(listing.read_text().splitlines(), 1)
+                if f"{first.kind} " in text and f"{first.field}=" in text)
+    res = runner.invoke(bmk_cmd, ["run", str(listing)])
+    assert res.exit_code == 2 and res.stderr == f"bmk: {listing}:{line}: {first.reason}\n"
+    assert f"{first.kind.split('.', 1)[1]} (" in first.reason and res.stderr.count(first.kind.split(".", 1)[1]) == 2

@@ -90,7 +90,7 @@ def test_race_across_three_engines_on_all_64_lanes():
 
 
 def test_lane_63_alone():
-    chip = chip64(third=False)
+    chip = chip64()
     sem = tiny(chip)
     recs = [rec(chip, "tdma", "fill", 0, 63 * LANE + 8, cmd_id=1, dst_c=1, dst_w=2, src_n=1, const_val=5),
             rec(chip, "tdma", "fill", 1, 63 * LANE + 9, cmd_id=2, dst_c=2, dst_w=2, src_n=1, const_val=6)]
@@ -184,7 +184,7 @@ def test_semantics_init_fills_a_fresh_chip():
 
 # -- dtype and 4N / 2N views -------------------------------------------------------------------------
 def big_sim():
-    chip = chip64(third=False)
+    chip = chip64()
     return Simulator(chip, tiny(chip))
 
 
@@ -283,3 +283,22 @@ def test_run_takes_raw_streams_and_a_cmdbuf_alike():
     assert results[0] == results[1]
     assert results[0][0] == np.maximum(data.view(np.int8), 0).astype(np.uint8).tobytes()
     assert [i.stream for i in Simulator("bm1880").run(ctx.acquire_streams()).instructions] == ["tdma", "tiu", "tdma"]
+
+
+def test_a_refusal_naming_its_kind_is_not_prefixed_again():
+    """Issue 32.10: a kind's message that starts with its own name read 'mm.mul: mm.mul: ...'."""
+    chip = chip64()
+
+    def refuses(m, f):
+        raise SimulationError("fill: const_val must be below 9 (here), not 9")
+    sem = tiny(chip)
+    sem = Semantics({**sem.kinds, ("tdma", "fill"): refuses}, cycles=sem.cycles)
+    with pytest.raises(SimulationError) as e:
+        Simulator(chip, sem).run(fills(chip, False)[:2])
+    assert str(e.value) == "instruction 0 (byte 0, tdma): fill: const_val must be below 9 (here), not 9"
+
+    def plain(m, f):
+        raise SimulationError("const_val must be below 9, not 9")
+    sem = Semantics({**sem.kinds, ("tdma", "fill"): plain}, cycles=sem.cycles)
+    with pytest.raises(SimulationError, match=r"\(byte 0, tdma\): fill: const_val must be below 9, not 9$"):
+        Simulator(chip, sem).run(fills(chip, False)[:2])
