@@ -143,12 +143,29 @@ def opaque_record(chip, eng, data, stream=None, offset=0, header=None, core=0):
 # ------------------------------------------------------------------------------ cmd_hdr_t
 
 def encode_header(chip, eng, length, header=None):
+    """The cmd_hdr_t of a `length`-byte command of engine `eng`; a Record's own header fields
+    (magic, len, engine_id, ...) override the implied ones only where `frame_at` would read
+    the result back as the same command (EncodeError otherwise: never bytes decode refuses)."""
     h = {"magic": chip.magic, "len": length, "engine_id": eng.id}
     if length > chip.header.by_name["len"].max:     # a long command: len 0, the length in mask
         h.update(len=0, mask=length)
     if header:
         h.update((k, v) for k, v in header.items() if k != PAD)
+        _check_header(chip, eng, length, h)
     return codec_for(chip.header).pack(h)
+
+
+def _check_header(chip, eng, length, h):
+    """What frame_at checks of a header, for one being written (EncodeError naming the field)."""
+    if h["magic"] != chip.magic and not chip.reads_magic(h["magic"]):
+        raise EncodeError(f"{eng.name} command header: magic must be 0x{chip.magic:02x} (or a legacy magic of "
+                          f"{chip.name}), not {h['magic']!r}")
+    if h["engine_id"] != eng.id:
+        raise EncodeError(f"{eng.name} command header: engine_id must be {eng.id} (the {eng.name} engine), "
+                          f"not {h['engine_id']!r}")
+    if header_length(h) != length:
+        raise EncodeError(f"{eng.name} command header: len must be {length} (or 0 with mask {length}), the "
+                          f"command's byte length, not len={h['len']!r} mask={h.get('mask', 0)!r}")
 
 
 def encode_record(chip, engine, fields, header=None, cls=None, data=None):

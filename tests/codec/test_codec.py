@@ -80,3 +80,23 @@ def test_corrupt_offset_points_at_the_bad_record():
     with pytest.raises(DecodeError) as e:
         decode_cmdbuf(BM1880, good + b"\x00" * 8)
     assert e.value.offset == len(good)
+
+
+def test_encode_never_writes_a_header_decode_refuses():
+    """Issue 32.12: bmk.encode wrote a cmd_hdr_t with len=5 (or a bad magic or engine id) from a
+    Record's header that bmk.decode then rejected; encode refuses it, naming the field."""
+    import attrs
+    import bmk
+    from bmk.errors import EncodeError
+    from tests.models import files as F
+    m = bmk.load_model(F.HAND_181X)
+    buf = m.groups()[0].cmdbuf
+    recs = bmk.decode(m.chip, buf)
+    assert bmk.encode(m.chip, recs) == buf
+    for hdr, rule in (({"len": 5}, "len must be 64 .* not len=5"), ({"magic": 0x12}, "magic must be 0xa7"),
+                      ({"engine_id": 7}, "engine_id must be 2 \\(the tdma engine\\), not 7")):
+        bad = attrs.evolve(recs[0], header={**recs[0].header, **hdr})
+        with pytest.raises(EncodeError, match=f"tdma command header: {rule}"):
+            bmk.encode(m.chip, [bad])
+    long_form = attrs.evolve(recs[0], header={**recs[0].header, "len": 0, "mask": 64})
+    assert bmk.decode(m.chip, bmk.encode(m.chip, [long_form]))[0].fields == recs[0].fields
