@@ -159,6 +159,24 @@ def test_residual_mul_and_mac_with_rounding_shift_type_1():
     assert np.array_equal(view(sim, g, "res0", "int16", (n, ch, h, w))[0](), want)
 
 
+@pytest.mark.parametrize("index, shift, signs", [(331, 6, (1, 0)), (589, 7, (0, 1))])
+def test_int8_times_constant_rounding_shift_type_1(index, shift, signs):
+    """331: s8 * 0x40 >> 6 (a requantizing copy of a head conv's output); 589: u8 * 0x77 >> 7
+    (the stride-8 residual's first term): rounded right shift, int16 result."""
+    r = rec(index)
+    f = r.fields
+    assert (r.kind, f["opt_right_shift"], f["opt_shift_typ"], f["opt_opd1_const"], f["opt_res0_prec"]) == \
+        ("arith.mul", shift, 1, 1, 3)
+    assert (f["opt_opd0_sign"], f["opt_opd1_sign"]) == signs
+    n, ch, h, w = shape(f)
+    sim = fresh()
+    a = view(sim, f, "opd0", "int8" if signs[0] else "uint8", (n, ch, h, w))[0]().astype(np.int64)
+    k = np.array(f["opd1_addr"] & 0xFF, np.uint8).view(np.int8 if signs[1] else np.uint8).astype(np.int64)
+    run1(sim, r)
+    want = np.clip(rshift(a * k, shift), -32768, 32767)
+    assert np.array_equal(view(sim, f, "res0", "int16", (n, ch, h, w))[0](), want)
+
+
 def test_res0_address_without_the_local_window_base():
     """The residual add's res0_addr is 0x10000 (no 0x08000000 base): local offset 0x10000."""
     r = rec(440)
@@ -209,17 +227,22 @@ def weights_4ic(sim, f, ic, oc, signed):
     return b.transpose(0, 4, 1, 2, 3).reshape(4 * g, oc, kh, kw)[:ic].astype(np.int64)
 
 
-@pytest.mark.parametrize("index", [5, 319])
+# the first conv of the network for each (opt_right_shift, bias) it has
+CONVS = {5: (9, 2), 26: (6, 2), 73: (7, 2), 194: (8, 2), 310: (9, 3), 319: (10, 3), 346: (8, 3), 356: (7, 3),
+         393: (6, 3)}
+
+
+@pytest.mark.parametrize("index", sorted(CONVS))
 def test_int8_conv_rounding_right_shift(index):
-    """Instruction 5: the first conv (IC 9 = 3 channels x 3 kernel rows, 1x3 kernel, stride x 2,
-    no bias, opt_right_shift 9); 319: a 3x3 conv with an int16 bias at opd2_c_str
-    (opt_right_shift 10). Exact sums + bias, rounded right shift, int8 saturation (signed: the
-    weights are)."""
+    """The first conv of each right shift, with and without a bias: 5 is the network's first
+    (IC 9 = 3 channels x 3 kernel rows, 1x3 kernel, stride x 2); 194 has 128 input and output
+    channels (two channel slots a lane); 310.. carry an int16 bias at opd2_c_str. Exact sums +
+    bias, rounded right shift, int8 saturation (signed: the weights are)."""
     r = rec(index)
     f = r.fields
     assert (r.kind, f["opt_opd0_prec"], f["opt_opd1_prec"], f["opt_res0_prec"], f["opt_shift_typ"], f["opt_relu"]) == \
         ("conv", 0, 0, 0, 1, 0)
-    assert f["opt_right_shift"] == {5: 9, 319: 10}[index]
+    assert (f["opt_right_shift"], f["tsk_opd_num"]) == CONVS[index]
     n, oc = f["res0_n"], f["res0_c"]
     ic, ih, iw = f["opd0_c"], f["opd0_h"], f["opd0_w"]
     sim = fresh()
@@ -227,23 +250,26 @@ def test_int8_conv_rounding_right_shift(index):
     wt = weights_4ic(sim, f, ic, oc, f["opt_opd1_sign"])
     bias = None
     if f["tsk_opd_num"] == 3:
-        assert (f["opt_opd2_prec"], f["short_opd2_str"], f["opd2_c_str"]) == (3, 3, 290)
+        assert (f["opt_opd2_prec"], f["short_opd2_str"], f["opd2_c_str"]) == (3, 3, 2 * f["opd1_c_str"])
         bias = view(sim, f, "opd2", "int16", (1, oc, 1, 1), (0, f["opd2_c_str"], 0, 0), pack=1)[0]().astype(np.int64)
     run1(sim, r)
     got = view(sim, f, "res0", "int8", (n, oc, f["res0_h"], f["res0_w"]))[0]()
     assert np.array_equal(got, conv_ref(x, wt, bias, geometry(f), f["opt_right_shift"], True))
 
 
-@pytest.mark.parametrize("index", [15, 395])
+DEPTHWISE = {15: (5, 1), 36: (6, 1), 103: (7, 1), 143: (8, 1), 395: (6, 0)}
+
+
+@pytest.mark.parametrize("index", sorted(DEPTHWISE))
 def test_int8_depthwise_rounding_right_shift(index):
-    """15: a 3x3 depthwise (u8 input, s8 kernel one byte a tap, opt_right_shift 5); 395: the
-    upsampling depthwise (zeros inserted, pads 2, 4x4 u8 kernel: an unsigned result,
-    opt_right_shift 6)."""
+    """The first 3x3 depthwise of each right shift (u8 input, s8 kernel one byte a tap; 143 is
+    strided, 64 channels); 395: the upsampling depthwise (zeros inserted, pads 2, 4x4 u8
+    kernel: an unsigned result)."""
     r = rec(index)
     f = r.fields
     assert (r.kind, f["opt_opd0_prec"], f["opt_res0_prec"], f["opt_shift_typ"], f["tsk_opd_num"]) == \
         ("pord.depthwise", 0, 0, 1, 2)
-    assert (f["opt_right_shift"], f["opt_opd1_sign"]) == {15: (5, 1), 395: (6, 0)}[index]
+    assert (f["opt_right_shift"], f["opt_opd1_sign"]) == DEPTHWISE[index]
     n, ch, oh, ow = shape(f)
     kh, kw = f["opd1_h"], f["opd1_w"]
     sim = fresh()
