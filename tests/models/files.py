@@ -5,6 +5,7 @@ HERE = pathlib.Path(__file__).parent
 
 RETINAFACE = HERE / "bm1684" / "retinaface_mobilenet0.25_384x640_fp32_b1.bmodel"
 FACE_DETECTION = HERE / "bm1684" / "face_detection_fp32_b1.bmodel"
+FACE_INT8 = HERE / "bm1684" / "face_detection_int8_b4.bmodel"
 YOLO_1684 = HERE / "bm1684" / "yolov5s_bm1684_f32.bmodel"
 YOLO_1684X = HERE / "bm1684x" / "yolov5s_bm1684x_int8_sym.bmodel"
 YUV2RGB = HERE / "bm1684x" / "Yuv2rgb_0_int8" / "compilation.bmodel"

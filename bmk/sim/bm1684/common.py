@@ -11,10 +11,14 @@ A TIU operand X (res0, opd0, opd1, opd2) is read from its fields:
 - a constant: opt_X_const = 1 and X_addr holds the value's bits (fp32 bits for fp32).
 8-bit local tensors are stored 4N and 16-bit ones 2N: their strides count 32-bit words
 (bmk/bm1684/layout.py, bmk/sim/memory.py). 32-bit tensors are plain.
-opt_relu: the vendor sets it to 1 on every command of its streams, also where no ReLU is meant
-(yolov5s has none; retinaface's convolutions keep the negative values onnxruntime has before
-each LeakyRelu), and so does the OKKernel lowering: 1 is executed as "no ReLU"; 0, which no
-stream seen carries, is refused (storer).
+opt_relu: the vendor sets it to 1 on every command of its fp32 streams, also where no ReLU is
+meant (yolov5s has none; retinaface's convolutions keep the negative values onnxruntime has
+before each LeakyRelu), and so does the OKKernel lowering: 1 is executed as "no ReLU". The
+vendor's int8 stream (face_detection_int8_b4) carries 0 on its integer commands, also where no
+ReLU is meant: each int8 convolution is followed by its per-channel scale, bias and an explicit
+max(x, 0) (arith.max with the constant 0), which a ReLU before the scale would break (the run
+agrees with the fp32 twin, tests/chips/bm1684/sim/test_int8_network.py): 0 with an integer res0
+is executed as "no ReLU" too; 0 with an fp32 res0, which no stream carries, is refused (storer).
 """
 
 import numpy as np
@@ -24,6 +28,7 @@ from bmk import layout as chip_layout
 from bmk.errors import SimulationError
 
 WORD_BYTES = 4
+INTEGER_PRECS = ("int8", "int16", "int32")
 
 
 def member(m, field, value):
@@ -60,9 +65,14 @@ def shape_of(f, slot):
 
 
 def local_offset(m, f, slot):
-    """local_addr_t of operand `slot` (SimulationError outside the local window)."""
+    """local_addr_t of operand `slot` (SimulationError outside the local window). An address below
+    the window's size is a local_addr_t itself (the window base left out): the vendor's int8
+    stream writes two residual adds' res0 as 0x10000, which the next convolution reads at
+    0x08010000 (face_detection_int8_b4, instructions 440 and 442; nothing else writes there)."""
     local = m.space("local")
     addr = f[f"{slot}_addr"]
+    if 0 <= addr < local.size:
+        return addr
     if not local.base <= addr < local.base + local.size:
         raise SimulationError(f"{slot}_addr must be a local address in [0x{local.base:x}, "
                               f"0x{local.base + local.size:x}), not 0x{addr:x}")
@@ -118,19 +128,22 @@ def write(m, f, slot, dtype, values, shape=None):
 # access-log entry for the race detector, as a fresh view would, through the Simulator's trail
 # (m.trail.log is m.log): a closure keeps the trail, never the Simulator, which keeps the
 # closure (a Simulator dropped by its caller is freed at once, not by the cyclic collector).
-def _local_view(m, f, slot, dtype, shape, stride, write):
+def _local_view(m, f, slot, dtype, shape, stride, write, pack=None):
     from bmk.sim.memory import AccessLog
     addr = local_offset(m, f, slot)
     if stride is None:
         stride = strides(m, f, slot, shape, dtype, addr)
     log = AccessLog()
-    view = m.lmem.tensor(slot, addr, tuple(shape), tuple(stride), log, write, dtype.numpy, pack_of(dtype))
+    view = m.lmem.tensor(slot, addr, tuple(shape), tuple(stride), log, write, dtype.numpy,
+                         pack_of(dtype) if pack is None else pack)
     return view, log.entries[0]
 
 
-def reader(m, f, slot, dtype, shape, stride=None):
-    """() -> the values of local operand `slot` ((N, C, H, W) of dtype), logging the read."""
-    view, entry = _local_view(m, f, slot, dtype, shape, stride, False)
+def reader(m, f, slot, dtype, shape, stride=None, pack=None):
+    """() -> the values of local operand `slot` ((N, C, H, W) of dtype), logging the read.
+    pack: 1 reads a batch-less 8/16-bit tensor (strides in elements: int8 kernels, int16 biases)
+    instead of the 4N / 2N storage."""
+    view, entry = _local_view(m, f, slot, dtype, shape, stride, False, pack)
     trail = m.trail
 
     def read():
@@ -182,9 +195,10 @@ def storer(m, f, kind, compute, slot="res0", shape=None, stride=None, into=None)
     opt_res_add, every lane enabled) and res0 is one plain strided array (TensorView.array);
     no copy of the result is made then. fill None: compute()'s values (of that DType) are
     assigned to out."""
-    if f["opt_relu"] != 1:
-        raise SimulationError(f"{kind}: field opt_relu = {f['opt_relu']} is not modelled (1, the value of every "
-                              f"vendor and OKKernel command, is executed as no ReLU)")
+    relu = f["opt_relu"]
+    if relu != 1 and not (relu == 0 and prec_name(m, f, "res0") in INTEGER_PRECS):
+        raise SimulationError(f"{kind}: field opt_relu = {relu} is not modelled (1, the value of every "
+                              f"vendor and OKKernel command, is executed as no ReLU; 0 only with an integer res0)")
     shape = tuple(res0_shape(f) if shape is None else shape)
     add = f["opt_res_add"]
     if into is not None and not add and lane_enabled(m, f, slot, shape[1]) is None:

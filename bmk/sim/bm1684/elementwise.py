@@ -9,13 +9,30 @@ and md_sfu, so opdX_n/c/h/w are ignored (the vendor writes 1 there). An operand 
 element per channel in the compact [1, C, 1, 1] layout, broadcast over n, h, w) or a tensor of
 res0's shape in its short_X_str layout (aligned, compact, or free with X_n/c/h/w_str; zero
 strides broadcast, as the vendor's softmax does).
+opd1_neq1 = 1 ("opd1's N equals 1"; the firmware's tensor-arithmetic layer parameter B_N_is_1,
+tpu-mlir's BM1684 fw_tensor_arithmetic_layer_param_t, and the register's name): opd1 has one
+batch, which every batch of res0 reads: it is read as (1, C, H, W) with its own layout and
+broadcast over N; in the 4N / 2N storage of an 8/16-bit opd1 that is the batch-0 byte / half
+of each word, the low one. Confirmed on face_detection_int8_b4: its 255 per-channel scale,
+bias and shift operands are 32-bit words loaded by fp32-format GDMA copies (value 0x000000a7
+for the scale -89, 0xffffffef for the shift -17), read with strides (0, 1, 0, 0); any reading
+that gave batch n its byte n would hand batches 1..3 zeros, and the run agrees with the fp32
+twin and its batch items are independent (tests/chips/bm1684/sim/test_int8_network.py).
+opd0_neq1 is executed only at 0 (no stream sets it).
 
 What each eu computes (fp32 mode: every operand and res0 fp32, numpy float32, one rounding
 per operation, NaN/inf as IEEE; int mode: int8/int16/int32 operands, exact then saturated):
 - mul, add, sub, max, min: res = a op b. int: widened, exact, then add/sub/mul (and mac)
   round a right shift of opt_right_shift bits as the seed's (x + 2^(r-1)) >> r, saturate to
   res0's type; max/min saturate. The int result is signed iff opt_opd2_sign (BM1684 has no
-  res0 sign field; the OKKernel lowering's choice, seed 003).
+  res0 sign field; the OKKernel lowering's choice, seed 003). Open: the vendor's int8 stream
+  contradicts that choice: it writes opt_opd2_sign 1 on every ar command, also on the
+  requantizing add (u16 + 0 -> 8-bit) whose result the next layer reads unsigned and whose
+  calibrated range is 0..255 (face_detection_int8_b4 instruction 24: the fp32 twin's values
+  reach 241 in its scale; int8-saturated at 127 the layer's cosine to the fp32 twin is 0.99856,
+  uint8-saturated 0.99979), which says the hardware's result is signed iff an operand is. The
+  simulator keeps the lowering's rule until the lowering can be changed with it (the OKKernel
+  fixed-point forms U8_OP_U8_TO_S8 etc. cannot be expressed under the other rule).
 - mac: res = old * 2^opt_left_shift + a * b (int; old read with sign opt_res_add_sign) or
   old + fp32(a * b) (fp32).
 - divide: fp32 a / b (int: SimulationError).
@@ -37,14 +54,22 @@ per operation, NaN/inf as IEEE; int mode: int8/int16/int32 operands, exact then 
 - add_tree: SimulationError: an element-wise add_tree has no public meaning (md_sum is the
   add-tree reduction: linear.py).
 opt_res_add (fp32): res = old res0 + result; int: SimulationError (the order of the sum and
-the saturation is not public). opt_relu: 1, the value every vendor and OKKernel command
-carries, is "no ReLU" (common.py); 0 is refused (contract). tsk_lane_num: channels on
-disabled lanes keep their old values (common.store).
-opt_shift_typ: an integer form that shifts or rounds (shift; add/sub/mul/mac with
-opt_right_shift > 0) runs only with 0, the value the OKKernel lowering and the vendor's ar
-commands carry (1, the md_scalar value, names a type no public source defines: refused); in
-fp32 mode nothing is shifted or rounded by it, so any value runs. opt_right_shift on max/min
-and shift is refused (they do not round).
+the saturation is not public). opt_res_add_sign: the sign of an old integer res0, read by mac
+only; the other eus read no old integer value (opt_res_add with an integer result is refused),
+so it is ignored there (the vendor leaves it 1 on the mul and add around its int8 macs).
+opt_relu: 1, the value every fp32 vendor and OKKernel command carries, is "no ReLU"; 0 with an
+integer res0 (the vendor's int8 commands) is "no ReLU" too; 0 with an fp32 res0 is refused
+(common.py). tsk_lane_num: channels on disabled lanes keep their old values (common.store).
+opt_shift_typ: add/sub/mul/mac with opt_right_shift > 0 run with 0 (the OKKernel lowering's
+value) and 1 (the vendor's int8 stream sets 1 exactly on the ar commands that right-shift), both
+the seed's rounding shift; other values are refused. shift: 0 (arithmetic for a signed opd0,
+logical for an unsigned one) and 1 with a signed opd0 (the vendor pairs 1 with its signed
+requantizing shifts and 0 with its unsigned ones: isa-facts "arithmetic vs logical via
+opt_shift_typ and sign"), executed as the arithmetic shift, floor (no rounding: with the
+rounding form the int8 network's outputs agree less with its fp32 twin, e.g. bbox_pred_stride16
+on face1 0.9875 -> 0.9843, measured with the operand-sign result rule); 1 with an unsigned opd0 is refused. In fp32 mode nothing is shifted
+or rounded by it, so any value runs. opt_right_shift on max/min and shift is refused (they do
+not round).
 Ignored: tsk_opd_num (the operand count follows from the eu: the vendor writes 2 on its
 one-operand md_sfu commands and 1 on its copies); opt_opd*_sign of fp32 operands (fp32 has no
 sign mode).
@@ -65,6 +90,8 @@ FP32 = dtypes.FP32
 WIDTH = {"int8": 8, "int16": 16, "int32": 32, "fp32": 32, "fp16": 16}
 NOT_READ = "this eu type does not read the operand"
 SHAPE_FROM_RES0 = "the engine takes every operand's shape from res0 (bm1684_defs.py reads A, B with res0's n, c, h, w)"
+OLD_SIGN = ("the sign of an old integer res0 value: only mac reads one (opt_res_add with an integer result is "
+            "refused, an fp32 one has no sign); the vendor leaves it 1 on the mul and add around its int8 macs")
 OPD_NUM = "the operand count follows from the eu type (the vendor writes 2 on its one-operand md_sfu commands)"
 
 
@@ -98,6 +125,12 @@ def operand(m, f, slot, dtype, shape=None):
     if f.get(f"opt_{slot}_const"):
         value = c.const(f, slot, dtype)
         return lambda: value
+    if f.get(f"{slot}_neq1"):
+        # one batch, read by every batch of res0: (1, C, H, W) with the operand's own strides (in
+        # the 4N / 2N storage the element of batch 0, the low byte / half of each word), broadcast
+        one = (1,) + tuple(shape[1:])
+        read = c.reader(m, f, slot, dtype, one)
+        return read
     if c.member(m, f"short_{slot}_str", f[f"short_{slot}_str"]) == "offset":
         per_channel = (1, shape[1], 1, 1)
         start = c.local_offset(m, f, slot) // m.lmem.lane_size
@@ -132,12 +165,13 @@ def _wide(m, f, slots):
 
 
 def _int_shift_type(f, kind, shifts):
-    """The integer forms that shift or round read opt_shift_typ: 0 is the code the OKKernel
-    lowering and the vendor's ar commands carry, executed as the seed's rounding / the sign's
-    shift; 1 names another type no public source defines."""
-    if shifts and f["opt_shift_typ"] != 0:
+    """The integer forms that round a right shift (add/sub/mul/mac with opt_right_shift > 0) read
+    opt_shift_typ: 0 (the OKKernel lowering's value) and 1 (the vendor's value on every ar command
+    that right-shifts, face_detection int8) are both executed as the seed's rounding
+    (x + 2^(r-1)) >> r; any other value is refused."""
+    if shifts and f["opt_shift_typ"] not in (0, 1):
         raise SimulationError(f"{kind}: field opt_shift_typ = {f['opt_shift_typ']} is not modelled for integer "
-                              f"shifts and rounding right shifts (only 0, the OKKernel / vendor ar value)")
+                              f"rounding right shifts (only 0 and 1)")
 
 
 # -- the eu table: build(m, f, kind) -> (slots read, compute() -> (dtype, values)) ---------------------
@@ -208,7 +242,10 @@ def _mac(m, f, kind):
 def _shift(m, f, kind):
     if _mode(m, f, kind, ("opd0", "opd1")) != "int":
         raise SimulationError(f"{kind}: precisions must be int8/int16/int32")
-    _int_shift_type(f, kind, True)
+    if f["opt_shift_typ"] not in (0, 1) or (f["opt_shift_typ"] == 1 and not f["opt_opd0_sign"]):
+        raise SimulationError(f"{kind}: field opt_shift_typ = {f['opt_shift_typ']} is not modelled with opt_opd0_sign "
+                              f"= {f['opt_opd0_sign']} (0: arithmetic for a signed opd0, logical for an unsigned one; "
+                              f"1: arithmetic, with a signed opd0 only)")
     if f["opt_right_shift"]:
         raise SimulationError(f"{kind}: field opt_right_shift = {f['opt_right_shift']} is not modelled for shifts")
     x_of, amount_of = _ints(m, f, "opd0"), _ints(m, f, "opd1")
@@ -378,6 +415,10 @@ def _kind(kind, eu):
     unread = {s: NOT_READ for s in ("opd0", "opd1", "opd2", "opd3", "res1") if s not in slots}
     ignores = {"tsk_opd_num": OPD_NUM, **{f"{s}_{d}": SHAPE_FROM_RES0 for s in slots for d in "nchw"}}
     reads |= {f"res0_{d}" for d in "nchw"}
+    if "opd1" in slots and not taylor:
+        reads.add("opd1_neq1")
+    if eu != "mac":
+        ignores["opt_res_add_sign"] = OLD_SIGN
     if taylor:
         ignores.update({k: "the taylor table is opd1_addr / opd1_n only" for k in
                         ("opt_opd1_prec", "opt_opd1_sign", "opt_opd1_const", "short_opd1_str", "opd1_c", "opd1_h",

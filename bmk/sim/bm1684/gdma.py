@@ -5,7 +5,12 @@ special function's operands), the OKKernel lowering (bmk/bm1684/lowering/gdma.py
 vendor's streams.
 
 Sides: src and dst at their device addresses (src_start_addr_l32/h8, dst_...): the local
-window -> local memory (8- and 16-bit local sides 4N / 2N, strides in 32-bit words), any other
+window -> local memory (8- and 16-bit local sides 4N / 2N, strides in 32-bit words, when
+chw_copy = 0, the OKKernel lowering's copies; with chw_copy = 1 plain, strides in elements:
+derived from face_detection_int8_b4, whose 55 int8-format copies, all chw_copy 1 and n = 1, load
+conv weights that its convs read as 4IC words with opd1_c_str = bytes / 4 (36 bytes a channel,
+c_str 9) and 3x3 depthwise kernels 9 bytes a channel with the next tensor 12 bytes on; a 4N
+load of them would spread each byte over a word and overlap the next tensor), any other
 space of the memory map -> that space. `direction` (S2L, L2S, S2S, L2L) must agree with the
 spaces the addresses are in (SimulationError otherwise). Shapes (n, c, h, w) src_*size and
 dst_*size; chw_copy = 1: the destination takes the source's sizes (bm1684_defs.py; dma.trans
@@ -17,7 +22,13 @@ dma.format (bm1684_defs.py converts only for FORMAT). acc_write_enable = 1: dst 
 localmem_mask: a local destination's channels on NPUs whose bit is 0 keep their old values
 (with any other destination, a mask that is not all ones is refused).
 
-- dma.tensor: dst(n, c, h, w) = src(n, c, h, w) (equal sizes: a reshaping copy is refused).
+- dma.tensor: dst(n, c, h, w) = src(n, c, h, w). Sizes that differ with the same element count: a
+  reshaping copy, the k-th source element in (n, c, h, w) order to the k-th destination one.
+  Derived from face_detection_int8_b4 (its only reshaping copies, no public source): its first
+  conv is a stride-2 3x3 convolution run as a 1x3 one over 9 channels, src (3, 3, 81, 320) with
+  strides (102400 + 640 padded channel, 320 = one row, 640 = two rows, 1) -> dst (1, 9, 81, 320):
+  input channel n, kernel row c to channel 3n + c; only this order makes the network agree with
+  its fp32 twin (tests/chips/bm1684/sim/test_int8_network.py).
   sys_mem_type = matrix: the system side is a rows x cols matrix ((1, 1, rows, cols) with the
   row stride as h stride, bm1684_defs.py's and the OKKernel lowering's, or (rows, 1, 1, cols)
   with it as n stride), the local side the Matrix
@@ -93,11 +104,20 @@ def _check_direction(m, f, sides=("src", "dst")):
     return direction
 
 
+def _pack(f, dtype):
+    """Batches per 32-bit word of an 8/16-bit local side: 4 / 2 (4N / 2N, strides in words) with
+    chw_copy 0 (the OKKernel lowering's copies); 1 (plain, strides in elements) with chw_copy 1
+    (module docstring)."""
+    if dtype.itemsize >= WORD_BYTES or f["chw_copy"]:
+        return 1
+    return WORD_BYTES // dtype.itemsize
+
+
 def _auto_strides(m, f, side, shape, dtype):
     space, offset = _space(m, f, side)
     if space.name != "local":
         return chip_layout.continuous_stride(shape)
-    unit = max(dtype.itemsize, WORD_BYTES) if dtype.itemsize < WORD_BYTES else dtype.itemsize
+    unit = WORD_BYTES if _pack(f, dtype) > 1 else dtype.itemsize
     start = offset // m.lmem.lane_size
     return chip_layout.aligned_stride(shape, unit, m.chip.param("channel_align_bytes"), m.npu_num, start)
 
@@ -117,7 +137,7 @@ def _view(m, f, side, dtype, shape, strides, write, first_channel=0):
     space, offset = _space(m, f, side)
     log = AccessLog()
     if space.name == "local":
-        pack = WORD_BYTES // dtype.itemsize if dtype.itemsize < WORD_BYTES else 1
+        pack = _pack(f, dtype)
         if first_channel:
             lane = m.lmem.lane_size
             slot, npu = divmod(offset // lane + first_channel, m.npu_num)
@@ -204,8 +224,11 @@ def _build_tensor(m, f):
     if _enum(m, "sys_mem_type", f["sys_mem_type"]) == "matrix":
         return _matrix(m, f, dt, src_shape, dst_shape)
     if src_shape != dst_shape:
-        raise SimulationError(f"dma.tensor: dst sizes must equal src sizes {src_shape} (reshaping copies are not "
-                              f"modelled), not {dst_shape}")
+        count = int(np.prod(src_shape))
+        if int(np.prod(dst_shape)) != count:
+            raise SimulationError(f"dma.tensor: dst sizes {dst_shape} must hold as many elements as src sizes "
+                                  f"{src_shape} ({count})")
+        return _mover_run(m, f, "dma.tensor", src_shape, dst_shape, dt, dt, lambda v: v.reshape(dst_shape))
     return _mover_run(m, f, "dma.tensor", src_shape, dst_shape, dt, dt)
 
 

@@ -4,7 +4,7 @@ Fields: bm1684_defs.py (tpu-mlir profile_helper, CONV_NEURON / DEPTHWISE_OR_POOL
 the OKKernel lowering (bmk/bm1684/lowering/neural_network.py) and the vendor's streams
 (yolov5s, retinaface, face_detection).
 
-Numerics: fp32 operands (other precisions: SimulationError). A conv or matrix sum is exact
+Numerics: fp32 operands, and int8 conv / depthwise (below); other precisions: SimulationError. A conv or matrix sum is exact
 products (float64) summed in float64 and rounded to fp32 once (one matrix product: no loop
 over channels or taps); a depthwise or pooling window sums its taps in (i, j) order in fp32,
 each product rounded, then added. Then the bias is added in fp32, and opt_res_add
@@ -38,7 +38,30 @@ as IEEE says.
   1, rw), opd0 (M, opd0_c, 1, opd0_w) with the columns of its last channel in opd1_w (K =
   (opd0_c - 1) * opd0_w + opd1_w), opd1 (K, res0_c, 1, res0_w), opd2 (1, res0_c, 1, res0_w);
   opt_left_tran = 1 is refused.
-Every kind: opt_relu 1 = no ReLU (common.py), tsk_lane_num executed on the store. IEEE
+- int8 conv and pord.depthwise (opt_opd0_prec int8; face_detection_int8_b4, the vendor's int8
+  build of face_detection, whose fp32 twin is the reference; no public formula, so derived
+  there and pinned by tests/chips/bm1684/sim/test_int8_network.py on its real commands):
+  opd0 int8 4N read with opt_opd0_sign; conv weight: the 4IC tensor (ceil(IC/4), OC, kh, kw)
+  of 32-bit words, byte i the input channel 4g + i (as 4N stores batches), opt_opd1_sign,
+  strides in words (n = the IC group; the vendor's free strides, e.g. IC 64, 3x3: (1, 145, 48,
+  16)); depthwise kernel: one byte a tap, not batch-packed, [1, C, kh, kw] compact in bytes
+  (aligned code; the vendor lays 3x3 kernels 9 bytes a channel, the next tensor 12 bytes on);
+  bias (conv, tsk_opd_num 3): int16 with opt_opd2_sign, one per output channel, not packed,
+  free layout with opd2_c_str int16 elements between the channel slots of an NPU (the vendor
+  keeps it in the word after each channel's weight block: opd2_c_str = 2 * opd1_c_str).
+  out = saturate((sum + bias + 2^(r-1)) >> r), r = opt_right_shift (the seed's rounding right
+  shift, as its fixed-point functions state it; opt_shift_typ 1, the vendor's value on every
+  conv and depthwise, is this rounding; 0 is refused), exact int64 sums; res0 int8, signed iff
+  opd0, the weight or the bias is (the vendor's weights are signed and its convs' outputs are
+  read signed; its upsampling depthwise, u8 input and u8 kernel, is read unsigned). The shifts
+  are the calibrated ones: over the network the pre-saturation outputs stay within about
+  2x of the int8 range and under 2% of any conv's outputs saturate. A depthwise bias with
+  int8 operands (no stream has one), opt_opd1_const with an int8 weight, a non-free int16
+  bias layout and an int16/int32 res0 are refused. In fp32 mode opt_right_shift must be 0
+  and the sign fields are not read (fp32 has no sign mode).
+Every kind: opt_relu 1 = no ReLU; 0 = no ReLU with an int8 result (the vendor's int8 convs
+carry 0 and are followed by their scale, bias and an explicit max(x, 0), common.py),
+tsk_lane_num executed on the store. IEEE
 overflow and NaN are results, not errors (numpy's floating-point errors are off while a buffer
 runs, bmk/sim/core.py).
 Bounded work: an array holds at most what the whole local memory holds in fp32, and a command
@@ -193,22 +216,108 @@ def _conv_weight(m, f, ic, oc, kh, kw):
     return read
 
 
+def _conv_weight_int8(m, f, ic, oc, kh, kw):
+    """() -> the (IC, OC, kh, kw) int64 weight of an int8 conv: the 4IC tensor (ceil(IC/4), OC,
+    kh, kw) of 32-bit words, byte i of a word the input channel 4g + i (as 4N stores batches),
+    read with opt_opd1_sign; strides count words (free or compact); rotated by opt_kernel_rotate."""
+    if f["opt_opd1_const"]:
+        raise SimulationError("conv: field opt_opd1_const = 1 is not modelled with an int8 weight")
+    dt = _int8(m, f, "opd1")
+    shape = (-(-ic // 4), oc, kh, kw)
+    mode = _layout(m, f, "opd1")
+    if mode == "free":
+        stride = (f["opd1_n_str"], f["opd1_c_str"], f["opd1_h_str"], f["opd1_w_str"])
+    elif mode == "compact":
+        stride = _compact(m, f, "opd1", shape)
+    else:
+        raise SimulationError(f"short_opd1_str must be free or compact for the 4IC weight, not {mode!r}")
+    words = c.reader(m, f, "opd1", dtypes.UINT32, shape, stride)
+    rotate = f["opt_kernel_rotate"]
+
+    def read():
+        b = np.ascontiguousarray(words()).view(dt.numpy).reshape(shape + (4,))
+        w = b.transpose(0, 4, 1, 2, 3).reshape((4 * shape[0],) + shape[1:])[:ic].astype(np.int64)
+        return w[:, :, ::-1, ::-1] if rotate else w
+    return read
+
+
+def _int8(m, f, slot):
+    """The DType of an int8 operand (opt_X_sign), SimulationError for another precision."""
+    name = c.prec_name(m, f, slot)
+    if name != "int8":
+        raise SimulationError(f"opt_{slot}_prec must be int8 here (an int8 {slot}), not {name}")
+    return c.dtype_of(m, f, slot)
+
+
+def _int_bias(m, f, kind, channels):
+    """() -> the (1, C, 1, 1) int64 bias of an int8 conv: int16 (opt_opd2_sign), one per output
+    channel, not batch-packed, in the free layout: channel c at its NPU, opd2_c_str int16 elements
+    past the previous channel of that NPU (the vendor keeps it in the word after each channel's
+    weight block: opd2_c_str = 2 * opd1_c_str)."""
+    if f["opt_opd2_const"]:
+        raise SimulationError(f"{kind}: field opt_opd2_const = 1 is not modelled with an int8 input")
+    name = c.prec_name(m, f, "opd2")
+    if name != "int16":
+        raise SimulationError(f"{kind}: opt_opd2_prec must be int16 (the int8 conv's bias), not {name}")
+    mode = _layout(m, f, "opd2")
+    if mode != "free":
+        raise SimulationError(f"{kind}: short_opd2_str must be free for an int16 bias (the vendor's layout), "
+                              f"not {mode!r}")
+    read = c.reader(m, f, "opd2", c.dtype_of(m, f, "opd2"), (1, channels, 1, 1), (0, f["opd2_c_str"], 0, 0), pack=1)
+    return lambda: np.asarray(read(), np.int64)
+
+
+def _int_result(m, f, kind, signed):
+    """(DType of res0, right shift): an int8 conv / depthwise result is int8, signed iff one of
+    its operands is; opt_right_shift rounds as the seed's (x + 2^(r-1)) >> r with opt_shift_typ 1
+    (the vendor's value on every conv and depthwise; 0 is refused)."""
+    name = c.prec_name(m, f, "res0")
+    if name != "int8":
+        raise SimulationError(f"{kind}: opt_res0_prec must be int8 with int8 operands, not {name}")
+    if f["opt_shift_typ"] != 1:
+        raise SimulationError(f"{kind}: field opt_shift_typ = {f['opt_shift_typ']} is not modelled with int8 "
+                              f"operands (1: the rounding right shift)")
+    return dtypes.integer(8, signed), f["opt_right_shift"]
+
+
+def _requantized(acc, shift, dt):
+    """acc (exact int64) rounded right by `shift` bits (half up: (x + 2^(s-1)) >> s), saturated."""
+    if shift:
+        acc = (acc + (1 << (shift - 1))) >> shift
+    return np.clip(acc, dt.min, dt.max).astype(dt.numpy)
+
+
+def _no_shift(f, kind):
+    if f["opt_right_shift"]:
+        raise SimulationError(f"{kind}: field opt_right_shift = {f['opt_right_shift']} is not modelled in fp32 mode")
+
+
 def _build_conv(m, f):
     with_bias = f["tsk_opd_num"] == 3
     if f["tsk_opd_num"] not in (2, 3):
         raise SimulationError(f"conv: field tsk_opd_num = {f['tsk_opd_num']} is not modelled (2: no bias, 3: bias)")
     if f["opt_winograd"]:
         raise SimulationError("conv: field opt_winograd = 1 is not modelled")
-    _fp32(m, f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
+    integer = c.prec_name(m, f, "opd0") == "int8"
+    if not integer:
+        _fp32(m, f, "res0", "opd0", "opd1", *(("opd2",) if with_bias else ()))
+        _no_shift(f, "conv")
     _tensors(m, f, "opd0")
     n, oc, oh, ow = c.res0_shape(f)
     ic, ih, iw = f["opd0_c"], f["opd0_h"], f["opd0_w"]
     kh, kw = f["opd1_h"], f["opd1_w"]
     _bounded(m, ic * kh * kw * n * oc * oh * ow, ic * kh * kw, res0=(n, oc, oh, ow), opd0=(n, ic, ih, iw), opd1=(ic, oc, kh, kw))
     geo = _geometry(f, ih, iw, oh, ow)
-    x = c.reader(m, f, "opd0", FP32, (n, ic, ih, iw))
-    weight = _conv_weight(m, f, ic, oc, kh, kw)
-    bias = _bias(m, f, oc) if with_bias else None
+    if integer:
+        x = c.reader(m, f, "opd0", _int8(m, f, "opd0"), (n, ic, ih, iw))
+        weight = _conv_weight_int8(m, f, ic, oc, kh, kw)
+        bias = _int_bias(m, f, "conv", oc) if with_bias else None
+        signed = f["opt_opd0_sign"] or f["opt_opd1_sign"] or (with_bias and f["opt_opd2_sign"])
+        res_dt, shift = _int_result(m, f, "conv", bool(signed))
+    else:
+        x = c.reader(m, f, "opd0", FP32, (n, ic, ih, iw))
+        weight = _conv_weight(m, f, ic, oc, kh, kw)
+        bias = _bias(m, f, oc) if with_bias else None
 
     pointwise = (kh, kw) == (1, 1) and geo[0] == (1, 1) and not any(geo[1]) and geo[3] == (1, 1) \
         and (oh, ow) == (ih, iw)
@@ -236,6 +345,14 @@ def _build_conv(m, f):
                 else:
                     out[b, :, y0 * ow:y1 * ow] = wmat @ cols
         return out
+
+    if integer:
+        def compute_int():      # exact sums (float64 holds them: |sum| < 2^53), + bias, requantized
+            acc = np.rint(product()).astype(np.int64).reshape(n, oc, oh, ow)
+            if bias is not None:
+                acc += bias()
+            return res_dt, _requantized(acc, shift, res_dt)
+        return c.storer(m, f, "conv", compute_int)
 
     # The sum rounded to fp32, then the bias added in fp32: one pass (an fp32 add of the sum
     # cast to fp32 rounds it first, as astype does).
@@ -324,8 +441,45 @@ def _summed(kind, m, f, windows, x, weight, bias):
     return c.storer(m, f, kind, compute, into=(FP32, fill))
 
 
+def _build_depthwise_int8(m, f):
+    """int8 depthwise: opd0 int8 4N (opt_opd0_sign), kernel int8 (opt_opd1_sign) one byte per tap,
+    not batch-packed, [1, C, kh, kw] compact in bytes when short_opd1_str is aligned (the vendor
+    loads a 3x3 kernel as 9 bytes per channel, the next tensor 12 bytes on); exact int64 window
+    sums, then the rounding right shift and saturation of _int_result (signed iff opd0 or the
+    kernel is). A bias (tsk_opd_num 3) with int8 operands is refused (no stream carries one)."""
+    kind = "pord.depthwise"
+    _tensors(m, f, "opd1")
+    if f["tsk_opd_num"] != 2:
+        raise SimulationError(f"{kind}: field tsk_opd_num = {f['tsk_opd_num']} is not modelled with int8 operands "
+                              f"(2: no bias)")
+    n, ch, oh, ow = c.res0_shape(f)
+    ih, iw, kh, kw = f["opd0_h"], f["opd0_w"], f["opd1_h"], f["opd1_w"]
+    taps = kh * kw
+    _bounded(m, taps * n * ch * oh * ow, taps, res0=(n, ch, oh, ow), opd0=(n, ch, ih, iw), opd1=(1, ch, kh, kw))
+    geo = _geometry(f, ih, iw, oh, ow)
+    x = c.reader(m, f, "opd0", _int8(m, f, "opd0"), (n, ch, ih, iw))
+    kdt = _int8(m, f, "opd1")
+    kshape = (1, ch, kh, kw)
+    kstride = _compact(m, f, "opd1", kshape) if _layout(m, f, "opd1") == "aligned" else None
+    kernel = c.reader(m, f, "opd1", kdt, kshape, kstride, pack=1)
+    res_dt, shift = _int_result(m, f, kind, bool(f["opt_opd0_sign"] or f["opt_opd1_sign"]))
+    windows = _Windows(geo, (n, ch, ih, iw), oh, ow, 0, np.int64)
+
+    def compute():
+        win, w = windows(x()), np.asarray(kernel(), np.int64)
+        acc = np.zeros((n, ch, oh, ow), np.int64)
+        for i in range(kh):
+            for j in range(kw):
+                acc += win[..., i, j] * w[0, :, i, j].reshape(1, -1, 1, 1)
+        return res_dt, _requantized(acc, shift, res_dt)
+    return c.storer(m, f, kind, compute)
+
+
 def _build_depthwise(m, f):
+    if c.prec_name(m, f, "opd0") == "int8":
+        return _build_depthwise_int8(m, f)
     _fp32(m, f, "res0", "opd0", "opd1")
+    _no_shift(f, "pord.depthwise")
     _tensors(m, f, "opd1")
     (n, ch, oh, ow), geo, x = _pord("pord.depthwise", m, f)
     weight = _pord_kernel(m, f, ch, f["opd1_h"], f["opd1_w"])
@@ -415,20 +569,28 @@ BIAS_IGNORES = {"short_opd2_str": BIAS_LAYOUT, "opd2_n_str": BIAS_LAYOUT, "opd2_
 POOL_SHAPE = {"opd0_n": "n and c come from res0 (bm1684_defs.py)", "opd0_c": "n and c come from res0 (bm1684_defs.py)"}
 NOT_WINDOW = {"opd1_n": "the kernel is (1, C, kh, kw)", "opd1_c": "the kernel's channels are res0_c"}
 
+# int8 conv / depthwise read the signs, the right shift and its type (fp32: signs ignored by the
+# build, a right shift refused); the int16 bias reads its channel stride (fp32: compact).
+INT8 = {"opt_opd0_sign", "opt_opd1_sign", "opt_opd2_sign", "opt_right_shift", "opt_shift_typ"}
+INT_BIAS_IGNORES = {k: v for k, v in BIAS_IGNORES.items() if k not in ("short_opd2_str", "opd2_c_str")}
+INT_BIAS_IGNORES.update({k: "an int16 bias is (1, C, 1, 1): its channels step by opd2_c_str; fp32: " + BIAS_LAYOUT
+                         for k in ("opd2_n_str", "opd2_h_str", "opd2_w_str")})
 conv = contract(
-    reads=WINDOW | BIAS | {"opd0_c", "opt_kernel_rotate", "opt_winograd", "opd1_addr", "opt_opd1_const",
-                           "opt_opd1_prec", "short_opd1_str", "opd1_n_str", "opd1_c_str", "opd1_h_str", "opd1_w_str"},
+    reads=WINDOW | BIAS | INT8 | {"opd0_c", "opt_kernel_rotate", "opt_winograd", "opd1_addr", "opt_opd1_const",
+                                  "opt_opd1_prec", "short_opd1_str", "opd1_n_str", "opd1_c_str", "opd1_h_str",
+                                  "opd1_w_str", "short_opd2_str", "opd2_c_str"},
     read_slots=("res0", "opd0"),
     unread_slots={"opd3": UNREAD, "res1": UNREAD},
-    ignores={**SIGNS, **BIAS_IGNORES, "opd0_n": "the batch is res0_n (bm1684_defs.py)",
+    ignores={**INT_BIAS_IGNORES, "opd0_n": "the batch is res0_n (bm1684_defs.py)",
              "opd1_n": "the weight's input channels are opd0_c", "opd1_c": "the weight's output channels are res0_c"},
 )(planned(_build_conv))
 
 depthwise = contract(
-    reads=WINDOW | BIAS | {"opd1_addr", "opt_opd1_prec", "opt_opd1_const", "short_opd1_str", "opd1_n_str",
-                           "opd1_c_str", "opd1_h_str", "opd1_w_str"},
+    reads=WINDOW | BIAS | (INT8 - {"opt_opd2_sign"}) | {"opd1_addr", "opt_opd1_prec", "opt_opd1_const", "short_opd1_str",
+                                                        "opd1_n_str", "opd1_c_str", "opd1_h_str", "opd1_w_str"},
     read_slots=("res0", "opd0"), unread_slots={"opd3": UNREAD, "res1": UNREAD},
-    ignores={**SIGNS, **BIAS_IGNORES, **POOL_SHAPE, **NOT_WINDOW})(planned(_build_depthwise))
+    ignores={"opt_opd2_sign": "an int8 depthwise has no bias (refused); an fp32 bias has no sign mode",
+             **BIAS_IGNORES, **POOL_SHAPE, **NOT_WINDOW})(planned(_build_depthwise))
 
 avgpooling = contract(
     reads=WINDOW | BIAS | {"opd1_addr", "opt_opd1_prec", "opt_opd1_const"},

@@ -650,7 +650,8 @@ def test_numpy_integers_and_named_tuples():
     ("pord.avgpooling", dict(opt_opd1_const=1, opd0_h=3, opd0_w=3, opd1_h=2, opd1_w=2, res0_h=9, res0_w=2,
                              res0_addr=0x08000000, opd0_addr=0x08001000),
      "res0_h = 9 needs a padded input of at least 10 along h"),
-    ("conv", dict(opt_opd0_prec=0), "opt_opd0_prec must be fp32"),
+    ("conv", dict(opt_opd0_prec=3), "opt_opd0_prec must be fp32"),
+    ("conv", dict(opt_opd0_prec=0), "opt_opd1_prec must be int8 here"),          # int8 input, fp32 weight
     ("mm.mul", dict(opt_opd0_const=1), "opt_opd0_const must be 0 here"),
     ("pord.maxpooling", dict(opd1_h=0, res0_addr=0x08000000, opd0_addr=0x08001000), "opd1_h and opd1_w"),
 ])

@@ -169,7 +169,7 @@ def test_a_batch_of_identical_inputs_gives_identical_outputs(rec):
     assert np.array_equal(two[0], two[1], equal_nan=True) and np.array_equal(two[:1], one, equal_nan=True)
 
 
-@pytest.mark.parametrize("path", [F.RETINAFACE, F.FACE_DETECTION, F.YOLO_1684])
+@pytest.mark.parametrize("path", [F.RETINAFACE, F.FACE_DETECTION, F.FACE_INT8, F.YOLO_1684])
 def test_every_shared_bm1684_model_runs_to_the_end_without_a_race(path):
     """Every instruction of every shared BM1684 model executes (no SimulationError) and no two
     instructions of different engines touch the same bytes unordered (yolov5s's coefficients are
