@@ -69,10 +69,14 @@ def _idle(model, prepared):
     return sim
 
 
-def prepare(model, net=0, stage=0):
+def prepare(model, net=0, stage=0, records=None, sim=None):
     """Prepared(Stage, Semantics, [Group], [Program], ChipSpec) of a stage that can be simulated;
     ModelError naming what cannot (step 1 of the module docstring), before any work. Kept on
-    the model: a second call returns the first one's answer."""
+    the model: a second call returns the first one's answer.
+    records: {group label: [Record]} run in place of those groups' own commands (e.g. streams
+    changed and decoded again: tools/silent_fields.py), checked the same way; such a Prepared
+    is neither kept nor taken from what is kept; sim: the Simulator to compile them on (its
+    plans are made once: the one they will run on), default a new one."""
     from bmk.sim.semantics import REGISTRY, semantics_for
     st = _stage(model, net, stage)
     where = f"net{net}/stage{stage}"
@@ -81,7 +85,7 @@ def prepare(model, net=0, stage=0):
         raise ModelError(f"run: chip {model.chip} has no simulator (chips with one: {', '.join(sorted(REGISTRY))})",
                          model.path)
     sem = semantics_for(model.chip)
-    kept = model.kept.get((net, stage))
+    kept = model.kept.get((net, stage)) if records is None else None
     if kept is not None and kept.spec is spec and kept.semantics is sem:
         return kept
     for sn in st.subnets:
@@ -102,13 +106,13 @@ def prepare(model, net=0, stage=0):
                 if unknown:
                     raise ModelError(f"run: {g.label} has {', '.join(unknown)} commands, which the {spec.name} specs "
                                      "do not decode", model.path)
-            records = model.records(g)
-            for i, r in enumerate(records):
+            recs = model.records(g) if records is None or g.label not in records else records[g.label]
+            for i, r in enumerate(recs):
                 key = (r.engine, r.kind)
                 if key not in sem.kinds:
                     missing[key] = missing.get(key, 0) + 1
                     first.setdefault(key, (g.label, i))
-            planned.append((g, records))
+            planned.append((g, recs))
     if missing:
         kinds = ", ".join(f"{e}.{k or 'raw'} ({n} instruction{'s' * (n != 1)}, first {first[(e, k)][0]} "
                           f"#{first[(e, k)][1]})" for (e, k), n in missing.items())
@@ -117,20 +121,23 @@ def prepare(model, net=0, stage=0):
     # Compiling checks every distinct instruction (sync ids aside: semantics.py) and resolves
     # every wait, on a Simulator that has not run yet (kept for m.run).
     from bmk.sim import Simulator
-    sim = Simulator(spec, semantics=sem)
+    if records is None or sim is None or sim.chip is not spec or sim.semantics is not sem:
+        sim = Simulator(spec, semantics=sem)
     programs = []
-    for g, records in planned:
+    for g, recs in planned:
         try:
-            programs.append(sim.compile(records))
+            programs.append(sim.compile(recs))
         except SimulationError as e:
             i = getattr(e, "instruction", None)
             if i is None:
                 raise ModelError(f"run: {g.label}: {e}; nothing was run", model.path) from None
-            r = records[i]
+            r = recs[i]
             raise ModelError(f"run: {g.label} instruction {i} ({r.name}, {r.stream or 'buffer'} byte {r.offset}) "
                              f"cannot be simulated: {e.reason}; nothing was run", model.path) from None
-    prepared = model.kept[(net, stage)] = Prepared(st, sem, [g for g, _ in planned], programs, spec)
-    model.kept.setdefault(IDLE, (sim, True))
+    prepared = Prepared(st, sem, [g for g, _ in planned], programs, spec)
+    if records is None:
+        model.kept[(net, stage)] = prepared
+        model.kept.setdefault(IDLE, (sim, True))
     return prepared
 
 
