@@ -102,6 +102,27 @@ def sample(records, per_kind, rng):
     return sorted(out)
 
 
+def _footprint(entries):
+    """The bytes an instruction wrote, from its access log: {(space, lane mask): sorted offsets}
+    (the exact bytes where the entry gives its layout, else its [lo, hi) bounds). Two commands
+    writing other bytes did different things, whatever values those bytes held."""
+    out = {}
+    for space, mask, lo, hi, write, layout in entries:
+        if not write:
+            continue
+        if layout is None:
+            offs = np.arange(lo, hi, dtype=np.int64)
+        else:
+            base, dims, strides = layout
+            offs = np.full((), base, np.int64)
+            for d, st in zip(dims, strides):
+                offs = np.add.outer(offs, np.arange(d, dtype=np.int64) * st)
+            offs = offs.ravel()
+        key = (getattr(space, "name", space), mask)
+        out[key] = np.union1d(out[key], offs) if key in out else np.unique(offs)
+    return {k: v.tobytes() for k, v in out.items()}
+
+
 def _same_memories(a, b):
     if a.keys() != b.keys():
         return False
@@ -125,6 +146,7 @@ def _names_field(message, field):
 
 
 BLOCK = 1_000_003 * 4
+ROLLS = (0, 28, 60)         # Experiment._random_memory's variants
 
 
 def corner_bytes(rng, n):
@@ -172,10 +194,11 @@ class Experiment:
                                            sim=self.sim, races=False)
         return outputs
 
-    def _random_memory(self):
-        """The memories of a fresh chip with the stage's coefficients and inputs written, then
-        every byte of local memory and of every global page they occupy random (fixed seed):
-        (the Simulator in that state, a copy of it to restore)."""
+    def _random_memory(self, variant=0):
+        """The Simulator with the memories of a fresh chip with the stage's coefficients and
+        inputs written, then every byte of local memory and of every global page they occupy
+        value-rich (corner_bytes, fixed seed); variant k > 0: the same bytes moved on by
+        ROLLS[k] bytes (other values at every address)."""
         if self._image is None:
             sim = self.sim
             sim.reset()
@@ -201,39 +224,50 @@ class Experiment:
                 for i in [i for i in mem.pages if i not in saved]:
                     mem.pages[i].fill(0)
                 for i, p in saved.items():
-                    mem._page(i)[:] = p
+                    mem._page(i)[:] = np.roll(p, ROLLS[variant]) if variant else p
             else:
-                mem.data[:] = saved
+                mem.data[:] = np.roll(saved, ROLLS[variant]) if variant else saved
         return sim
 
-    def _alone(self, rec):
-        """A digest of every memory after `rec` runs alone on the random memories (_random_memory):
-        its semantics function, as the simulator's run loop calls it."""
+    def _alone(self, rec, variant=0, against=None):
+        """Every memory after `rec` runs alone on value-rich memories (_random_memory): its
+        semantics function, as the simulator's run loop calls it. against: a state _alone
+        returned: whether the memories equal it (nothing copied)."""
         from bmk.sim.memory import AccessLog
-        sim = self._random_memory()
+        sim = self._random_memory(variant)
         sem = self.prepared.semantics
         sem.check(self.spec, rec.engine, rec.fields)
         fn = sem.function(rec.engine, rec.kind)
-        sim.memo, sim.trail.log = {}, AccessLog()
+        log = AccessLog()
+        sim.memo, sim.trail.log = {}, log
         try:
             with np.errstate(all="ignore"):
                 fn(sim, dict(rec.fields))
         finally:
             sim.memo = sim.trail.log = None
-        return {name: (mem.data.copy() if hasattr(mem, "data") else
-                       {i: p.copy() for i, p in mem.pages.items() if p.any()})
-                for name, mem in sim.memories.items()}
+        if against is not None:
+            return _footprint(log.entries) == against["written"] and _same_memories(
+                {name: (mem.data if hasattr(mem, "data") else {i: p for i, p in mem.pages.items() if p.any()})
+                 for name, mem in sim.memories.items()}, against["memories"])
+        return {"written": _footprint(log.entries),
+                "memories": {name: (mem.data.copy() if hasattr(mem, "data") else
+                                    {i: p.copy() for i, p in mem.pages.items() if p.any()})
+                             for name, mem in sim.memories.items()}}
 
     def effect(self, label, index, decoded):
         """"none" when the command, run alone on random memories (_alone), leaves the same
         memories with the change (decoded: the group's changed records) as without; "unread"
         when they differ: the command does something else, which the outputs do not show (a
         result nobody reads, or overwritten before it is, or rounded away downstream)."""
-        key = (label, index)
-        if key not in self._before:
-            self._before = {}               # one command's state kept at a time
-            self._before[key] = self._alone(self.records[label][index])
-        return "none" if _same_memories(self._alone(decoded[index]), self._before[key]) else "unread"
+        for variant in range(len(ROLLS)):   # several memories: a change one's values happen to hide
+            key = (label, index, variant)
+            if key not in self._before:
+                if variant == 0:
+                    self._before = {}       # one command's states kept at a time
+                self._before[key] = self._alone(self.records[label][index], variant)
+            if not self._alone(decoded[index], variant, against=self._before[key]):
+                return "unread"
+        return "none"
 
     def field_of(self, rec, name):
         return self.spec.field(rec.engine, name, rec.cls)
@@ -292,6 +326,26 @@ class Experiment:
                     value = other_value(self.field_of(rec, name), rec.fields[name], rng)
                     cases.append(self.case(label, i, name, value))
         return cases
+
+
+def sampled_pairs(ex, n, seed=0):
+    """n (label, index, field) drawn at random (fixed seed) from every field of every command
+    of the experiment's groups: a bounded sample for tests."""
+    rng = np.random.default_rng(seed)
+    every = [(label, i, name) for label, records in ex.records.items() for i, r in enumerate(records)
+             for name in sorted(r.fields)]
+    picks = rng.choice(len(every), min(n, len(every)), replace=False)
+    return [every[int(k)] for k in sorted(picks)]
+
+
+def run_pairs(ex, pairs, seed=0):
+    """[Case] of each (label, index, field) changed once (other_value, fixed seed)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for label, i, name in pairs:
+        rec = ex.records[label][i]
+        out.append(ex.case(label, i, name, other_value(ex.field_of(rec, name), rec.fields[name], rng)))
+    return out
 
 
 def summary(cases):

@@ -4,7 +4,7 @@ tools/silent_fields.py changes one field of a real command at a time, re-encodes
 model and, when every output stays byte-identical, runs the command alone on memories full of
 values that tell results apart (fp32/fp16/bf16 halves: ties of every rounding mode, values in
 and out of 8-bit range; random bits) with and without the change:
-- the memories differ: the command did something else, which the outputs do not show (a
+- the bytes it writes or the memories differ: the command did something else, which the outputs do not show (a
   result nobody reads, one overwritten before it is, or rounded away downstream): UNREAD;
 - they are the same: the field changed nothing in that command. `explain` names the rule
   (RULES) saying why, or None: then the field is silent, which the project's rule forbids
@@ -21,7 +21,8 @@ python/debugger/target_1684x/opparam.py (operand shapes and strides per kind).
 import re
 import typing
 
-UNREAD = "unread: the command's own result differs (run alone), the outputs do not read it"
+UNREAD = ("unread: the command's own result differs (run alone it writes other bytes or other values), the "
+          "outputs do not read it")
 
 
 class Rule(typing.NamedTuple):
@@ -119,6 +120,8 @@ _TIU_STRIDE = re.compile(r"^(res0|res1|opd[0-3])_([nchw])_str$")
 
 
 def _tiu_stride(ctx):
+    if ctx.chip == "bm1684x" and ctx.field == "opd2_n_str":
+        return None         # bm1684x: the rounding mode (or div's iterations), not a stride
     m = _TIU_STRIDE.match(ctx.field)
     return (m.group(1), m.group(2)) if m and ctx.rec.engine == "tiu" else None
 
@@ -378,6 +381,16 @@ def _far_pad(ctx):
     return last <= near + (inp - 1) * (ins + 1) + 1 + min(ctx.old, ctx.new)
 
 
+def _size_one_insertion(ctx):
+    """bm1684: the zeros inserted between the rows / columns of a kernel or input with one row
+    / column (opd1_y_ins0 with opd1_h 1: the dilation of a 1-row kernel; nn.py)."""
+    m = re.match(r"^(opd[01])_([xy])_ins0$", ctx.field)
+    if ctx.chip != "bm1684" or not m or ctx.field not in _reads(ctx):
+        return False
+    slot, axis = m.groups()
+    return ctx.f.get(f"{slot}_{'h' if axis == 'y' else 'w'}", 0) == 1
+
+
 def _nothing_shifted(ctx):
     """bm1684 opt_shift_typ of a command that shifts and rounds nothing: fp32 operands, or
     integer ones with opt_right_shift and opt_left_shift 0 (elementwise.py reads it only for
@@ -398,6 +411,8 @@ def _float_sign(ctx):
     else:
         if ctx.field == "opt_res_add_sign":     # mac's old result read with this sign (integers)
             return _is_float(ctx, "res0")
+        if ctx.field == "opt_opd2_sign" and (ctx.rec.kind or "").startswith(("arith.", "md_")):
+            return _is_float(ctx, "res0")       # elementwise.py: the integer result's sign
         m = re.match(r"^opt_(res0|opd[0-3])_sign$", ctx.field)
     return bool(m) and _is_float(ctx, m.group(1))
 
@@ -449,6 +464,8 @@ RULES = (
     Rule("lane-without-channel", "tsk_lane_num bits of NPUs that hold no channel of the result",
          _lane_mask),
     Rule("far-pad", "bottom / right padding past what the last output window reaches", _far_pad),
+    Rule("size-one-insertion", "the zeros inserted between the rows / columns of a kernel or input with one "
+         "row / column", _size_one_insertion),
     Rule("nothing-shifted", "opt_shift_typ of a command that shifts nothing (fp32, or shifts 0)",
          _nothing_shifted),
     Rule("past-tsk_opd_num", "an operand past tsk_opd_num: the kind reads opd0 .. opd(tsk_opd_num - 1)",
