@@ -39,10 +39,16 @@ END = "<!-- end of conformance table -->"
 COLUMNS = ("model", "chip", "decodes", "check", "runs", "agrees")
 
 
-def _short(e, n=90):
+def _short(e, n=100):
+    """An error's message for a cell: without the file's path, the group label and the byte
+    offset (the instruction's number and kind stay), at most n characters."""
+    import re
     s = str(e).replace("|", "/").replace("\n", " ")
     if getattr(e, "path", None):
         s = s.replace(f"{e.path}: ", "")
+    s = re.sub(r"run: net\S+: instruction (\d+) \([^)]*\): ", r"#\1 ", s)
+    s = re.sub(r"run: net\S+ instruction (\d+) \(([\w.]+)[^)]*\)( cannot be simulated)?:? ", r"#\1 \2: ", s)
+    s = s.replace("; nothing was run", "")
     return s if len(s) <= n else s[:n - 3] + "..."
 
 
@@ -195,7 +201,8 @@ def reference(path):
         folder = path.parent.parent / "bm1684x" / "Yuv2rgb_0_int8"
         if (folder / "output_ref_data.dat").is_file():
             return lambda m: _vendor_data(m, folder)
-    if path.name.startswith("retinaface_mobilenet0.25") and (path.parent / "retinaface_face4_onnx_output.npz").is_file():
+    onnx = path.parent / "retinaface_face4_onnx_output.npz"
+    if path.name.startswith("retinaface_mobilenet0.25") and onnx.is_file():
         return lambda m: _onnx(m, path.parent)
     if path.name == "face_detection_int8_b4.bmodel" and (path.parent / "face_detection_fp32_b1.bmodel").is_file():
         return lambda m: _twin(m, path.parent / "face_detection_fp32_b1.bmodel")
@@ -230,11 +237,15 @@ def row(path, base=ROOT):
 
 
 def models(shared=None):
-    """[(path, base)]: the tests' models, then those under `shared` (its own subfolders)."""
+    """[(path, base)]: the tests' models, then those under `shared` that are not one of them
+    (a copy of a tests' file is listed once, under tests/)."""
+    import hashlib
     out = [(p, ROOT) for p in sorted(TESTS.rglob("*")) if p.suffix in (".bmodel", ".cvimodel")]
     if shared:
         shared = Path(shared)
-        out += [(p, shared.parent) for p in sorted(shared.rglob("*")) if p.suffix in (".bmodel", ".cvimodel")]
+        seen = {hashlib.sha256(p.read_bytes()).digest() for p, _ in out}
+        out += [(p, shared.parent.parent) for p in sorted(shared.rglob("*")) if p.suffix in (".bmodel", ".cvimodel")
+                and hashlib.sha256(p.read_bytes()).digest() not in seen]
     return out
 
 
@@ -251,12 +262,13 @@ def table(rows):
 
 
 def section(rows, shared=False):
-    intro = ("Every compiled model bmk reads in its tests (tests/models), and the shared networks "
+    intro = ("Every compiled model bmk reads in its tests (tests/models), and the other shared networks "
              "(--shared)" if shared else "Every compiled model bmk reads in its tests (tests/models)")
     return "\n".join([BEGIN, "", intro + ": whether it decodes (and encodes back to its bytes), passes the "
                       "simulator's static check, runs to the end on zero inputs, and agrees with its reference "
                       "(onnxruntime, the vendor's data, an fp32 twin; n/a when it has none). Regenerate with "
-                      "`python tools/conformance.py`.", "", table(rows), "", END])
+                      "`python tools/conformance.py [--shared /work/shared/models]`; tests/models/test_conformance.py "
+                      "checks the rows of the tests' models.", "", table(rows), "", END])
 
 
 def replace(doc, text):

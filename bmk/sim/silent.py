@@ -190,11 +190,8 @@ def _gdma_shape(ctx, side):
 
 def _gdma_addr(ctx, side):
     """A GDMA side's device address, composed from its parts (the spec's composed rows)."""
-    for lo, hi in ((f"{side}_start_addr_l32", f"{side}_start_addr_h8"),
-                   (f"{side}_start_addr_l32", f"{side}_start_addr_h8")):
-        if lo in ctx.f:
-            return ctx.f[lo] | (ctx.f.get(hi, 0) << 32)
-    return None
+    lo, hi = f"{side}_start_addr_l32", f"{side}_start_addr_h8"
+    return ctx.f[lo] | (ctx.f.get(hi, 0) << 32) if lo in ctx.f else None
 
 
 def _is_local(ctx, addr):

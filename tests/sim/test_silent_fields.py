@@ -98,6 +98,9 @@ RULES = [
     ("face_detection", 159, "short_opd1_str", 1, "pord-kernel-compact", None),         # aligned read compact
     ("face_detection", 478, "dst_nstride", 1599, "size-one-stride", None),             # dma.trans dst n = 1
     ("face_detection", 23, "cmd_intr_en", 1, "contract", None),
+    ("face_detection", 29, "opd1_n", 2, "contract", None),         # the weight's input channels are opd0_c
+    ("face_detection", 29, "opt_opd3_const", 1, "contract", None),  # conv has no opd3
+    ("face_detection", 567, "dst_hsize", 1, "gdma-condition", None),  # chw_copy 1: the source's sizes
 ]
 
 
