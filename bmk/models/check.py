@@ -11,9 +11,10 @@ from bmk.models.chips import spec_for
 from bmk.models.decoding import split_engines
 
 
-def stage_findings(model, net, stage, findings, spec, semantics):
+def stage_findings(model, net, stage, findings, spec, semantics, records=None):
     """Add the refusals of one stage to `findings` (bmk.sim.check.Findings); return the
-    [(Group, records)] of its groups, in run order (what run.py compiles)."""
+    [(Group, records)] of its groups, in run order (what run.py compiles). records: {group
+    label: [Record]} checked in place of those groups' own commands (run.py `prepare`)."""
     from bmk.sim.check import refusals
     st = model.nets[net].stages[stage]
     where = f"net{net}/stage{stage}"
@@ -41,10 +42,10 @@ def stage_findings(model, net, stage, findings, spec, semantics):
                                  f"{g.label} has {', '.join(unknown)} commands, which the {spec.name} specs do not "
                                  "decode", group=g.label)
                     continue
-            records = model.records(g)
+            recs = model.records(g) if records is None or g.label not in records else records[g.label]
             if semantics is not None:
-                refusals(spec, semantics, records, findings, g.label)
-            planned.append((g, records))
+                refusals(spec, semantics, recs, findings, g.label)
+            planned.append((g, recs))
     return planned
 
 

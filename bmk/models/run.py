@@ -67,39 +67,46 @@ def _idle(model, prepared):
     return sim
 
 
-def prepare(model, net=0, stage=0):
+def prepare(model, net=0, stage=0, records=None, sim=None):
     """Prepared(Stage, Semantics, [Group], [Program], ChipSpec) of a stage that can be simulated;
     ModelError naming what cannot (step 1 of the module docstring: the facts `bmk check` lists,
     bmk/models/check.py), before any work. Kept on the model: a second call returns the first
-    one's answer."""
+    one's answer.
+    records: {group label: [Record]} run in place of those groups' own commands (e.g. streams
+    changed and decoded again: tools/silent_fields.py), checked the same way; such a Prepared
+    is neither kept nor taken from what is kept; sim: the Simulator to compile them on (its
+    plans are made once: the one they will run on), default a new one."""
     from bmk.models.check import chip_semantics, refusal_message, stage_findings
     from bmk.sim.check import Findings
     st = _stage(model, net, stage)
     spec, sem = chip_semantics(model, "; run needs its decoder and simulator")
-    kept = model.kept.get((net, stage))
+    kept = model.kept.get((net, stage)) if records is None else None
     if kept is not None and kept.spec is spec and kept.semantics is sem:
         return kept
     findings = Findings()
-    planned = stage_findings(model, net, stage, findings, spec, sem)
+    planned = stage_findings(model, net, stage, findings, spec, sem, records)
     if findings:
         raise ModelError(refusal_message(findings.result()), model.path)
     # Compiling checks every distinct instruction (sync ids aside: semantics.py) and resolves
     # every wait, on a Simulator that has not run yet (kept for m.run).
     from bmk.sim import Simulator
-    sim = Simulator(spec, semantics=sem)
+    if records is None or sim is None or sim.chip is not spec or sim.semantics is not sem:
+        sim = Simulator(spec, semantics=sem)
     programs = []
-    for g, records in planned:
+    for g, recs in planned:
         try:
-            programs.append(sim.compile(records))
+            programs.append(sim.compile(recs))
         except SimulationError as e:
             i = getattr(e, "instruction", None)
             if i is None:
                 raise ModelError(f"run: {g.label}: {e}; nothing was run", model.path) from None
-            r = records[i]
+            r = recs[i]
             raise ModelError(f"run: {g.label} instruction {i} ({r.name}, {r.stream or 'buffer'} byte {r.offset}) "
                              f"cannot be simulated: {e.reason}; nothing was run", model.path) from None
-    prepared = model.kept[(net, stage)] = Prepared(st, sem, [g for g, _ in planned], programs, spec)
-    model.kept.setdefault(IDLE, (sim, True))
+    prepared = Prepared(st, sem, [g for g, _ in planned], programs, spec)
+    if records is None:
+        model.kept[(net, stage)] = prepared
+        model.kept.setdefault(IDLE, (sim, True))
     return prepared
 
 

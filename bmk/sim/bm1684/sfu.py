@@ -122,6 +122,9 @@ def lut(m, f):
     if f["tsk_eu_typ"] != _lookup_eu(m):
         raise SimulationError(f"lut: tsk_eu_typ must be {_lookup_eu(m)} (the table lookup; only it is "
                               f"modelled), not {f['tsk_eu_typ']}")
+    if f["opt_opd0_const"]:
+        raise SimulationError("lut: field opt_opd0_const = 1 is not modelled (the index opd0 is read as a local "
+                              "tensor)")
     bits = f["opd1_h"]
     if not 1 <= bits <= MAX_INDEX_BITS:
         raise SimulationError(f"lut: opd1_h (index bits) must be in [1, {MAX_INDEX_BITS}], not {bits}")

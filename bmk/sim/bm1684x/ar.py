@@ -209,7 +209,9 @@ def _logic(op):
 
 def _minmax(fn):
     def run(m, f):
-        """res = max / min(opd0, opd1) (seed 001 max/min, +_C)."""
+        """res = max / min(opd0, opd1) (seed 001 max/min, +_C); tsk_opd_num 2 (two operands, as
+        every vendor max/min carries: another count's meaning is not public)."""
+        _opd_num(f, f"arith.{fn.__name__[:3]}", (2,))
         shape, a_dt, a, b_dt, b = _inputs(m, f, fn.__name__)
         res = _res(m, f, shape, _sign01(f))
         write(m, res, fn(a, b), True, f, mode_of(f))
@@ -244,7 +246,9 @@ def copy_mb(m, f):
 
 def cast(m, f):
     """Data conversion: res (res0_prec, opd2_sign) = opd0 rounded by opd2_n_str's mode (float
-    results, and floats into integers) and saturated."""
+    results, and floats into integers) and saturated. tsk_opd_num 1 (one operand, as every
+    vendor cast carries: another count's meaning is not public)."""
+    _opd_num(f, "arith.cast", (1,))
     shape, a_dt, a, _, _ = _inputs(m, f, "cast", 1)
     res = _res(m, f, shape, f.get("opd2_sign", 0))
     write(m, res, a, True, f, mode_of(f))

@@ -306,8 +306,8 @@ def test_lar_is_ar_on_a_c_by_w_tensor(op):
     if dt.is_float:
         b[b == 0] = 1
     lar = dict(res0_c=c, res0_w=w, res0_addr=R, opd0_addr=A, opd1_addr=B, res0_prec=prec(dt), opd0_prec=prec(dt),
-               opd1_prec=prec(dt), opd0_sign=1, opd1_sign=1, opd0_w_str=1, opd1_w_str=0, tsk_opd_num=2,
-               opd2_addr=P if op == "clamp" else 0, opd2_n_str=1)
+               opd1_prec=prec(dt), opd0_sign=1, opd1_sign=1, opd0_w_str=1, opd1_w_str=0,
+               tsk_opd_num=1 if op == "cast" else 2, opd2_addr=P if op == "clamp" else 0, opd2_n_str=1)
     outs = []
     for kind, f in ((f"lar.{op}", lar), (f"arith.{op}", None)):
         sim = bmk.Simulator("bm1684x")
@@ -317,7 +317,8 @@ def test_lar_is_ar_on_a_c_by_w_tensor(op):
         if f is None:
             f = dict(res0_n=1, res0_c=c, res0_h=1, res0_w=w, res0_addr=R, opd0_addr=A, opd1_addr=B,
                      res0_prec=prec(dt), opd0_prec=prec(dt), opd1_prec=prec(dt), opd0_sign=1, opd1_sign=1,
-                     opd0_str=3, opd0_w_str=1, opd1_str=3, opd1_w_str=0, tsk_opd_num=2, opd2_addr=lar["opd2_addr"],
+                     opd0_str=3, opd0_w_str=1, opd1_str=3, opd1_w_str=0, tsk_opd_num=lar["tsk_opd_num"],
+                     opd2_addr=lar["opd2_addr"],
                      opd2_n_str=1)
             r = rec("tiu", "AR", kind, **f)
         else:

@@ -24,6 +24,8 @@ def _fields(rng, kind):
              opd0_sign=sign(dt), opd1_sign=sign(dt), opd2_n_str=int(rng.integers(0, 7)), tsk_opd_num=2)
     if kind in ("arith.ashift", "arith.logicShift"):
         f.update(opd1_prec=prec(I8), opd1_sign=1)
+    if kind in ("arith.cast", "arith.copy", "arith.not"):     # one operand (the vendor's casts and copies: 1)
+        f.update(tsk_opd_num=1)
     if kind.startswith("cmp.") or "select" in kind:
         f.update(opd2_const=1, opd2_addr=bits_of(dt.max, dt), opd2_prec=prec(dt), opd2_sign=sign(dt))
     if kind.startswith("cmp."):
