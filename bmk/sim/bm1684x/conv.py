@@ -158,3 +158,13 @@ _ALL = F.names(F.operand("opd0"), {"opd0_c", "opd0_h", "opd0_w", "opd1_h", "opd1
                 "opd0_lf_pad", "opd0_rt_pad", "res_op_x_str", "res_op_y_str", "pad_mode", "kernel_rotate",
                 "res_add", "relu", "tsk_lane_num"})
 FIELDS = {k: _ALL for k in KINDS}
+
+
+def _check(kind):
+    def check(chip, f):
+        W.check_pad_mode(kind, f)
+    check.__name__ = "check_" + kind.split(".")[1]
+    return check
+
+
+CHECKS = {k: _check(k) for k in KINDS}

@@ -38,8 +38,9 @@ opd0_w) aligned, of (opd0_prec, opd0_sign); res0 (res0_n, res0_c, res0_h, res0_w
                  bm1688/) confirms it: before each of these pools a system_tr_wr.wr_imm writes
                  the registers the BM1688 firmware's atomic_avg_pooling_fixed_gen_cmd names
                  {mul, shift, yzp} (6, 32, 33) = (1, -7 / -8 / -7 / -4, 0) (an s8 shift,
-                 negative to the right as the TPU1686 requant's, quant.py), and the pool carries the same kernel constants 0x33, 0x51, 0x2f, 5 in
-                 opd1_addr and round mode half_up: BM1684X's opd2_addr is that right shift.
+                 negative to the right as the TPU1686 requant's, quant.py), and the pool
+                 carries the same kernel constants 0x33, 0x51, 0x2f, 5 in opd1_addr and round
+                 mode half_up: BM1684X's opd2_addr is that right shift.
   maxpooling     the window maximum (pads take the pad value). Result: opd0's type and sign.
   roiDepthwise, roiavgpooling, roimaxpooling: the same over windows placed by ROIs: opd3 is
                  (1, res0_w, 1, 4) int16 compact, output column r pools the kh x kw window
@@ -73,11 +74,15 @@ def _is_float(chip, f):
     return name.startswith(("fp", "bf"))
 
 
-def _check_shift(kind):
-    """The shifts are an integer result's: res1_addr must be 0 for a float input (_finish
-    shifts integers only); an avgpool's opd2_addr is a right shift 0..MAX_AVG_SHIFT, integers
-    only, and res1_addr must then be 0."""
+def _check(kind):
+    """The static refusals (CHECKS): pad_mode 0 where the kind has it (window.py); the shifts
+    are an integer result's: res1_addr must be 0 for a float input (_finish shifts integers
+    only); an avgpool's opd2_addr is a right shift 0..MAX_AVG_SHIFT, integers only, and
+    res1_addr must then be 0."""
     def check(chip, f):
+        W.check_pad_mode(kind, f)
+        if "res1_addr" not in FIELDS[kind]:
+            return
         floats = _is_float(chip, f)
         if floats and f.get("res1_addr", 0):
             raise F.refuse(kind, "res1_addr", f["res1_addr"], "(the shift) must be 0 for a float input")
@@ -213,4 +218,4 @@ FIELDS = {
     "pord.roiavgpooling": _BASE | _KERNEL | {"opd3_addr"},
     "pord.roimaxpooling": _BASE | {"opd3_addr"} | _NO_KERNEL,
 }
-CHECKS = {k: _check_shift(k) for k in FIELDS if "res1_addr" in FIELDS[k]}
+CHECKS = {k: _check(k) for k in KINDS}

@@ -77,11 +77,6 @@ def _index(m, f, shape, layout, name="opd1"):
     return read(m, tensor(m, f, name, shape, d, layout))
 
 
-def _limits(f, kind):
-    if f.get("opd3_const", 0):
-        raise SimulationError("opd3_const (limit_enable) must be 0 (its effect is not public), not 1")
-
-
 def _gathered(f, kind, table, idx, axis_len, res_dtype):
     """table[..., idx] with the out-of-range rule (fill_const or refusal)."""
     bad = (idx < 0) | (idx >= axis_len)
@@ -116,11 +111,10 @@ def _pairs(m, f, count):
 
 
 def _opening(m, f, kind):
-    """What every gather/scatter kind checks first: res0's shape (returned), the kind's field
-    limits, and the data dtype (returned)."""
+    """What every gather/scatter kind checks first: res0's shape (returned) and the data dtype
+    (returned); the field limits are CHECKS'."""
     shape = shape_of(f)
     check_shape(m, "res0", shape)
-    _limits(f, kind)
     return shape, _data_dtype(m, f)
 
 
@@ -265,7 +259,6 @@ def pe_m_gather(m, f):
     kind = "sg.pe_m_gather_d1coor"
     n, c, h, w = shape = shape_of(f)
     check_shape(m, "res0", shape)
-    _limits(f, kind)
     tables = f.get("opd0_n", 0) or n
     if not 1 <= n <= tables <= 4:
         raise SimulationError(f"res0_n must be at most opd0_n (tables, at most 4), not {n} > {tables}")
@@ -394,8 +387,11 @@ for _k in KINDS:
         FIELDS[_k] = FIELDS[_k] | {"opd0_prec"}
 
 
-def _same_precision(kind):
+def _check(kind):
+    """The static refusals (CHECKS): limit_enable (opd3_const) 0, the data precisions."""
     def check(chip, f):
+        if f.get("opd3_const", 0):
+            raise F.refuse(kind, "opd3_const", f["opd3_const"], "(limit_enable) must be 0 (its effect is not public)")
         r, a = f.get("res0_prec", 0), f.get("opd0_prec", 0)
         if chip.member("tiu", "res0_prec", r) not in PRECS:
             raise F.refuse(kind, "res0_prec", r, f"must name a BM1684X data type ({', '.join(PRECS)})")
@@ -405,4 +401,4 @@ def _same_precision(kind):
     return check
 
 
-CHECKS = {k: _same_precision(k) for k in KINDS if "nonzero" not in k}
+CHECKS = {k: _check(k) for k in KINDS if "nonzero" not in k}

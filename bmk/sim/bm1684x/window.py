@@ -9,8 +9,9 @@ third_party/ppl/runtime/checker/src/atomic_conv.c and atomic_pooling_depthwise.c
   in_zero      (opd0_y_ins0, opd0_x_ins0): values inserted between input rows / columns
   ke_zero      (opd1_y_ins0, opd1_x_ins0): the kernel's dilation minus 1
   pad          (opd0_up_pad, opd0_dn_pad, opd0_lf_pad, opd0_rt_pad)
-  pad_mode     0: the pad value (opd3); other codes are refused (their meanings, e.g. reflect
-               or replicate, are not public for BM1684X)
+  pad_mode     0: the pad value (opd3); other codes are refused by `check_pad_mode` (the CONV
+               and PorD kinds' static CHECKS, before any run; their meanings, e.g. reflect or
+               replicate, are not public for BM1684X)
   ih_ext = (ih - 1) * (ins_h + 1) + 1 + up + dn, kh_ext = (kh - 1) * dh + 1,
   oh = (ih_ext - kh_ext) / stride_h + 1 (the firmware's formulas); the result's res0_h/w must
   equal them (a command whose sizes disagree is refused).
@@ -23,6 +24,7 @@ tensor of the input's type: (pad, insert) per channel.
 import numpy as np
 
 from bmk.errors import SimulationError
+from bmk.sim.bm1684x import fields as F
 from bmk.sim.bm1684x.operands import const_bits, read, tensor
 
 # The most multiply-accumulate steps one command may ask for (bounded time: a few seconds of
@@ -31,11 +33,15 @@ from bmk.sim.bm1684x.operands import const_bits, read, tensor
 MAX_MACS = 1 << 31
 
 
-def geometry(f, kind, in_hw, out_hw):
-    """(pads (up, dn, lf, rt), ins (h, w), dilation (h, w), stride (h, w), kernel (h, w))."""
+def check_pad_mode(kind, f):
+    """pad_mode 0 only (a static check: the fields alone decide)."""
     if f.get("pad_mode", 0):
-        raise SimulationError(f"pad_mode must be 0 (constant padding; other modes are not public), not "
-                              f"{f['pad_mode']}")
+        raise F.refuse(kind, "pad_mode", f["pad_mode"], "must be 0 (constant padding; other modes are not public)")
+
+
+def geometry(f, kind, in_hw, out_hw):
+    """(pads (up, dn, lf, rt), ins (h, w), dilation (h, w), stride (h, w), kernel (h, w));
+    pad_mode was checked by check_pad_mode."""
     pads = tuple(f.get(f"opd0_{p}_pad", 0) for p in ("up", "dn", "lf", "rt"))
     ins = (f.get("opd0_y_ins0", 0), f.get("opd0_x_ins0", 0))
     dil = (f.get("opd1_y_ins0", 0) + 1, f.get("opd1_x_ins0", 0) + 1)
