@@ -4,8 +4,8 @@ model:
 
   decodes   every group decodes and encodes back to the file's own bytes (raw streams, or a
             cvimodel's cmd_hdr_t buffer); "no decoder" for a chip without specs;
-  check     every instruction has simulator semantics and passes their field checks (the
-            static check, `static_check`; "no simulator" for a chip without one);
+  check     `bmk.check`: every instruction has simulator semantics and passes their field
+            checks ("no simulator" for a chip without one);
   runs      `m.run` to the end on deterministic inputs (zeros);
   agrees    the outputs against the model's reference, whichever applies (`REFERENCES`):
             onnxruntime's outputs (retinaface), the vendor's own reference data (Yuv2rgb, also
@@ -80,40 +80,21 @@ def decodes(m):
     return f"yes ({n} instructions)"
 
 
-def static_check(m):
-    """Issues of the static semantics check: [(group label, index, message)] for every record
-    whose kind has no semantics or whose fields the semantics' check refuses.
-    (When bmk.check lands: `return bmk.check(m)` here.)"""
-    from bmk.sim.semantics import semantics_for
-    spec = bmk.isa.load_chip(m.chip)
-    sem = semantics_for(m.chip)
-    issues = []
-    for g in m.groups():
-        for i, r in enumerate(m.records(g)):
-            if (r.engine, r.kind) not in sem.kinds:
-                issues.append((g.label, i, f"{r.name}: no semantics"))
-                continue
-            try:
-                sem.check(spec, r.engine, r.fields)
-            except BmkError as e:
-                issues.append((g.label, i, f"{r.name}: {e}"))
-    return issues
-
-
 def check(m):
+    """'clean', 'no decoder', 'no simulator' or 'N refused (K refusals), first: ...' (bmk.check)."""
     from bmk.sim.semantics import REGISTRY
     if not m.decodable:
         return "no decoder"
     if m.chip not in REGISTRY:
         return "no simulator"
     try:
-        issues = static_check(m)
+        findings = bmk.check(m)
     except BmkError as e:
         return f"no: {_short(e)}"
-    if not issues:
+    if not findings:
         return "clean"
-    label, i, msg = issues[0]
-    return f"{len(issues)} issue{'s' * (len(issues) > 1)}, first #{i}: {_short(msg, 70)}"
+    n = sum(f.count for f in findings)
+    return f"{n} refused ({len(findings)} refusal{'s' * (len(findings) > 1)}), first: {_short(findings[0].line(), 70)}"
 
 
 def zeros(m, net=0, stage=0):

@@ -58,9 +58,9 @@ def test_the_columns_say_what_was_found():
     assert hand[2].startswith("yes (") and hand[3:] == ("no simulator", "no simulator", "n/a")
 
 
-def test_the_static_check_names_what_it_refuses(monkeypatch):
-    """The check column is the semantics' own check over every record: a kind whose check
-    refuses a field is counted and the first is named."""
+def test_the_check_column_is_bmk_check(monkeypatch):
+    """The check column is bmk.check's answer: the refused instructions counted, the first
+    refusal named."""
     import bmk
     from bmk.errors import SimulationError
     from bmk.sim import semantics
@@ -71,6 +71,7 @@ def test_the_static_check_names_what_it_refuses(monkeypatch):
         if fields.get("tsk_eu_typ") == 14 and engine == "tiu":
             raise SimulationError("arith.cast: refused for the test")
     monkeypatch.setattr(semantics, "semantics_for", lambda chip: type(sem)(sem.kinds, check, sem.cycles, sem.init))
-    issues = TOOL.static_check(m)
-    assert issues and all("arith.cast" in msg for _, _, msg in issues)
-    assert TOOL.check(m).startswith(f"{len(issues)} issues, first #")
+    findings = bmk.check(m)
+    assert len(findings) == 1 and findings[0].kind == "tiu.arith.cast"
+    assert TOOL.check(m).startswith(f"{findings[0].count} refused (1 refusal), first: tiu.arith.cast: arith.cast: "
+                                    "refused for the test")
