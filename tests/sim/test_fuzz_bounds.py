@@ -152,9 +152,12 @@ def test_gmem_chunks_read_and_dump_any_size_in_bounded_memory():
     pieces = bounded(lambda: [(len(p), int(p.sum())) for p in sim.gmem_chunks(G + (5 << 30) - 8, 16, 4)],
                      show=lambda x: x)
     assert pieces == [[4, 0], [4, 0], [4, 3], [4, 0]]
-    with pytest.raises(bmk.ArgumentError, match=r"gmem_read: addr must be a global address whose 8589934593 bytes end "
+    with pytest.raises(bmk.ArgumentError, match=r"gmem_read: n must be at most the 8589934592 bytes of global memory, "
+                                               r"not 8589934593"):
+        sim.gmem_read(G, (8 << 30) + 1)            # the size is at fault, not the address (issue 32.8)
+    with pytest.raises(bmk.ArgumentError, match=r"gmem_read: addr must be a global address whose 16 bytes end "
                                                r"inside global memory \[0x100000000, 0x300000000\)"):
-        sim.gmem_read(G, (8 << 30) + 1)            # in device addresses, as the call takes them (issue 22.7)
+        sim.gmem_read(G + (8 << 30) - 8, 16)       # in device addresses, as the call takes them (issue 22.7)
 
 
 # -- bm1684x: refused before any work ---------------------------------------------------------------
