@@ -108,6 +108,20 @@ def test_opd1_neq1_int16_per_channel_bias_and_shift(index, kind):
     assert np.array_equal(got, np.clip(want, -32768, 32767))
 
 
+def test_relu_max_with_a_constant_and_opd1_neq1():
+    """The ReLU of each BN chain: max(int16, constant 0), opd1_neq1 1 on a constant (nothing
+    to broadcast), signed int16 (opd0 and the constant are signed)."""
+    r = rec(11)
+    f = r.fields
+    assert (r.kind, f["opd1_neq1"], f["opt_opd1_const"], f["opd1_addr"], f["opt_opd0_prec"], f["opt_relu"]) == \
+        ("arith.max", 1, 1, 0, 3, 0)
+    n, ch, h, w = shape(f)
+    sim = fresh()
+    x = view(sim, f, "opd0", "int16", (n, ch, h, w))[0]()
+    run1(sim, r)
+    assert np.array_equal(view(sim, f, "res0", "int16", (n, ch, h, w))[0](), np.maximum(x, 0))
+
+
 def test_signed_shift_type_1_is_arithmetic():
     """opt_shift_typ 1 on a signed int16 opd0 (the head's requantizing shift): x >> -b, floor."""
     r = rec(328)
