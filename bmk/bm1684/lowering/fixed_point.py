@@ -8,8 +8,11 @@ sub 3, mul 0, mac 1, max 4, min 5, shift 6) whose operand precisions (int8 / int
 (opt_opdX_sign) come from op_type_t (constants.op_type_dtypes); 8-bit local tensors are 4N,
 16-bit 2N (the precision says which). Choices where isa-facts are silent, shared with the
 semantics (bmk/sim/bm1684/arith.py):
-- the result's sign is opt_opd2_sign (opd2 is unused by two-operand ar commands), its width
-  opt_res0_prec; the result saturates to that type;
+- the result's sign is written to opt_opd2_sign (opd2 is unused by two-operand ar commands),
+  its width to opt_res0_prec; the result saturates to that type. The simulator takes the sign
+  from the operands instead (signed iff one is, sub always signed: the rule seed 003's valid
+  op types follow, and the vendor's int8 stream, which writes opt_opd2_sign 1 everywhere); for
+  every valid op type both give the same sign;
 - rshift goes to opt_right_shift and rounds as the seed's formula, (x + 2^(rshift-1)) RSH
   rshift; mac's lshift goes to opt_left_shift and is_origin_dst_signed to opt_res_add_sign
   (the sign of the accumulated destination);

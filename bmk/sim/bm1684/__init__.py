@@ -74,7 +74,8 @@ def check(chip, engine, fields):
 
 
 def _lanes(m, f, slot, c):
-    start = max(0, f[f"{slot}_addr"] - m.space("local").base) // m.lmem.lane_size
+    local, addr = m.space("local"), f[f"{slot}_addr"]
+    start = (addr if addr < local.size else max(0, addr - local.base)) // m.lmem.lane_size
     return ceil_div(start % m.npu_num + c, m.npu_num)
 
 

@@ -24,15 +24,20 @@ What each eu computes (fp32 mode: every operand and res0 fp32, numpy float32, on
 per operation, NaN/inf as IEEE; int mode: int8/int16/int32 operands, exact then saturated):
 - mul, add, sub, max, min: res = a op b. int: widened, exact, then add/sub/mul (and mac)
   round a right shift of opt_right_shift bits as the seed's (x + 2^(r-1)) >> r, saturate to
-  res0's type; max/min saturate. The int result is signed iff opt_opd2_sign (BM1684 has no
-  res0 sign field; the OKKernel lowering's choice, seed 003). Open: the vendor's int8 stream
-  contradicts that choice: it writes opt_opd2_sign 1 on every ar command, also on the
-  requantizing add (u16 + 0 -> 8-bit) whose result the next layer reads unsigned and whose
-  calibrated range is 0..255 (face_detection_int8_b4 instruction 24: the fp32 twin's values
-  reach 241 in its scale; int8-saturated at 127 the layer's cosine to the fp32 twin is 0.99856,
-  uint8-saturated 0.99979), which says the hardware's result is signed iff an operand is. The
-  simulator keeps the lowering's rule until the lowering can be changed with it (the OKKernel
-  fixed-point forms U8_OP_U8_TO_S8 etc. cannot be expressed under the other rule).
+  res0's type; max/min saturate. The int result (mul, mac, add, sub, max, min) is signed iff
+  opd0 or opd1 is signed, or the eu is sub: BM1684 has no res0 sign field, and seed 003's
+  valid op types say so for every fixed-point function (add, add_C, mul, mul_C, mac, mac_C,
+  max, min and their _C forms: the destination is signed exactly when a source is; sub, sub_C,
+  C_sub: always signed, U8_OP_U8_TO_S8 and no U8_OP_U8_TO_U8). The vendor's int8 stream agrees:
+  it writes opt_opd2_sign 1 on every ar command, also on its requantizing adds (u16 + 0 ->
+  8-bit) whose results the next layer reads unsigned with a calibrated range 0..255
+  (face_detection_int8_b4 instruction 24: the fp32 twin's values reach 241 in its scale; the
+  layer's cosine to the twin is 0.99979 uint8-saturated, 0.99856 int8-saturated). So
+  opt_opd2_sign is not read by these eus (the OKKernel lowering sets it to the destination's
+  sign, which is the same value for every valid op type). The seed's "for some unexpected
+  reasons, S16_MUL_U8_TO_S16 is unsupported for BM1684" (16bit_mul_8bit: its second command
+  is a mac of the unsigned low byte and the unsigned source 1 into a signed destination) is
+  what this rule forbids.
 - mac: res = old * 2^opt_left_shift + a * b (int; old read with sign opt_res_add_sign) or
   old + fp32(a * b) (fp32).
 - divide: fp32 a / b (int: SimulationError).
@@ -90,6 +95,9 @@ FP32 = dtypes.FP32
 WIDTH = {"int8": 8, "int16": 16, "int32": 32, "fp32": 32, "fp16": 16}
 NOT_READ = "this eu type does not read the operand"
 SHAPE_FROM_RES0 = "the engine takes every operand's shape from res0 (bm1684_defs.py reads A, B with res0's n, c, h, w)"
+SIGN_FROM_OPERANDS = ("mul", "mac", "add", "sub", "max", "min", "divide")
+RESULT_SIGN = ("the result's sign follows the operands' (seed 003's op types; module docstring); opd2 is not "
+               "an operand of this eu")
 OLD_SIGN = ("the sign of an old integer res0 value: only mac reads one (opt_res_add with an integer result is "
             "refused, an fp32 one has no sign); the vendor leaves it 1 on the mul and add around its int8 macs")
 OPD_NUM = "the operand count follows from the eu type (the vendor writes 2 on its one-operand md_sfu commands)"
@@ -101,7 +109,8 @@ def _width(m, f, slot):
 
 def _bounded(m, f, kind):
     n, ch, h, w = c.res0_shape(f)
-    start = max(0, f["res0_addr"] - m.space("local").base) // m.lmem.lane_size % m.npu_num
+    local, addr = m.space("local"), f["res0_addr"]
+    start = (addr if addr < local.size else max(0, addr - local.base)) // m.lmem.lane_size % m.npu_num
     per_lane = n * -(-(start + ch) // m.npu_num) * h * w
     if per_lane * _width(m, f, "res0") // 8 > m.lmem.lane_size:
         raise SimulationError(f"{kind}: res0 must hold at most {m.lmem.lane_size} bytes per NPU, not "
@@ -152,8 +161,16 @@ def _floats(m, f, slot):
 
 
 def res_dtype(m, f):
-    """The integer DType of res0: its precision, signed iff opt_opd2_sign."""
+    """The integer DType of a shift's res0: its precision, signed iff opt_opd2_sign (the result
+    wraps: its sign changes no bit)."""
     return dtypes.integer(_width(m, f, "res0"), bool(f["opt_opd2_sign"]))
+
+
+def arith_dtype(m, f, kind):
+    """The integer DType of res0 of mul/add/sub/max/min/mac: its precision, signed iff opd0 or
+    opd1 is, or the eu is sub (module docstring)."""
+    signed = f["opt_opd0_sign"] or f["opt_opd1_sign"] or kind.endswith(".sub")
+    return dtypes.integer(_width(m, f, "res0"), bool(signed))
 
 
 def _round_shift(x, n):
@@ -204,7 +221,7 @@ def _binary(fp, integer, rounded):
                                   f"(max/min do not round)")
         wide = _wide(m, f, ("opd0", "opd1"))
         a, b = _ints(m, f, "opd0", wide), _ints(m, f, "opd1", wide)
-        dt = res_dtype(m, f)
+        dt = arith_dtype(m, f, kind)
 
         def run():
             exact = _round_shift(integer(a(), b()), shift)
@@ -229,7 +246,7 @@ def _mac(m, f, kind):
     wide = _wide(m, f, ("opd0", "opd1"))
     old = c.reader(m, f, "res0", old_dt, shape)
     a, b = _ints(m, f, "opd0", wide), _ints(m, f, "opd1", wide)
-    dt = res_dtype(m, f)
+    dt = arith_dtype(m, f, kind)
 
     def run():
         o = np.asarray(old(), np.int64)
@@ -419,6 +436,9 @@ def _kind(kind, eu):
         reads.add("opd1_neq1")
     if eu != "mac":
         ignores["opt_res_add_sign"] = OLD_SIGN
+    if eu in SIGN_FROM_OPERANDS:
+        reads.discard("opt_opd2_sign")
+        ignores["opt_opd2_sign"] = RESULT_SIGN
     if taylor:
         ignores.update({k: "the taylor table is opd1_addr / opd1_n only" for k in
                         ("opt_opd1_prec", "opt_opd1_sign", "opt_opd1_const", "short_opd1_str", "opd1_c", "opd1_h",

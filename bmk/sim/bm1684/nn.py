@@ -57,8 +57,9 @@ as IEEE says.
   are the calibrated ones: over the network the pre-saturation outputs stay within about
   2x of the int8 range and under 2% of any conv's outputs saturate. A depthwise bias with
   int8 operands (no stream has one), opt_opd1_const with an int8 weight, a non-free int16
-  bias layout and an int16/int32 res0 are refused. In fp32 mode opt_right_shift must be 0
-  and the sign fields are not read (fp32 has no sign mode).
+  bias layout and an int16/int32 res0 are refused. In fp32 mode opt_right_shift must be 0;
+  the sign fields and opt_shift_typ are not read (fp32 has no sign mode and shifts nothing;
+  the vendor's fp32 convs carry opt_shift_typ 1).
 Every kind: opt_relu 1 = no ReLU; 0 = no ReLU with an int8 result (the vendor's int8 convs
 carry 0 and are followed by their scale, bias and an explicit max(x, 0), common.py),
 tsk_lane_num executed on the store. IEEE

@@ -108,6 +108,20 @@ def test_opd1_neq1_int16_per_channel_bias_and_shift(index, kind):
     assert np.array_equal(got, np.clip(want, -32768, 32767))
 
 
+def test_relu_max_with_a_constant_and_opd1_neq1():
+    """The ReLU of each BN chain: max(int16, constant 0), opd1_neq1 1 on a constant (nothing
+    to broadcast), signed int16 (opd0 and the constant are signed)."""
+    r = rec(11)
+    f = r.fields
+    assert (r.kind, f["opd1_neq1"], f["opt_opd1_const"], f["opd1_addr"], f["opt_opd0_prec"], f["opt_relu"]) == \
+        ("arith.max", 1, 1, 0, 3, 0)
+    n, ch, h, w = shape(f)
+    sim = fresh()
+    x = view(sim, f, "opd0", "int16", (n, ch, h, w))[0]()
+    run1(sim, r)
+    assert np.array_equal(view(sim, f, "res0", "int16", (n, ch, h, w))[0](), np.maximum(x, 0))
+
+
 def test_signed_shift_type_1_is_arithmetic():
     """opt_shift_typ 1 on a signed int16 opd0 (the head's requantizing shift): x >> -b, floor."""
     r = rec(328)
@@ -123,9 +137,10 @@ def test_signed_shift_type_1_is_arithmetic():
     assert np.array_equal(view(sim, f, "res0", "int16", (n, ch, h, w))[0](), x >> -b)
 
 
-def test_requantize_to_int8_saturates_with_the_opd2_sign():
-    """int16 + 0 into int8 (the end of each BN + ReLU chain): saturated to int8, signed as
-    opt_opd2_sign (1) says."""
+def test_requantize_to_8_bits_is_unsigned_when_the_operands_are():
+    """u16 + u16 0 into 8 bits (the end of each BN + ReLU chain): the result is unsigned
+    (neither operand is signed; the opt_opd2_sign 1 the vendor writes is not read), saturated
+    to 0..255."""
     r = rec(13)
     f = r.fields
     assert (r.kind, f["opt_res0_prec"], f["opt_opd1_const"], f["opd1_addr"], f["opt_opd2_sign"]) == \
@@ -134,7 +149,7 @@ def test_requantize_to_int8_saturates_with_the_opd2_sign():
     sim = fresh()
     x = view(sim, f, "opd0", "int16", (n, ch, h, w))[0]().astype(np.int64) & 0xFFFF    # opd0 unsigned
     run1(sim, r)
-    assert np.array_equal(view(sim, f, "res0", "int8", (n, ch, h, w))[0](), np.clip(x, -128, 127))
+    assert np.array_equal(view(sim, f, "res0", "uint8", (n, ch, h, w))[0](), np.clip(x, 0, 255))
 
 
 def test_residual_mul_and_mac_with_rounding_shift_type_1():
@@ -178,7 +193,8 @@ def test_int8_times_constant_rounding_shift_type_1(index, shift, signs):
 
 
 def test_res0_address_without_the_local_window_base():
-    """The residual add's res0_addr is 0x10000 (no 0x08000000 base): local offset 0x10000."""
+    """The residual add's res0_addr is 0x10000 (no 0x08000000 base): local offset 0x10000
+    (u16 + 0: an unsigned 8-bit result)."""
     r = rec(440)
     f = r.fields
     assert (r.kind, f["res0_addr"], f["opt_res_add_sign"]) == ("arith.add", 0x10000, 1)
@@ -187,8 +203,8 @@ def test_res0_address_without_the_local_window_base():
     x = view(sim, f, "opd0", "int16", (n, ch, h, w))[0]().astype(np.int64) & 0xFFFF
     run1(sim, r)
     got = sim.lmem_read_array(0x10000, (n, ch, h, w), c.strides(sim, f, "res0", (n, ch, h, w), bmk.dtypes.INT8, 0x10000),
-                              "int8", 4)
-    assert np.array_equal(got, np.clip(x, -128, 127))
+                              "uint8", 4)
+    assert np.array_equal(got, np.clip(x, 0, 255))
 
 
 # -- conv and depthwise with int8 operands ------------------------------------------------------
@@ -343,7 +359,7 @@ def test_the_batch_items_are_independent(int8_outputs):
 def test_it_agrees_with_its_fp32_twin(int8_outputs):
     """The same photos through face_detection_fp32_b1 (raw RGB pixels, no mean): every output,
     dequantized by its scale when it is int8, has a cosine of at least COSINE with the fp32
-    one; the face scores (cls_prob) agree to 0.99."""
+    one; the face scores (cls_prob) agree to 0.999."""
     m, photos, _, mixed = int8_outputs
     m32 = bmk.load_model(F.FACE_DETECTION)
     scales = {t.name: t.scale for t in m.nets[0].stages[0].outputs}
@@ -352,11 +368,12 @@ def test_it_agrees_with_its_fp32_twin(int8_outputs):
         for name, v in mixed.items():
             got = v[k].astype(np.float64) * (scales[name] if np.issubdtype(v.dtype, np.integer) else 1.0)
             cos = real.cosine(got, ref[name][0])
-            assert cos >= (0.99 if "cls_prob" in name else COSINE), (p, name, cos)
+            assert cos >= (0.999 if "cls_prob" in name else COSINE), (p, name, cos)
 
 
-# The brief asks 0.98; measured (face1, face2): cls_prob >= 0.9989, bbox_pred / landmark_pred
-# 0.959 .. 0.993. The int8 network clips its second pointwise conv (1.5% of its outputs
-# saturate, peaks 2.3x the int8 range, on every photo) and the layer cosine drops there from
-# 0.9998 to 0.94; see the report of issue 27 item 3. This pins what the simulator gives today.
-COSINE = 0.95
+# The brief asks 0.98; measured (face1, face2): cls_prob >= 0.9995, bbox_pred / landmark_pred
+# 0.971 .. 0.994 (bbox_pred_stride8 0.9741 / 0.9713, landmark_pred_stride8 0.9780 / 0.9784).
+# The int8 network clips its second pointwise conv (1.5% of its outputs saturate, peaks 2.3x
+# the int8 range, on every photo) and the layer's cosine to the twin drops there from 0.9998
+# to 0.94 (issue 27 item 3's report). This pins what the simulator gives today.
+COSINE = 0.97
