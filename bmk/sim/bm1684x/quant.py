@@ -41,7 +41,6 @@ import numpy as np
 
 from bmk import dtypes
 from bmk import numerics
-from bmk.errors import SimulationError
 from bmk.sim.bm1684x import fields as F
 from bmk.sim.bm1684x.ar import shift_round
 from bmk.sim.bm1684x.operands import check_shape, const_bits, dt, read, shape_of, tensor, write
@@ -64,10 +63,9 @@ def _fp32(x, mode=numerics.Round.HALF_TO_EVEN):
     return numerics.to_float(x, dtypes.FP32, mode).astype(np.float64)
 
 
-def _a(m, f, shape, floats_ok=False):
+def _a(m, f, shape):
+    """A's dtype and values (an integer precision but for rq2: CHECKS)."""
     a_dt = dt(m, f, "opd0")
-    if a_dt.is_float and not floats_ok:
-        raise SimulationError(f"opd0 must have an integer precision, not {a_dt!r}")
     return a_dt, read(m, tensor(m, f, "opd0", shape, a_dt, "aligned"))
 
 
@@ -82,7 +80,7 @@ def _rq_float(floats_ok):
     def run(m, f):
         n, c, h, w = shape = shape_of(f)
         check_shape(m, "res0", shape)
-        a_dt, a = _a(m, f, shape, floats_ok)
+        a_dt, a = _a(m, f, shape)
         i2f, f2i = _modes(f)
         if f.get("opd1_const", 0):
             scale = const_bits(f.get("opd1_addr", 0), dtypes.FP32)
@@ -135,9 +133,7 @@ def _dq_float(any_out):
             zp, scale = _params(m, f, c, 2, (32, "f32"))
         mode = numerics.as_mode(f.get("opd2_n_str", 0) & 7)
         y = _fp32(_fp32(np.asarray(a, np.int64) - zp, mode) * scale)
-        r_dt = dt(m, f, "res0", 1)
-        if not r_dt.is_float or (not any_out and r_dt.name != "fp32"):
-            raise SimulationError(f"res0_prec must be {'a float' if any_out else 'fp32'}, not {r_dt!r}")
+        r_dt = dt(m, f, "res0", 1)              # fp32 (dq0) or a float (dq2): CHECKS
         write(m, tensor(m, f, "res0", shape, r_dt, "aligned"), y, True, f)
     run.__name__ = kind.split(".")[1]
     return run
@@ -165,3 +161,23 @@ _ALL = F.names({f"res0_{d}" for d in "nchw"}, {"res0_addr", "res0_prec", "opd0_a
                                                "opd1_addr", "opd1_const", "opd2_addr", "opd2_sign", "opd2_n_str",
                                                "tsk_lane_num"})
 FIELDS = {k: _ALL for k in KINDS}
+
+
+def _check(kind):
+    """The static refusals (CHECKS): A of an integer precision (rq2 also takes a float); the
+    result of dq0 fp32, of dq2 a float."""
+    def check(chip, f):
+        def is_float(field):
+            return (chip.member("tiu", "res0_prec", f.get(field, 0)) or "").startswith(("fp", "bf"))
+        if kind != "quant.rq2" and is_float("opd0_prec"):
+            raise F.refuse(kind, "opd0_prec", f.get("opd0_prec", 0), "must be an integer precision")
+        r = chip.member("tiu", "res0_prec", f.get("res0_prec", 0))
+        if kind == "quant.dq0" and r != "fp32":
+            raise F.refuse(kind, "res0_prec", f.get("res0_prec", 0), "must be fp32")
+        if kind == "quant.dq2" and not is_float("res0_prec"):
+            raise F.refuse(kind, "res0_prec", f.get("res0_prec", 0), "must be a float precision")
+    check.__name__ = "check_" + kind.split(".")[1]
+    return check
+
+
+CHECKS = {k: _check(k) for k in KINDS}

@@ -20,12 +20,15 @@ CASES = [(e.name, c.name, ins.name) for e in CHIP.encoded_engines for c in e.cla
 
 
 def _base(engine, cls, kind):
-    """Every field 0 but stride_enable where the kind executes it (1: a strided GDMA kind refuses
-    implicit strides in its CHECKS)."""
+    """Every field 0 but those whose 0 the kind's static check (CHECKS) refuses: stride_enable 1
+    where the kind executes it (a strided GDMA kind refuses implicit strides), a dequantize's
+    float result."""
     c = CHIP.engine(engine).cls(cls)
     f = {fld.name: 0 for fld in c.fields}
     if "stride_enable" in EXECUTES.get((engine, kind), ()):
         f["stride_enable"] = 1
+    if kind in ("quant.dq0", "quant.dq2"):
+        f["res0_prec"] = c.field("res0_prec").enum_value("fp32")
     f.update(dict(c.keys[0]))
     f.update(dict(c.instruction(kind).match))
     return c, f

@@ -256,3 +256,15 @@ def test_pl_gather_moves_int4_nibbles():
         raw = np.frombuffer(sim.lmem_read((c % 64) * LANE + 65536 + (c // 64) * 192, 150), np.uint8)
         nib = np.stack([raw & 0xF, raw >> 4], 1).reshape(-1).astype(np.int64)
         np.testing.assert_array_equal(np.where(nib >= 8, nib - 16, nib)[:300], a[0, c, 0, idx])
+
+
+def test_quant_precision_refusals_are_static():
+    """dq0's result must be fp32, dq2's a float; A an integer but for rq2 (CHECKS in quant.py)."""
+    code = {n: CHIP.engine("tiu").cls("sRQ&sDQ").field("res0_prec").enum_value(n) for n in ("int8", "fp16", "fp32")}
+    cases = (("quant.dq0", dict(FACE_DQ0, res0_prec=code["fp16"]), "res0_prec", code["fp16"]),
+             ("quant.dq2", dict(FACE_DQ0, res0_prec=code["int8"]), "res0_prec", code["int8"]),
+             ("quant.dq0", dict(FACE_DQ0, opd0_prec=code["fp32"]), "opd0_prec", code["fp32"]))
+    for kind, fields, field, value in cases:
+        with pytest.raises(SimulationError, match=rf"{kind}: {field} .*not {value}"):
+            sem.check(CHIP, "tiu", rec("tiu", "sRQ&sDQ", kind, **fields).fields)
+    sem.check(CHIP, "tiu", rec("tiu", "sRQ&sDQ", "quant.dq2", **dict(FACE_DQ0, res0_prec=code["fp16"])).fields)
