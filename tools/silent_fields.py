@@ -30,6 +30,7 @@ prints the counts per outcome and every identical case with the rule that explai
 import argparse
 import collections
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -288,7 +289,8 @@ class Experiment:
             outputs = self._run(prepared)
         except (SimulationError, ModelError) as e:
             msg = str(e)
-            case["outcome"] = ("crash" if "cannot be simulated (" in msg else
+            crashed = re.search(r"cannot be simulated \(\w+: ", msg)     # core.py: a non-bmk exception
+            case["outcome"] = ("crash" if crashed else
                                "refused" if _names_field(msg, name) else "error")
             case["detail"] = msg
             return case
