@@ -909,9 +909,17 @@ class Program:
         enable = [np.where(end, value * on, value) for _, value in engine.enable]
         return enable + [own] + [np.where(end, 0, w) for w in waits]
 
+    # BMKernel (seed 002 3.3) hands over "the instructions generated so far" at any time;
+    # OKKernel's and TPU-Kernel's contexts set this False: their commands leave only in serial
+    # mode (seed 003 okk_poll: "the parallel mode must be inactive").
+    ACQUIRE_IN_PARALLEL = True
+
     def _acquirable(self, call):
         if self._cleaned:
             raise ArgumentError(f"{call}: the context was cleaned up (cleanup); nothing is left to acquire")
+        if not self.ACQUIRE_IN_PARALLEL and self._sched.mode.value == "parallel":
+            raise ScheduleError(f"{call}: the parallel section must be closed first (parallel_end): the "
+                                "commands are handed over only in serial mode")
 
     def acquire_cmdbuf(self):
         """Every descriptor since register/reset, framed with cmd_hdr_t, sync ids assigned now."""

@@ -107,8 +107,9 @@ class Scheduler:
     def parallel_disable(self, call="parallel_disable"):
         """Close the open parallel group; without one, an error."""
         if self.mode is not PARALLEL:
+            opener = "parallel_start" if call == "parallel_end" else "parallel_enable"
             raise ScheduleError(f"{call}: no parallel group is open (mode is {self.mode.value}): "
-                                "call parallel_enable first")
+                                f"call {opener} first")
         self.mode = SERIAL
         self._segment(None)
 

@@ -57,6 +57,8 @@ class Context(LocalAllocation, Program):
         """okk_is_parallel_state (seed 003 Common): True while the parallel mode is active."""
         return self._sched.mode is PARALLEL
 
+    ACQUIRE_IN_PARALLEL = False     # acquire_* is okk_poll's / tpu_poll's hand-over: serial mode only
+
     def parallel_start(self):
         """okk_parallel_start (seed 003 Common): the following GDMA and BDC functions run in
         parallel (none waits for another of the group; each waits for what came before).

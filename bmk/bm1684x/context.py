@@ -55,13 +55,15 @@ class Context(LocalAllocation, Program):
         """Whether TIU commands take their long classes."""
         return False
 
+    ACQUIRE_IN_PARALLEL = False     # acquire_* is okk_poll's / tpu_poll's hand-over: serial mode only
+
     def parallel_start(self):
         """tpu_parallel_start: commands until parallel_end need not wait for one another."""
-        self.parallel_enable()
+        self._sched.parallel_enable("parallel_start")
 
     def parallel_end(self):
         """tpu_parallel_end: back to serial order."""
-        self.parallel_disable()
+        self._sched.parallel_disable("parallel_end")
 
     def is_parallel_state(self):
         """tpu_is_parallel_state: whether a parallel section is open."""

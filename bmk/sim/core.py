@@ -40,6 +40,7 @@ import attrs
 import numpy as np
 
 from bmk.encoders import Record, decode, decode_cmdbuf
+from bmk.encoders.framing import chip_of_streams
 from bmk.encoders.columns import StreamRecords
 from bmk.encoders.codec import codec_for
 from bmk.errors import ArgumentError, BmkError, Shown, SimulationError, SpecError, must
@@ -578,6 +579,10 @@ class Simulator:
                                                   and all(isinstance(r, Record) for r in cmdbuf)):
             return list(cmdbuf)
         if isinstance(cmdbuf, dict):
+            chip = chip_of_streams(cmdbuf)
+            if chip is not None and chip != self.chip.name:
+                raise ArgumentError(must(call, "cmdbuf", f"streams of {self.chip.name}, the Simulator's chip",
+                                         Shown(f"{chip}'s streams (acquire_streams of a {chip} Context)")))
             return decode(self.chip, cmdbuf)
         if not isinstance(cmdbuf, (bytes, bytearray, memoryview)):
             raise ArgumentError(must(call, "cmdbuf", "bytes (a command buffer), {engine: bytes} (raw streams), "

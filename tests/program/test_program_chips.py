@@ -72,3 +72,33 @@ def test_bm1684_streams_use_128_byte_slots_and_no_end():
         assert len(data) == 128 * sum(r.engine == engine for r in recs)
     again = bmk.decode("bm1684", streams)
     assert [(r.engine, r.kind) for r in again] == [(r.engine, r.kind) for r in recs]
+
+
+def test_the_ordering_calls_name_themselves_and_acquire_waits_for_a_closed_group():
+    """Issue 32.15: acquire_streams() inside an open parallel group succeeded; bm1684x's
+    parallel_end with none open named parallel_disable; a Simulator given another chip's
+    Streams reported a truncated command."""
+    import bmk
+    from bmk import bm1684, bm1684x, bm1880
+    ctx = bm1684x.Context()
+    with pytest.raises(bmk.ScheduleError, match=r"^parallel_end: no parallel group is open \(mode is serial\): "
+                                                r"call parallel_start first$"):
+        ctx.parallel_end()
+    for chip in (bm1684, bm1684x):
+        ctx = chip.Context()
+        ctx.parallel_start()
+        for call in ("acquire_streams", "acquire_cmdbuf"):
+            with pytest.raises(bmk.ScheduleError, match=f"^{call}: the parallel section must be closed first \\(parallel_end\\)"):
+                getattr(ctx, call)()
+        ctx.parallel_end()
+        assert ctx.acquire_streams() is not None
+    ctx = bm1880.register()                    # BMKernel hands over what was generated so far, any time
+    ctx.parallel_enable()
+    assert ctx.acquire_cmdbuf() == b""
+    ctx = bm1684x.Context()
+    ctx.gdma_cpy_S2L(0, 0x100000000, bm1684x.dim4(1, 4, 4, 4), None, None, bm1684x.DT_INT16)
+    streams = ctx.acquire_streams()
+    with pytest.raises(bmk.ArgumentError, match=r"^run: cmdbuf must be streams of bm1684, the Simulator's chip, not "
+                                                r"bm1684x's streams \(acquire_streams of a bm1684x Context\)$"):
+        bmk.Simulator("bm1684").run(streams)
+    assert bmk.Simulator("bm1684x").run(streams).instructions
