@@ -88,7 +88,8 @@ def test_the_ordering_calls_name_themselves_and_acquire_waits_for_a_closed_group
         ctx = chip.Context()
         ctx.parallel_start()
         for call in ("acquire_streams", "acquire_cmdbuf"):
-            with pytest.raises(bmk.ScheduleError, match=f"^{call}: the parallel section must be closed first \\(parallel_end\\)"):
+            with pytest.raises(bmk.ScheduleError, match=f"^{call}: the parallel section must be closed first "
+                                                        r"\(parallel_end\)"):
                 getattr(ctx, call)()
         ctx.parallel_end()
         assert ctx.acquire_streams() is not None
