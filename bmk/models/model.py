@@ -212,9 +212,10 @@ class Model:
         verify: ModelError when they do not hash to the sha256 the file records (`verified`)."""
         data = stage.coeff.blob.read(self.data) if stage.coeff and stage.coeff.blob else b""
         if verify and self.verified(stage, data) is False:
-            raise ModelError(f"stage {stage.index}: the coefficients' sha256 {self.coefficients_sha256(stage, data)[:16]}"
-                             f"... must be the {stage.coeff.check_code[:16]}... the file records (CoeffMem.check_code): "
-                             "the weights are damaged or cut", self.path)
+            got = self.coefficients_sha256(stage, data)
+            raise ModelError(f"stage {stage.index}: the coefficients' sha256 {got[:16]}... must be the "
+                             f"{stage.coeff.check_code[:16]}... the file records (CoeffMem.check_code): the weights "
+                             "are damaged or cut", self.path)
         return data
 
     def coefficients_sha256(self, stage, data=None):

@@ -89,6 +89,13 @@ def _counts_text(counts, sizes):
     return ", ".join(parts) or "empty"
 
 
+def _verdict(model, st):
+    """'ok', or 'MISMATCH (...)' when the coefficients do not hash to the recorded sha256."""
+    if model.verified(st):
+        return "ok"
+    return f"MISMATCH (the bytes hash to {model.coefficients_sha256(st)[:16]}...)"
+
+
 def info_lines(model):
     """`bmk info` text, one line at a time."""
     d = info_dict(model)
@@ -106,9 +113,7 @@ def info_lines(model):
         yield f"net{net.index} {net.name!r}: {len(net.stages)} stage{'s' * (len(net.stages) != 1)}"
         for st, sd in zip(net.stages, nd["stages"]):
             coeff = (f"coefficients @0x{st.coeff.address:x} {st.coeff.size} bytes"
-                     + (f" sha256 {st.coeff.check_code[:16]}... "
-                        f"{'ok' if model.verified(st) else 'MISMATCH (the bytes hash to ' + model.coefficients_sha256(st)[:16] + '...)'}"
-                        if st.coeff.check_code else "")
+                     + (f" sha256 {st.coeff.check_code[:16]}... {_verdict(model, st)}" if st.coeff.check_code else "")
                      + (" (encrypted)" if st.coeff.encrypted else "")) if st.coeff else "no coefficients"
             neuron = ("no neuron memory" if st.neuron is None else f"neuron {st.neuron.size} bytes" if
                       st.neuron.address is None else f"neuron @0x{st.neuron.address:x} {st.neuron.size} bytes")
