@@ -348,14 +348,21 @@ def _pord_kernel_layout(ctx):
 
 
 def _lane_mask(ctx):
-    """tsk_lane_num bits changed only for NPUs that hold no channel of the result."""
-    if ctx.field != "tsk_lane_num" or ctx.rec.engine != "tiu":
-        return False
+    """tsk_lane_num (TIU) or localmem_mask_l32 / _h32 (GDMA, a local destination) bits changed
+    only for NPUs that hold no channel of the result."""
     npu = ctx.spec.param("npu_num")
-    c = ctx.f.get("res0_c", 0)
-    start = _start_npu(ctx, ctx.f.get("res0_addr", 0))
+    if ctx.field == "tsk_lane_num" and ctx.rec.engine == "tiu":
+        c, addr, shift = ctx.f.get("res0_c", 0), ctx.f.get("res0_addr", 0), 0
+    elif ctx.field in ("localmem_mask_l32", "localmem_mask_h32") and ctx.rec.engine == "gdma":
+        addr = _gdma_addr(ctx, "dst")
+        if addr is None or not _is_local(ctx, addr) or ctx.f.get("cmd_special_function", 0):
+            return False
+        c, shift = _gdma_shape(ctx, "dst")[1], 32 if ctx.field.endswith("h32") else 0
+    else:
+        return False
+    start = _start_npu(ctx, addr)
     lanes = {(start + k) % npu for k in range(min(c, npu))}
-    changed = ctx.old ^ ctx.new
+    changed = (ctx.old ^ ctx.new) << shift
     return not any((changed >> lane) & 1 for lane in lanes)
 
 
@@ -458,7 +465,8 @@ RULES = (
          "same strides on every dimension the operand has", _same_strides_1684),
     Rule("pord-kernel-compact", "a pord kernel's short_opd1_str aligned <-> compact: an aligned kernel is "
          "read compact (bm1684_defs.py is_aligned False)", _pord_kernel_layout),
-    Rule("lane-without-channel", "tsk_lane_num bits of NPUs that hold no channel of the result",
+    Rule("lane-without-channel", "lane-mask bits (tsk_lane_num, localmem_mask) of NPUs that hold no channel "
+         "of the result",
          _lane_mask),
     Rule("far-pad", "bottom / right padding past what the last output window reaches", _far_pad),
     Rule("size-one-insertion", "the zeros inserted between the rows / columns of a kernel or input with one "
