@@ -4,8 +4,9 @@ tools/silent_fields.py changes one field of a real command at a time, re-encodes
 model and, when every output stays byte-identical, runs the command alone on memories full of
 values that tell results apart (fp32/fp16/bf16 halves: ties of every rounding mode, values in
 and out of 8-bit range; random bits) with and without the change:
-- the bytes it writes or the memories differ: the command did something else, which the outputs do not show (a
-  result nobody reads, one overwritten before it is, or rounded away downstream): UNREAD;
+- the bytes it writes (its access log) or the memories differ: the command did something
+  else, which the outputs do not show (a result nobody reads, one overwritten before it is,
+  or rounded away downstream): UNREAD;
 - they are the same: the field changed nothing in that command. `explain` names the rule
   (RULES) saying why, or None: then the field is silent, which the project's rule forbids
   (every field that can change a result is executed or refused), and tests/sim/
