@@ -6,7 +6,8 @@ values that tell results apart (fp32/fp16/bf16 halves: ties of every rounding mo
 and out of 8-bit range; random bits) with and without the change:
 - the bytes it writes (its access log) or the memories differ: the command did something
   else, which the outputs do not show (a result nobody reads, one overwritten before it is,
-  or rounded away downstream): UNREAD;
+  or a difference the model's own data never brings out, e.g. a rounding mode where nothing
+  ties): UNREAD;
 - they are the same: the field changed nothing in that command. `explain` names the rule
   (RULES) saying why, or None: then the field is silent, which the project's rule forbids
   (every field that can change a result is executed or refused), and tests/sim/
@@ -22,8 +23,8 @@ python/debugger/target_1684x/opparam.py (operand shapes and strides per kind).
 import re
 import typing
 
-UNREAD = ("unread: the command's own result differs (run alone it writes other bytes or other values), the "
-          "outputs do not read it")
+UNREAD = ("unread: run alone, the command writes other bytes or values; the outputs do not show it (a result "
+          "nobody reads, one overwritten, or a difference the model's data never brings out)")
 
 
 class Rule(typing.NamedTuple):
