@@ -141,3 +141,14 @@ def test_fields_the_simulators_ignored_are_refused_by_name(experiments, name, in
     case = ex.case(next(iter(ex.records)), index, field, new)
     assert case["outcome"] == "refused", case
     assert all(w in case["detail"] for w in words), case["detail"]
+
+
+def test_fp32_to_int_honours_its_result_sign(experiments):
+    """Found by the experiment: bm1684's md_sfu.fp32_to_int wrote a signed result whatever
+    opt_opd2_sign said (the sign of every integer result of the element-wise kinds, elementwise.py);
+    unsigned now saturates the negative values to 0 and the network's outputs change."""
+    ex = experiment(experiments, "face_detection")
+    case = ex.case(next(iter(ex.records)), 470, "opt_opd2_sign", 0)
+    assert case["outcome"] == "changed", case
+    rec = _rec(ex, 470)
+    assert not _same_alone(ex, rec, _rec(ex, 470, opt_opd2_sign=0))
