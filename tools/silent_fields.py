@@ -259,13 +259,18 @@ class Experiment:
         memories with the change (decoded: the group's changed records) as without; "unread"
         when they differ: the command does something else, which the outputs do not show (a
         result nobody reads, or overwritten before it is, or rounded away downstream)."""
+        rec = self.records[label][index]
+        # the changed command: the one at the same place of the same stream (a changed sync id
+        # can move it in the program order the records are merged in)
+        changed = next((r for r in decoded if (r.engine, r.stream, r.offset) == (rec.engine, rec.stream, rec.offset)),
+                       decoded[index])
         for variant in range(len(ROLLS)):   # several memories: a change one's values happen to hide
             key = (label, index, variant)
             if key not in self._before:
                 if variant == 0:
                     self._before = {}       # one command's states kept at a time
                 self._before[key] = self._alone(self.records[label][index], variant)
-            if not self._alone(decoded[index], variant, against=self._before[key]):
+            if not self._alone(changed, variant, against=self._before[key]):
                 return "unread"
         return "none"
 
