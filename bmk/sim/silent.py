@@ -218,7 +218,12 @@ def _const_layout(ctx):
 def _opd_num(ctx):
     """bm1684x AR: an operand slot past tsk_opd_num (opd1 of a one-operand kind, opd2 of a
     two-operand one): its fields describe no operand. opd2_sign and opd2_n_str are not
-    opd2's: cast's result sign and the rounding mode."""
+    opd2's: cast's result sign and the rounding mode. bm1684 conv and pord kinds: the bias
+    opd2 with tsk_opd_num 2 (nn.py reads it with 3 only)."""
+    if ctx.chip == "bm1684":
+        kind = ctx.rec.kind or ""
+        m = re.match(r"^(?:opt_|short_)?opd2_", ctx.field)
+        return bool(m) and (kind == "conv" or kind.startswith("pord.")) and ctx.f.get("tsk_opd_num", 0) == 2
     if ctx.chip != "bm1684x" or ctx.rec.cls not in ("AR", "sAR"):
         return False
     m = re.match(r"^opd([12])_(addr|const|prec|sign|str|[nchw]_str|[nchw])$", ctx.field)

@@ -98,6 +98,7 @@ RULES = [
     ("face_detection", 23, "short_res0_str", 0, "same-strides-1684", {"res0_h_str": 161}),
     ("face_detection", 159, "short_opd1_str", 1, "pord-kernel-compact", None),         # aligned read compact
     ("face_detection", 478, "dst_nstride", 1599, "size-one-stride", None),             # dma.trans dst n = 1
+    ("face_detection", 384, "opd2_addr", 0x10000, "past-tsk_opd_num", None),           # conv without bias
     ("face_detection", 23, "cmd_intr_en", 1, "contract", None),
     ("face_detection", 29, "opd1_n", 2, "contract", None),         # the weight's input channels are opd0_c
     ("face_detection", 23, "opt_opd3_const", 1, "contract", None),  # mul reads no opd3
