@@ -4,8 +4,10 @@ tools/silent_fields.py changes one field of a real command at a time, re-encodes
 model and, when every output stays byte-identical, runs the command alone on memories full of
 values that tell results apart (fp32/fp16/bf16 halves: ties of every rounding mode, values in
 and out of 8-bit range; random bits) with and without the change:
-- the bytes it writes or the memories differ: the command did something else, which the outputs do not show (a
-  result nobody reads, one overwritten before it is, or rounded away downstream): UNREAD;
+- the bytes it writes (its access log) or the memories differ: the command did something
+  else, which the outputs do not show (a result nobody reads, one overwritten before it is,
+  or a difference the model's own data never brings out, e.g. a rounding mode where nothing
+  ties): UNREAD;
 - they are the same: the field changed nothing in that command. `explain` names the rule
   (RULES) saying why, or None: then the field is silent, which the project's rule forbids
   (every field that can change a result is executed or refused), and tests/sim/
@@ -21,8 +23,8 @@ python/debugger/target_1684x/opparam.py (operand shapes and strides per kind).
 import re
 import typing
 
-UNREAD = ("unread: the command's own result differs (run alone it writes other bytes or other values), the "
-          "outputs do not read it")
+UNREAD = ("unread: run alone, the command writes other bytes or values; the outputs do not show it (a result "
+          "nobody reads, one overwritten, or a difference the model's data never brings out)")
 
 
 class Rule(typing.NamedTuple):
@@ -216,7 +218,12 @@ def _const_layout(ctx):
 def _opd_num(ctx):
     """bm1684x AR: an operand slot past tsk_opd_num (opd1 of a one-operand kind, opd2 of a
     two-operand one): its fields describe no operand. opd2_sign and opd2_n_str are not
-    opd2's: cast's result sign and the rounding mode."""
+    opd2's: cast's result sign and the rounding mode. bm1684 conv and pord kinds: the bias
+    opd2 with tsk_opd_num 2 (nn.py reads it with 3 only)."""
+    if ctx.chip == "bm1684":
+        kind = ctx.rec.kind or ""
+        m = re.match(r"^(?:opt_|short_)?opd2_", ctx.field)
+        return bool(m) and (kind == "conv" or kind.startswith("pord.")) and ctx.f.get("tsk_opd_num", 0) == 2
     if ctx.chip != "bm1684x" or ctx.rec.cls not in ("AR", "sAR"):
         return False
     m = re.match(r"^opd([12])_(addr|const|prec|sign|str|[nchw]_str|[nchw])$", ctx.field)
@@ -348,14 +355,21 @@ def _pord_kernel_layout(ctx):
 
 
 def _lane_mask(ctx):
-    """tsk_lane_num bits changed only for NPUs that hold no channel of the result."""
-    if ctx.field != "tsk_lane_num" or ctx.rec.engine != "tiu":
-        return False
+    """tsk_lane_num (TIU) or localmem_mask_l32 / _h32 (GDMA, a local destination) bits changed
+    only for NPUs that hold no channel of the result."""
     npu = ctx.spec.param("npu_num")
-    c = ctx.f.get("res0_c", 0)
-    start = _start_npu(ctx, ctx.f.get("res0_addr", 0))
+    if ctx.field == "tsk_lane_num" and ctx.rec.engine == "tiu":
+        c, addr, shift = ctx.f.get("res0_c", 0), ctx.f.get("res0_addr", 0), 0
+    elif ctx.field in ("localmem_mask_l32", "localmem_mask_h32") and ctx.rec.engine == "gdma":
+        addr = _gdma_addr(ctx, "dst")
+        if addr is None or not _is_local(ctx, addr) or ctx.f.get("cmd_special_function", 0):
+            return False
+        c, shift = _gdma_shape(ctx, "dst")[1], 32 if ctx.field.endswith("h32") else 0
+    else:
+        return False
+    start = _start_npu(ctx, addr)
     lanes = {(start + k) % npu for k in range(min(c, npu))}
-    changed = ctx.old ^ ctx.new
+    changed = (ctx.old ^ ctx.new) << shift
     return not any((changed >> lane) & 1 for lane in lanes)
 
 
@@ -458,7 +472,8 @@ RULES = (
          "same strides on every dimension the operand has", _same_strides_1684),
     Rule("pord-kernel-compact", "a pord kernel's short_opd1_str aligned <-> compact: an aligned kernel is "
          "read compact (bm1684_defs.py is_aligned False)", _pord_kernel_layout),
-    Rule("lane-without-channel", "tsk_lane_num bits of NPUs that hold no channel of the result",
+    Rule("lane-without-channel", "lane-mask bits (tsk_lane_num, localmem_mask) of NPUs that hold no channel "
+         "of the result",
          _lane_mask),
     Rule("far-pad", "bottom / right padding past what the last output window reaches", _far_pad),
     Rule("size-one-insertion", "the zeros inserted between the rows / columns of a kernel or input with one "

@@ -45,7 +45,8 @@ per operation, NaN/inf as IEEE; int mode: int8/int16/int32 operands, exact then 
 - and, or, xor: on the operands' bit patterns, wrapped to res0's width.
 - select_gt, select_eq: res = c if a > b (a == b) else 0, c = opd2 as res0-width bits.
 - copy: res = a, bit for bit in a's precision.
-- fp32_to_int: res0 (integer precision, signed) = a rounded to nearest, ties to even, saturated.
+- fp32_to_int: res0 (integer precision, signed iff opt_opd2_sign) = a rounded to nearest, ties to
+  even, saturated.
 - rsqrt: 1 / sqrt(a), correctly rounded.
 - taylor: sum_{k<n} c_k a^(k+1), n = opd1_n, c_k the fp32 words at L2 SRAM offset opd1_addr;
   Horner in fp32 (sfu.py).
@@ -329,7 +330,7 @@ def _fp32_result(m, f, kind):
 
 
 def _to_int(m, f, kind, a):
-    dt = c.dtype_of(m, f, "res0", signed=True)
+    dt = c.dtype_of(m, f, "res0", signed=bool(f["opt_opd2_sign"]))     # signed iff opt_opd2_sign
     if dt.is_float:
         raise SimulationError(f"{kind}: opt_res0_prec must be an integer precision, not {c.prec_name(m, f, 'res0')}")
     run = lambda: (dt, numerics.to_int(a(), dt))       # noqa: E731
