@@ -30,6 +30,11 @@ def chips():
     return tuple(c for c in spec_chips() if has_api(c))
 
 
+def __dir__():
+    """The public names, the lazily imported ones included (`dir(bmk)` shows them all)."""
+    return sorted(set(globals()) | set(__all__))
+
+
 def __getattr__(name):
     # Imported lazily so that `import bmk` stays cheap and free of import cycles.
     if name in ("decode", "encode"):

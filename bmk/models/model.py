@@ -157,7 +157,7 @@ class Net:
     stages: tuple
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Model:
     """A compiled model: its chip, nets and the file's bytes (see the module docstring).
 
@@ -180,6 +180,12 @@ class Model:
     data: bytes = attrs.field(default=b"", repr=False, eq=False)
     # what running a stage leaves for the next run: {(net, stage): ...} (bmk.models.run)
     kept: dict = attrs.field(factory=dict, init=False, repr=False, eq=False)
+
+    def __repr__(self):
+        # one line: `bmk info` is the long form
+        groups = sum(len(sn.groups) for net in self.nets for st in net.stages for sn in st.subnets)
+        return (f"<Model {self.format} {self.chip} {self.path!r}: {len(self.nets)} net{'s' * (len(self.nets) != 1)}, "
+                f"{groups} group{'s' * (groups != 1)}>")
 
     @property
     def decodable(self):

@@ -37,3 +37,13 @@ def test_a_checkout_named_bmk_does_not_shadow_the_package(tmp_path):
                          env={"PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("Simulator (") and "bm1880" in out.stdout
+
+
+def test_dir_shows_the_lazy_names_and_a_model_prints_one_line():
+    """Issue 32.16: dir(bmk) hid Simulator, decode, encode, load_model; print(model) dumped every
+    field of every net (bmk info is the long form)."""
+    import bmk
+    from tests.models import files as F
+    assert {"Simulator", "decode", "encode", "load_model", "check", "chips"} <= set(dir(bmk))
+    text = repr(bmk.load_model(F.RETINAFACE))
+    assert text == f"<Model bmodel bm1684 {str(F.RETINAFACE)!r}: 1 net, 1 group>"

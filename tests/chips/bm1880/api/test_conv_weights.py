@@ -49,3 +49,11 @@ def test_readme_conv_weight_example_runs():
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
     (block,) = [b for b in blocks if "bm1880.conv_weight_image(" in b]
     exec(compile(block, "README.md", "exec"), {})
+
+
+def test_readme_first_example_checks_its_result():
+    """Issue 32.16: the README's first example printed zeros (b was never written); it now
+    writes both operands and asserts the product against numpy."""
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    assert "assert (got == want).all()" in blocks[0] and "0x2000" in blocks[0].split("sim = ")[1]
+    exec(compile(blocks[0], "README.md", "exec"), {})
