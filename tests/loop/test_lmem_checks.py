@@ -216,3 +216,26 @@ def test_cli_strict_on_a_model_checks_local_memory(tmp_path, monkeypatch):
     (line,) = res.stderr.splitlines()
     assert line.startswith("run: --strict: 16 local-memory warnings, the first: net0/stage0/subnet0/core0/group0: "
                            "instruction 4 reads lmem lanes 0-29 offsets [0x300f0, 0x301dc), never written")
+
+
+def test_a_matmul_whose_k_is_not_a_multiple_of_the_columns_per_channel_reads_only_k_columns():
+    """Issue 32.13: bdc_matmul's left matrix was read whole, the unwritten columns of its last
+    channel included (K = (opd0_c - 1) * opd0_w + opd1_w), so a correct kernel got a 'reads
+    local memory never written' warning and failed --strict. (N is not in the command: the
+    right matrix's last channel is read whole, as the hardware computes every column of res0.)"""
+    G = 0x100000000
+    rows, k, n, lw, rw = 10, 100, 48, 32, 16
+    ctx = bm1684.Context()
+    ctx.gdma_32bit_matrix_S2L(65536, G, rows, k, lw, k)
+    ctx.gdma_32bit_matrix_S2L(131072, G + 0x10000, k, n, rw, n)
+    ctx.bdc_matmul(0, 65536, 131072, 0, rows, k, n, lw, rw, False, False)
+    ctx.gdma_32bit_matrix_L2S(G + 0x20000, 0, rows, n, rw, n)
+    rng = np.random.default_rng(0)
+    a, b = (rng.integers(-4, 5, shape).astype(np.float32) for shape in ((rows, k), (k, n)))
+    sim = bmk.Simulator("bm1684")
+    sim.gmem_write(G, a)
+    sim.gmem_write(G + 0x10000, b)
+    report = sim.run(ctx.acquire_streams(), strict=True)
+    assert not report.warnings and not report.races
+    got = np.frombuffer(sim.gmem_read(G + 0x20000, rows * n * 4), np.float32).reshape(rows, n)
+    assert np.array_equal(got, a @ b)

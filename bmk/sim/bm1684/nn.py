@@ -537,12 +537,12 @@ def _build_mm(accumulate):
             raise SimulationError(f"opd1_w (the columns of the left's last channel) must be in [1, {lw}], not {last}")
         k = (cl - 1) * lw + last
         _bounded(m, k * rows * cr * rw, k, res0=(rows, cr, 1, rw), opd0=(rows, cl, 1, lw), opd1=(k, cr, 1, rw))
-        left = c.reader(m, f, "opd0", FP32, (rows, cl, 1, lw))
+        left = _left_matrix(m, f, rows, cl, lw, last)
         right = c.reader(m, f, "opd1", FP32, (k, cr, 1, rw))
         bias = c.reader(m, f, "opd2", FP32, (1, cr, 1, rw)) if with_bias else None
 
         def compute():
-            lm = np.asarray(left(), np.float64).reshape(rows, cl * lw)[:, :k]
+            lm = left()
             rm = np.asarray(right(), np.float64).reshape(k, cr * rw)
             acc = (lm @ rm).astype(np.float32)
             with np.errstate(all="ignore"):
@@ -552,6 +552,29 @@ def _build_mm(accumulate):
         # mm.mac adds the old result as opt_res_add does (once, whichever asks for it)
         return c.storer(m, {**f, "opt_res_add": 1} if accumulate else f, kind, compute)
     return build
+
+
+def _left_matrix(m, f, rows, cl, lw, last):
+    """() -> the (rows, K) left matrix in float64, reading only its K columns: the full first
+    cl - 1 channels and the first `last` columns of the last channel, so the local-memory
+    checks see what the command reads (the last channel's other columns are never read: a K
+    that is not a multiple of the columns per channel leaves them unwritten, issue 32.13)."""
+    addr = c.local_offset(m, f, "opd0")
+    stride = c.strides(m, f, "opd0", (rows, cl, 1, lw), FP32, addr)
+    lane = m.lmem.lane_size
+    start, offset = divmod(addr, lane)
+    ch = start + cl - 1             # the last channel: its NPU, and its c-stride step past the wrap
+    last_addr = (ch % m.npu_num) * lane + offset + (ch // m.npu_num) * stride[1] * FP32.itemsize
+    tail = c.reader(m, {**f, "opd0_addr": f["opd0_addr"] + last_addr - addr}, "opd0", FP32, (rows, 1, 1, last),
+                    stride)
+    head = c.reader(m, f, "opd0", FP32, (rows, cl - 1, 1, lw), stride) if cl > 1 else None
+
+    def read():
+        t = np.asarray(tail(), np.float64).reshape(rows, last)
+        if head is None:
+            return t
+        return np.concatenate([np.asarray(head(), np.float64).reshape(rows, (cl - 1) * lw), t], axis=1)
+    return read
 
 
 FP32_SIGN = "fp32 has no sign mode"
