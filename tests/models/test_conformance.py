@@ -1,25 +1,18 @@
 """The conformance table of docs/models.md (issue 27 item 6) is tools/conformance.py's: it
 lists every model under tests/models, and the rows of the small ones are what the script
 computes now (decodes and round-trips, static check, runs, agrees with its reference)."""
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 
 from tests.models import files as F
+from tests.tool_loader import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location("conformance", ROOT / "tools" / "conformance.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-TOOL = _tool()
+TOOL = load_tool("conformance")
 
 
 def doc_rows():

@@ -13,26 +13,15 @@ Each rule is then shown on a real command: the change leaves the command's own r
 where the rule's condition holds, and changes it where it does not.
 """
 import collections
-import importlib.util
-from pathlib import Path
 
 import attrs
 import pytest
 
 from bmk.sim import silent
 from tests.models import files as F
+from tests.tool_loader import load_tool
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _tool():
-    spec = importlib.util.spec_from_file_location("silent_fields", ROOT / "tools" / "silent_fields.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-TOOL = _tool()
+TOOL = load_tool("silent_fields")
 MODELS = {"yuv2rgb": F.YUV2RGB, "face_detection": F.FACE_DETECTION}
 SAMPLE = {"yuv2rgb": 16, "face_detection": 10}     # (command, field) pairs: a few seconds each
 

@@ -2,22 +2,16 @@
 writes every file of bmk/specs/<chip>/ for the chips it generates, byte for byte (issue 17
 item 5). A hand edit of a generated .toml, or a fact or script change not regenerated,
 fails here."""
-import importlib.util
 from pathlib import Path
 
 import pytest
 
+from tests.tool_loader import load_tool
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _specgen():
-    spec = importlib.util.spec_from_file_location("specgen", ROOT / "tools" / "specgen.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SPECGEN = _specgen()
+SPECGEN = load_tool("specgen")
 
 
 def test_specgen_reads_facts_from_the_repository():

@@ -188,6 +188,17 @@ def _rows(oh, per_row):
 
 
 # -- conv --------------------------------------------------------------------------------------
+def _weight_stride(m, f, shape, what):
+    """The word strides of a conv weight tensor `shape` (the 2IC or 4IC image, `what`): its
+    free strides, or compact ones; another layout code is refused."""
+    mode = _layout(m, f, "opd1")
+    if mode == "free":
+        return (f["opd1_n_str"], f["opd1_c_str"], f["opd1_h_str"], f["opd1_w_str"])
+    if mode == "compact":
+        return _compact(m, f, "opd1", shape)
+    raise SimulationError(f"short_opd1_str must be free or compact for the {what} weight, not {mode!r}")
+
+
 def _conv_weight(m, f, ic, oc, kh, kw):
     """() -> the (IC, OC, kh, kw) float32 weight (2IC pairs; rotated by opt_kernel_rotate)."""
     rotate = f["opt_kernel_rotate"]
@@ -195,13 +206,7 @@ def _conv_weight(m, f, ic, oc, kh, kw):
         value = np.full((ic, oc, kh, kw), c.const(f, "opd1", FP32), np.float32)
         return lambda: value
     shape = (-(-ic // 2), oc, kh, kw)
-    mode = _layout(m, f, "opd1")
-    if mode == "free":
-        stride = (f["opd1_n_str"], f["opd1_c_str"], f["opd1_h_str"], f["opd1_w_str"])
-    elif mode == "compact":
-        stride = _compact(m, f, "opd1", shape)
-    else:
-        raise SimulationError(f"short_opd1_str must be free or compact for the 2IC weight, not {mode!r}")
+    stride = _weight_stride(m, f, shape, "2IC")
     from bmk.sim.memory import AccessLog
     log = AccessLog()
     view = m.lmem.tensor("opd1", c.local_offset(m, f, "opd1"), shape, stride, log, False,
@@ -225,13 +230,7 @@ def _conv_weight_int8(m, f, ic, oc, kh, kw):
         raise SimulationError("conv: field opt_opd1_const = 1 is not modelled with an int8 weight")
     dt = _int8(m, f, "opd1")
     shape = (-(-ic // 4), oc, kh, kw)
-    mode = _layout(m, f, "opd1")
-    if mode == "free":
-        stride = (f["opd1_n_str"], f["opd1_c_str"], f["opd1_h_str"], f["opd1_w_str"])
-    elif mode == "compact":
-        stride = _compact(m, f, "opd1", shape)
-    else:
-        raise SimulationError(f"short_opd1_str must be free or compact for the 4IC weight, not {mode!r}")
+    stride = _weight_stride(m, f, shape, "4IC")
     words = c.reader(m, f, "opd1", dtypes.UINT32, shape, stride)
     rotate = f["opt_kernel_rotate"]
 
