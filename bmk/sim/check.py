@@ -4,8 +4,8 @@ A simulator refuses an instruction before any work when its fields name no instr
 its kind has no semantics on the chip, or the chip's semantics' field check
 (`Semantics.check`: a field the kind does not execute set away from its neutral value, a value
 the kind cannot honour) says no: the steps `Simulator.compile` takes (core.py `_plan` calls
-`verdict` here), taken for every instruction instead of stopping at the first. Refusals are grouped by
-what was refused: the instruction kind, the field and its value where the refusal names them
+`verdict` here), taken for every instruction instead of stopping at the first. Refusals are
+grouped by what was refused: the instruction kind, the field and its value where it names them
 (`SimulationError.field` / `.value`, set by the chips' field checks), else the reason's text,
 each with a count and the first instruction refused (its group, engine, position in that
 engine's stream and byte offset).
@@ -26,7 +26,8 @@ class Finding:
     """One kind of refusal: `count` instructions refused for the same reason.
 
     kind: "<engine>.<instruction kind>" ("tiu.conv"), or what the refusal is about when it is
-    not one instruction kind ("chip", "subnet", "core", "engine"); field, value: the field
+    not one instruction's ("model" with field "chip", "subnet", "core", "engine",
+    "coefficients": bmk/models/check.py; these have no index); field, value: the field
     and its value where the refusal names one (else None); reason: the simulator's message;
     first: where the first such instruction is: group (a model's group label, None for a
     buffer), engine, index (position in that engine's stream of the group), offset (byte
@@ -42,6 +43,7 @@ class Finding:
     offset: object = None
 
     def where(self):
+        """'<group> <engine> #<index> (byte <offset>)', the parts it has."""
         place = " ".join(str(p) for p in (self.group, self.engine) if p is not None)
         if self.index is not None:
             place += f" #{self.index}"
@@ -51,10 +53,10 @@ class Finding:
 
     def line(self):
         """One line: kind, field = value, the reason, how many and the first place."""
+        if self.index is None:          # not an instruction's refusal: its reason names what it is about
+            return self.reason
         what = self.kind if self.field is None else f"{self.kind} {self.field} = {shown(self.value)}"
         where = self.where()
-        if self.index is None:          # not an instruction's refusal: a chip, subnet, group (named)
-            return self.reason
         n = f"{self.count} instruction{'s' * (self.count != 1)}"
         return f"{what}: {self.reason} ({n}, first {where})"
 
