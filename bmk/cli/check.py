@@ -10,8 +10,6 @@ chip, a subnet, a core) has '-' for its count.
 """
 import attrs
 
-from bmk.sim.check import shown
-
 
 @attrs.frozen
 class CheckReport:
@@ -33,8 +31,7 @@ class CheckReport:
         yield head + ", ".join(parts)
         width = max(len(str(f.count)) if f.index is not None else 1 for f in self.findings)
         for f in sorted(self.findings, key=lambda f: (f.kind, str(f.field), str(f.value))):
-            what = f.kind if f.field is None else f"{f.kind} {f.field} = {shown(f.value)}"
-            where = f.where()
+            what, where = f.what(), f.where()
             count = str(f.count) if f.index is not None else "-"
             yield f"  {count.rjust(width)}  {what}" + (f"  first {where}" if where and f.index is not None else
                                                         f"  {where}" if where else "")
@@ -51,14 +48,6 @@ def check_report(name, model=None, listing=None):
         from bmk.models.check import check_model
         findings, n = check_model(model)
         return CheckReport(str(name), model.chip, "model", n, findings)
-    from bmk.sim.check import Findings, refusals
-    from bmk.sim.semantics import REGISTRY, semantics_for
+    from bmk.sim.check import check_records
     records = listing.records
-    spec = listing.chip
-    if spec.name not in REGISTRY:
-        f = Findings()
-        f.add(("chip",), "buffer", "chip", spec.name,
-              f"chip {spec.name} has no simulator (chips with one: {', '.join(sorted(REGISTRY))})")
-        return CheckReport(str(name), spec.name, "buffer", len(records), f.result())
-    findings = refusals(spec, semantics_for(spec.name), records).result()
-    return CheckReport(str(name), spec.name, "buffer", len(records), findings)
+    return CheckReport(str(name), listing.chip.name, "buffer", len(records), check_records(listing.chip, records))

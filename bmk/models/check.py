@@ -51,11 +51,11 @@ def stage_findings(model, net, stage, findings, spec, semantics, records=None):
 
 def chip_semantics(model, purpose):
     """(ChipSpec, Semantics) of the model's chip; ModelError when it has no decoder or no simulator."""
+    from bmk.sim.check import no_simulator
     from bmk.sim.semantics import REGISTRY, semantics_for
     spec = spec_for(model.chip, model.path, purpose)
     if model.chip not in REGISTRY:
-        raise ModelError(f"run: chip {model.chip} has no simulator (chips with one: {', '.join(sorted(REGISTRY))})",
-                         model.path)
+        raise ModelError(f"run: {no_simulator(model.chip)}", model.path)
     return spec, semantics_for(model.chip)
 
 
@@ -68,10 +68,10 @@ def check_model(model):
         spec, semantics = chip_semantics(model, "; check needs its decoder and simulator")
     except ModelError as e:
         groups = model.groups()
+        n = sum(sum(g.counts.values()) for g in groups)
         reason = str(e).removeprefix(f"{model.path}: ").removeprefix("run: ")
-        findings.add(("chip",), "model", "chip", model.chip, reason, count=sum(sum(g.counts.values()) for g in groups),
-                     group=groups[0].label if groups else None)
-        return findings.result(), sum(sum(g.counts.values()) for g in groups)
+        findings.add(("chip",), "model", "chip", model.chip, reason, count=n, group=groups[0].label if groups else None)
+        return findings.result(), n
     n = 0
     for i, net in enumerate(model.nets):
         for s in range(len(net.stages)):

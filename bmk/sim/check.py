@@ -51,14 +51,16 @@ class Finding:
             place += f" (byte {self.offset})"
         return place.strip()
 
+    def what(self):
+        """'<kind>' or '<kind> <field> = <value>': what was refused."""
+        return self.kind if self.field is None else f"{self.kind} {self.field} = {shown(self.value)}"
+
     def line(self):
         """One line: kind, field = value, the reason, how many and the first place."""
         if self.index is None:          # not an instruction's refusal: its reason names what it is about
             return self.reason
-        what = self.kind if self.field is None else f"{self.kind} {self.field} = {shown(self.value)}"
-        where = self.where()
         n = f"{self.count} instruction{'s' * (self.count != 1)}"
-        return f"{what}: {self.reason} ({n}, first {where})"
+        return f"{self.what()}: {self.reason} ({n}, first {self.where()})"
 
     def to_dict(self):
         return attrs.asdict(self)
@@ -96,35 +98,29 @@ def _sync_fields(spec):
             for e in spec.encoded_engines}
 
 
-def refusal(spec, semantics, eng, rec):
-    """The Refused of a record, or None when the simulator takes it."""
-    return verdict(spec, semantics, eng, rec)[1]
-
-
 def refusals(spec, semantics, records, findings=None, group=None):
     """Add to `findings` (a Findings; a new one by default) every refusal of `records` (decoded
     Records in program order) by a simulator of `spec` with `semantics`; return it."""
     findings = Findings() if findings is None else findings
     engines = {e.name: e for e in spec.encoded_engines}
     sync = _sync_fields(spec)
-    seen = {}                       # content key -> (key, kind, field, value, reason) or None
+    seen = {}                       # content key -> its Refused, or None
     position = {}
     for rec in records:
         engine = rec.engine
         index = position[engine] = position.get(engine, -1) + 1
-        f = rec.fields
         ids = sync.get(engine, ())
         try:
-            content = (engine, rec.cls, tuple((k, v) for k, v in f.items() if k not in ids))
-            verdict = seen.get(content, seen)
+            content = (engine, rec.cls, tuple((k, v) for k, v in rec.fields.items() if k not in ids))
+            refused = seen.get(content, seen)
         except TypeError:           # unhashable values (hand-made records): checked each time
-            content, verdict = None, seen
-        if verdict is seen:
-            verdict = refusal(spec, semantics, engines.get(engine), rec)
+            content, refused = None, seen
+        if refused is seen:
+            refused = verdict(spec, semantics, engines.get(engine), rec)[1]
             if content is not None:
-                seen[content] = verdict
-        if verdict is not None:
-            findings.add(*verdict, group=group, engine=engine, index=index, offset=rec.offset)
+                seen[content] = refused
+        if refused is not None:
+            findings.add(*refused, group=group, engine=engine, index=index, offset=rec.offset)
     return findings
 
 
@@ -178,10 +174,35 @@ def _hashable(value):
         return repr(value)
 
 
+def no_simulator(chip_name):
+    """The reason a chip's instructions cannot be simulated at all."""
+    from bmk.sim.semantics import REGISTRY
+    return f"chip {chip_name} has no simulator (chips with one: {', '.join(sorted(REGISTRY))})"
+
+
+def check_records(spec, records):
+    """[Finding] of decoded Records of chip `spec`: each refusal of its simulator, or one
+    finding (buffer chip = its name) when the chip has none."""
+    from bmk.sim.semantics import REGISTRY, semantics_for
+    findings = Findings()
+    if spec.name not in REGISTRY:
+        findings.add(("chip",), "buffer", "chip", spec.name, no_simulator(spec.name))
+        return findings.result()
+    return refusals(spec, semantics_for(spec.name), records, findings).result()
+
+
 def check_buffer(source, chip):
-    """Findings of a command buffer (cmd_hdr_t bytes), raw streams ({engine: bytes}) or a list
-    of Records of `chip` (a name or a ChipSpec)."""
-    from bmk.sim.core import Simulator
-    sim = Simulator(chip)
-    records = sim._records(source, "check")
-    return refusals(sim.chip, sim.semantics, records).result(), len(records)
+    """([Finding], instructions) of a command buffer (cmd_hdr_t bytes), raw streams ({engine:
+    bytes}) or a list of Records of `chip` (a name or a ChipSpec)."""
+    from bmk.encoders import Record, decode
+    from bmk.isa import load_chip
+    spec = load_chip(chip) if isinstance(chip, str) else chip
+    if isinstance(source, (list, tuple)) and all(isinstance(r, Record) for r in source):
+        records = list(source)
+    elif isinstance(source, (bytes, bytearray, memoryview, dict)):
+        records = decode(spec, source)
+    else:
+        from bmk.errors import ArgumentError, must
+        raise ArgumentError(must("check", "source", "a Model, a model path, bytes (a command buffer), {engine: "
+                                 "bytes} (raw streams) or a list of Records", source))
+    return check_records(spec, records), len(records)
