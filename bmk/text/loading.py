@@ -348,7 +348,7 @@ def stream_error(path, engine, e):
 
 
 def decode_raw(chip, streams):
-    """{engine: (name, bytes or memory map)} -> (records merged in program order, {engine: name}):
+    """{engine: (name, bytes or FileBytes)} -> (records merged in program order, {engine: name}):
     a raw.RawRecords, columns over the streams' bytes (issue 24 item 2).
 
     Errors name the stream's file and the byte offset in that stream."""
@@ -379,7 +379,7 @@ def load_raw(streams, chip):
             raise BmkError(f"--raw: two streams for engine {name} ({seen[name]} and {path})")
         seen[name] = path
     from bmk.text.raw import read_stream
-    data = {engine: (str(path), read_stream(path)) for engine, path in streams}    # files: memory maps
+    data = {engine: (str(path), read_stream(path)) for engine, path in streams}    # large files: FileBytes
     listing = load_raw_bytes(data, chip)
     sides = {engine_name(chip, engine): read_sidecar(str(path)) for engine, path in streams}
     if all(s is None for s in sides.values()):

@@ -6,11 +6,14 @@ command, its own id and wait values read at their bit positions (the ChipSpec's 
 checked (`check_ids`) and merged into program order (merge.merge_order, the rule
 merge_streams applies to Records), and then dropped. `RawRecords` is that order: per command
 its stream and index (6 bytes), each stream its offsets and class numbers (5-9 bytes a
-command) over the stream's bytes, as given or a read-only memory map of the file, whose pages
-are given back to the system as they are read (`release`): a Record is made when one is
-asked for, and a pass over a listing (bmk-disasm, bmk-diff's keys: `frames`) holds one at a time.
+command) over the stream's bytes, as given or read from the file a window at a time
+(`FileBytes`): a Record is made when one is asked for, and a pass over a listing (bmk-disasm,
+bmk-diff's keys: `frames`) holds one at a time.
+
+Files are read with pread, not memory-mapped: a mapped file that shrinks while it is read (another
+process rewriting it) kills the reader with SIGBUS, which Python cannot catch; a short read is a
+DecodeError naming the file and the byte.
 """
-import mmap
 import os
 from array import array
 from collections.abc import Sequence
@@ -22,27 +25,85 @@ from bmk.encoders.framing import PAD, StreamScan, make_record, opaque_record
 from bmk.encoders.merge import MessageLog, Queue, merge_order
 from bmk.errors import DecodeError
 
-RELEASE = 1 << 26           # bytes of a mapped stream read between two releases of its pages
+RELEASE = 1 << 26           # bytes of a file's stream read between two releases of its window
+WINDOW = 1 << 16            # bytes a FileBytes reads at once (and the size up to which a file is simply read)
 
 
 def read_stream(path):
-    """A raw stream file's bytes: a read-only memory map of a non-empty regular file, else its bytes."""
-    with open(path, "rb") as f:
-        try:
-            if os.fstat(f.fileno()).st_size:
-                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError):
-            pass
-        return f.read()
+    """A raw stream file's bytes: a large regular file as FileBytes (read a window at a time),
+    else its bytes."""
+    f = open(path, "rb")
+    try:
+        size = os.fstat(f.fileno()).st_size
+        if size > WINDOW and os.path.isfile(path):
+            return FileBytes(f, str(path), size)
+        with f:
+            return f.read()
+    except BaseException:
+        f.close()
+        raise
+
+
+class FileBytes:
+    """The first `size` bytes of an open file, read on demand (os.pread) one window at a time:
+    indexing and slicing give ints and bytes as `bytes` does. The size is the file's when opened;
+    if the file then shrinks, a read that comes short is a DecodeError naming the file and the
+    byte, where a memory map would have died of SIGBUS."""
+
+    def __init__(self, f, path, size):
+        self.f, self.fd, self.path, self.size = f, f.fileno(), path, size
+        self.lo, self.buf = 0, b""
+
+    def __len__(self):
+        return self.size
+
+    def _read(self, start, stop):
+        got = os.pread(self.fd, stop - start, start)
+        if len(got) < stop - start:
+            raise DecodeError(f"{self.path} changed while it was read: it was {self.size} bytes when opened "
+                              f"and now ends at byte {start + len(got)}", start + len(got))
+        return got
+
+    def _window(self, start, stop):
+        """Make bytes [start, stop) part of the window (stop - start <= WINDOW)."""
+        if not (self.lo <= start and stop <= self.lo + len(self.buf)):
+            self.lo = start
+            self.buf = self._read(start, min(self.size, start + max(WINDOW, stop - start)))
+
+    def __getitem__(self, i):
+        lo, buf = self.lo, self.buf
+        if i.__class__ is slice:            # the hot path: a command inside the window
+            start, stop = i.start, i.stop
+            if start is not None and stop is not None and i.step is None and lo <= start and stop <= lo + len(buf):
+                return buf[start - lo:stop - lo]
+            start, stop, step = i.indices(self.size)
+            if step != 1:
+                raise ValueError("FileBytes slices step 1")
+            if stop <= start:
+                return b""
+            if stop - start > WINDOW:
+                return self._read(start, stop)
+            self._window(start, stop)
+            return self.buf[start - self.lo:stop - self.lo]
+        if lo <= i < lo + len(buf):
+            return buf[i - lo]
+        n = range(self.size)[i]
+        self._window(n, n + 1)
+        return self.buf[n - self.lo]
+
+    def release(self):
+        self.lo, self.buf = 0, b""
+
+    def close(self):
+        self.release()
+        self.f.close()
 
 
 def release(data, upto=None):
-    """Give back the pages of a memory map (up to byte `upto`): they are read again from the
-    file when touched, so a pass over a long stream keeps its memory flat."""
-    if isinstance(data, mmap.mmap):
-        end = len(data) if upto is None else upto - upto % mmap.PAGESIZE
-        if end > 0:
-            data.madvise(mmap.MADV_DONTNEED, 0, end)
+    """Drop what is held of a file's stream (its window): a pass over a long stream keeps its
+    memory flat. `upto`: the byte the pass has reached (kept for the callers' rhythm)."""
+    if isinstance(data, FileBytes):
+        data.release()
 
 
 class RawStream:
@@ -208,7 +269,7 @@ class RawRecords(Sequence):
 
 
 def load_streams(chip, streams, paths):
-    """{engine name: bytes or memory map} (one core) -> RawRecords in program order. Errors name
+    """{engine name: bytes or FileBytes} (one core) -> RawRecords in program order. Errors name
     the stream's file (`paths[engine]`) and the byte offset in that stream (as decode_raw's)."""
     from bmk.text.loading import stream_error
     raw = {}

@@ -192,7 +192,7 @@ def _peak(fn):
 
 
 def test_raw_disasm_and_diff_hold_columns_not_records(tmp_path):
-    """Per instruction a listing keeps ~10 bytes of columns (the stream bytes are a memory map of
+    """Per instruction a listing keeps ~10 bytes of columns (the stream bytes are read from
     the file, not Python memory) and a diff ~30 more a side: 16 more copies of the vendor streams
     (9152 instructions) on both sides cost ~75 bytes each, not a Record each (~3.5 kB)."""
     peaks = []
@@ -214,3 +214,41 @@ def test_raw_disasm_and_diff_hold_columns_not_records(tmp_path):
             shutil.rmtree(tmp_path / side)
     extra = 16 * 572
     assert peaks[2] - peaks[1] < 120 * extra, (peaks, (peaks[2] - peaks[1]) / extra)
+
+
+def test_a_file_that_shrinks_while_read_is_one_line_not_a_signal(tmp_path, runner, monkeypatch):
+    """Issue 32 item 6: another process cuts the stream file after bmk-disasm has scanned it. A
+    memory map then died of SIGBUS (no message, partial output); the file is read with pread, so
+    the short read is exit 2 and one line naming the file and the byte."""
+    big = YOLO["tiu"] * 4
+    assert len(big) > raw.WINDOW                   # read a window at a time, not whole
+    for e, data in (("tiu", big), ("gdma", YOLO["gdma"])):
+        (tmp_path / f"s.{e}").write_bytes(data)
+    load = raw.load_streams
+
+    def load_then_cut(*args):
+        listing = load(*args)
+        os.truncate(tmp_path / "s.tiu", len(big) // 2)
+        return listing
+    monkeypatch.setattr(raw, "load_streams", load_then_cut)
+    res = runner.invoke(disasm, ["--chip", "bm1684x", "--raw", "tiu", "s.tiu", "--raw", "gdma", "s.gdma",
+                                 "-o", "out.s"])
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "s.tiu changed while it was read" in lines[0], lines
+    assert f"was {len(big)} bytes when opened and now ends at byte {len(big) // 2}" in lines[0]
+
+
+def test_file_bytes_index_and_slice_as_bytes(tmp_path):
+    """FileBytes reads as the bytes it holds, across its windows."""
+    data = bytes(range(256)) * (3 * raw.WINDOW // 256 + 7)
+    (tmp_path / "f").write_bytes(data)
+    fb = raw.read_stream(tmp_path / "f")
+    assert isinstance(fb, raw.FileBytes) and len(fb) == len(data)
+    for a, b in ((0, 10), (raw.WINDOW - 3, raw.WINDOW + 5), (5, 3 * raw.WINDOW), (len(data) - 9, len(data) + 40)):
+        assert fb[a:b] == data[a:b]
+    assert [fb[k] for k in (0, raw.WINDOW, -1)] == [data[0], data[raw.WINDOW], data[-1]]
+    fb.close()
+    small = tmp_path / "g"
+    small.write_bytes(b"\x01" * 100)
+    assert raw.read_stream(small) == b"\x01" * 100
