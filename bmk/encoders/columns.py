@@ -425,6 +425,8 @@ def scan(chip, eng, data, core=0):
         np.uint8 if len(eng.classes) <= 256 else np.int16)
     pad = n - offset
     last = len(offsets) - 1
+    if not len(offsets) and pad:
+        raise Fallback           # zero bytes and no command: decode_stream's error
     if len(offsets) and (pad != _rule_pad(rule, offset) or last in pads):
         total = pads.get(last, 0) + pad
         if total > _max_pad():

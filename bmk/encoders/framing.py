@@ -418,6 +418,9 @@ class StreamScan:
             last = (offset, cls)
             offset += step
         pad = size - offset
+        if not n and pad:       # no command to keep it on: refused, never dropped (an empty stream is 0 bytes)
+            raise DecodeError(f"no command{where}, only {pad} zero bytes: zero padding is kept on the command before it, "
+                              f"and an empty stream is 0 bytes", 0)
         if n and (pad != _rule_pad(rule, offset) or (n - 1) in pads):
             total = pads.get(n - 1, 0) + pad       # padding already skipped after it (a short last block) counts too
             _check_pad(total, offset, where)

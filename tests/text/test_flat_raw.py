@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import bmk
-from bmk.cli.main import asm, disasm
+from bmk.cli.main import asm, diff, disasm
 from bmk.encoders import decode_stream, merge_streams
 from bmk.encoders.framing import PAD, StreamWriter, encode_stream, frame_stream, pack
 from bmk.errors import BmkError
@@ -252,3 +252,22 @@ def test_file_bytes_index_and_slice_as_bytes(tmp_path):
     small = tmp_path / "g"
     small.write_bytes(b"\x01" * 100)
     assert raw.read_stream(small) == b"\x01" * 100
+
+
+def test_a_stream_of_zero_bytes_only_is_refused_not_dropped(tmp_path, runner):
+    """Issue 32 item 11: 128 zero bytes came back from bmk-disasm then bmk-asm as 0 bytes, and
+    bmk-diff called them equal to an empty stream. Padding lives on the command before it; with
+    no command it cannot be kept, so such a stream is refused by name, by every reader."""
+    zeros = bytes(128)
+    with pytest.raises(bmk.DecodeError, match="no command in the tiu stream, only 128 zero bytes"):
+        decode_stream(CHIP, "tiu", zeros)
+    with pytest.raises(bmk.DecodeError, match="only 128 zero bytes"):
+        bmk.decode("bm1684x", {"tiu": zeros, "gdma": YOLO["gdma"]})
+    assert decode_stream(CHIP, "tiu", b"") == []
+    (tmp_path / "z.tiu").write_bytes(zeros)
+    (tmp_path / "e.tiu").write_bytes(b"")
+    res = runner.invoke(disasm, ["--chip", "bm1684x", "--raw", "tiu", "z.tiu", "-o", "z.s"])
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1, res.output
+    assert "z.tiu: tiu stream byte 0: no command, only 128 zero bytes" in res.stderr, res.stderr
+    res = runner.invoke(diff, ["--chip", "bm1684x", "--raw", "tiu", "z.tiu", "e.tiu"])
+    assert res.exit_code == 2 and "z.tiu" in res.stderr and "only 128 zero bytes" in res.stderr, res.output
