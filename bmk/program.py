@@ -363,21 +363,28 @@ def _positional_method(row):
     return method
 
 
+def _fields_signature(row):
+    """What help() and editors show for a fields row: one optional record, else its fields by
+    name, typed and defaulted as the record types and defaults them."""
+    P = inspect.Parameter
+    params = [P("self", P.POSITIONAL_ONLY),
+              P("p", P.POSITIONAL_ONLY, default=None, annotation=f"{row.record.__name__} | None")]
+    params += [f.replace(kind=P.KEYWORD_ONLY) for f in inspect.signature(row.record).parameters.values()]
+    return inspect.Signature(params)
+
+
 def make_method(cls, row):
     """The method of one op-table row."""
     method = (_positional_method if row.call == POSITIONAL else _fields_method)(row)
+    signature = inspect.signature(method) if row.call == POSITIONAL else _fields_signature(row)
     if not row.handle:
         emit = method
 
         def method(self, *args, **kwargs):
             emit(self, *args, **kwargs)
             return None
-        method.__signature__ = inspect.signature(emit)
-    elif row.call != POSITIONAL:
-        method.__signature__ = inspect.Signature(
-            [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY),
-             inspect.Parameter("p", inspect.Parameter.POSITIONAL_ONLY, default=None),
-             inspect.Parameter("fields", inspect.Parameter.VAR_KEYWORD)])
+        signature = signature.replace(return_annotation=None)
+    method.__signature__ = signature
     method.__name__ = row.name
     method.__qualname__ = f"{cls.__name__}.{row.name}"
     method.__doc__ = row.docstring

@@ -10,11 +10,12 @@ as given; the checks validate them and the lowering normalizes them.
 """
 import attrs
 
+from bmk.argtypes import typed
 from bmk.program import REQUIRED
 
 
 def _record(cls):
-    return attrs.frozen(cls, kw_only=False)
+    return attrs.frozen(typed(cls), kw_only=False)
 
 
 # -- Memory functions (seed 003 "Memory Functions") ------------------------------------------

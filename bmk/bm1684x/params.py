@@ -8,10 +8,12 @@ the strides out, and a call that leaves out a REQUIRED argument is refused namin
 """
 import attrs
 
+from bmk.argtypes import typed
 from bmk.program import REQUIRED
 
 
 @attrs.frozen
+@typed
 class Binary:
     """tpu_bdc_and / or / xor / min / max."""
     dst_addr: object
@@ -25,6 +27,7 @@ class Binary:
 
 
 @attrs.frozen
+@typed
 class BinaryC:
     """tpu_bdc_and_C / or_C / xor_C / min_C / max_C."""
     dst_addr: object
@@ -37,6 +40,7 @@ class BinaryC:
 
 
 @attrs.frozen
+@typed
 class Shift:
     """tpu_bdc_arithmetic_shift / logical_shift."""
     dst_addr: object
@@ -53,6 +57,7 @@ class Shift:
 
 
 @attrs.frozen
+@typed
 class ShiftC:
     """tpu_bdc_arithmetic_shift_C / logical_shift_C."""
     dst_addr: object
@@ -67,6 +72,7 @@ class ShiftC:
 
 
 @attrs.frozen
+@typed
 class Compare:
     """tpu_bdc_greater / less / equal / greater_equal / less_equal / not_equal."""
     dst_addr: object
@@ -82,6 +88,7 @@ class Compare:
 
 
 @attrs.frozen
+@typed
 class CompareC:
     """tpu_bdc_greater_C / ... / not_equal_C."""
     dst_addr: object
@@ -96,6 +103,7 @@ class CompareC:
 
 
 @attrs.frozen
+@typed
 class VcBinary:
     """tpu_bdc_vc_and / or / xor / min / max."""
     dst_addr: object
@@ -109,6 +117,7 @@ class VcBinary:
 
 
 @attrs.frozen
+@typed
 class VcCompare:
     """tpu_bdc_vc_greater / less / equal / greater_equal / less_equal / not_equal."""
     dst_addr: object
@@ -124,6 +133,7 @@ class VcCompare:
 
 
 @attrs.frozen
+@typed
 class GdmaCpy:
     """tpu_gdma_cpy_S2L / L2S / L2L / S2S."""
     dst_addr: object

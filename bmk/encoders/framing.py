@@ -419,8 +419,8 @@ class StreamScan:
             offset += step
         pad = size - offset
         if not n and pad:       # no command to keep it on: refused, never dropped (an empty stream is 0 bytes)
-            raise DecodeError(f"no command{where}, only {pad} zero bytes: zero padding is kept on the command before it, "
-                              f"and an empty stream is 0 bytes", 0)
+            raise DecodeError(f"no command{where}, only {pad} zero bytes: zero padding is kept on the command "
+                              f"before it, and an empty stream is 0 bytes", 0)
         if n and (pad != _rule_pad(rule, offset) or (n - 1) in pads):
             total = pads.get(n - 1, 0) + pad       # padding already skipped after it (a short last block) counts too
             _check_pad(total, offset, where)
@@ -564,7 +564,7 @@ def _decode_raw(chip, cores):
     return decode_raw_streams(chip, checked)
 
 
-def decode(chip, data):
+def decode(chip: str, data: "bytes | Mapping[str, bytes] | Sequence[Mapping[str, bytes]]") -> "Sequence[Record]":
     """bytes (a cmd_hdr_t buffer), {engine: bytes} (raw streams) or a list of {engine: bytes}
     (one per core) -> Records in program order.
 
@@ -583,7 +583,7 @@ def decode(chip, data):
     return decode_cmdbuf(chip, data)
 
 
-def encode(chip, records, raw=False):
+def encode(chip: str, records: "Iterable[Record]", raw: bool = False) -> "bytes | Streams | list[Streams]":
     """Records -> cmd_hdr_t bytes, or {engine: raw stream} with raw=True (API.md); records of
     several cores -> a list of {engine: raw stream}, one per core."""
     chip = _chip(chip)

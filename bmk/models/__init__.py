@@ -36,7 +36,7 @@ def read_model(data, path="<model>"):
                      path, 0)
 
 
-def load_model(path):
+def load_model(path: "str | os.PathLike[str]") -> "Model":
     """A .bmodel or .cvimodel file -> Model (API.md "Compiled models"). ModelError (a bmk.BmkError)
     for any defect, naming the file, the byte offset and the rule; OSError when unreadable."""
     with open(path, "rb") as f:

@@ -91,7 +91,7 @@ def refusal_message(findings):
             "nothing was run")
 
 
-def check(source, chip=None):
+def check(source: "Model | bytes | Mapping[str, bytes] | Sequence[Record]", chip: "str | None" = None) -> "Findings":
     """bmk.check (API.md "Checking, timing and linting models"): every instruction bmk's simulator
     would refuse, grouped by kind, field and value, without running anything -> [Finding]
     (bmk/sim/check.py), [] when everything can run.

@@ -181,7 +181,7 @@ class Simulator:
     chip: a chip name or a ChipSpec; semantics: a Semantics, default the chip's registered one.
     """
 
-    def __init__(self, chip="bm1880", semantics=None):
+    def __init__(self, chip: str = "bm1880", semantics: "Semantics | None" = None):
         if isinstance(chip, str):
             self.chip = load_chip(chip)
         elif isinstance(chip, ChipSpec):
@@ -318,14 +318,14 @@ class Simulator:
                                      f"[0x{base:x}, 0x{base + self.gmem.size:x})", Shown(hex(base + addr))))
         return addr
 
-    def gmem_write(self, addr, data):
+    def gmem_write(self, addr: int, data: "bytes | np.ndarray") -> None:
         """Write bytes (or a numpy array's raw bytes) at global address addr (bm1880: a gmem
         offset; bm1684, bm1684x: a device address from 0x100000000)."""
         buf = self._bytes(data)
         addr = self._gmem_span("gmem_write", addr, len(buf))
         self.gmem.store(addr, buf)
 
-    def gmem_read(self, addr, n):
+    def gmem_read(self, addr: int, n: int) -> bytes:
         """n bytes at global address addr (as gmem_write takes it). Bytes this machine cannot
         hold are an ArgumentError pointing at gmem_chunks / gmem_dump, which read any size."""
         chunks = self.gmem_chunks(addr, n, call="gmem_read")
@@ -621,7 +621,9 @@ class Simulator:
         prog.schedule = None        # (order, start, end, clocks), kept by the first run (_scheduled)
         return prog
 
-    def run(self, cmdbuf, *, races=True, progress=None, checks=None, strict=False):
+    def run(self, cmdbuf: "bytes | Mapping[str, bytes] | Sequence[Record]", *, races: bool = True,
+            progress: "Callable[[int, int], None] | None" = None, checks: "bool | None" = None,
+            strict: bool = False) -> "Report":
         """Decode `cmdbuf` and execute it; return a Report. `cmdbuf` is a cmd_hdr_t command
         buffer (bytes), raw per-engine streams ({engine: bytes}, merged in program order by
         their sync ids, API.md "Simulator, all chips"), a list of Records, or a Program

@@ -47,7 +47,10 @@ def test_without_op_handles_the_bytes_are_the_same():
 
 def test_fields_methods_keep_their_signature_and_errors():
     ctx = bm1880.register()
-    assert str(inspect.signature(bm1880.Context.tpu_mul)) == "(self, p=None, /, **fields)"
+    assert str(inspect.signature(bm1880.Context.tpu_mul)) == (     # the record, or its fields by name, typed
+        "(self, p: 'MulParam | None' = None, /, *, res_high: 'TensorLmem | None' = None, "
+        "res_low: 'TensorLmem | None' = None, a: 'TensorLmem | None' = None, b: 'TensorLmem | None' = None, "
+        "rshift_width: int = 0)")
     t = ctx.tl_prealloc(0, S, FMT_I8)
     with pytest.raises(bmk.ArgumentError, match="tpu_mul: no argument named 'rshift'; tpu_mul takes res_high, "):
         ctx.tpu_mul(res_low=t, a=t, b=t, rshift=1)
