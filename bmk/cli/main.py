@@ -211,14 +211,22 @@ def bmk():
 @click.option("--dir", "out_dir", metavar="DIR", default=None,
               help="a model's listing (.group lines): write every group into DIR as `bmk extract` names it "
                    "(<label, / as .>.<engine>.bin, or .cmdbuf.bin for a cvimodel group)")
+@click.option("--json", "as_json", is_flag=True,
+              help="FILE is the JSON listing bmk-disasm --json writes (one group), not assembly text")
 @guarded
-def asm(file, output, chip, raw, out_dir):
+def asm(file, output, chip, raw, out_dir, as_json):
     """Assemble text FILE ('-' for stdin) into a command buffer (docs/asm.md has the syntax)."""
     from bmk.text import asm as asmtext, loading
     if not output and not raw and not out_dir:
         fail("missing -o OUT (or --raw ENGINE OUT, or --dir DIR)")
     name = "<stdin>" if file == "-" else file
-    parser, records = asmtext.iter_parse(asmtext.text_lines(_read_text(file, name)), loading.resolve_chip(chip), name)
+    if as_json:
+        if out_dir:
+            fail("--dir writes a text listing's groups: give --json with -o or --raw")
+        parser, records = _json_listing(file, name, loading.resolve_chip(chip))
+    else:
+        parser, records = asmtext.iter_parse(asmtext.text_lines(_read_text(file, name)), loading.resolve_chip(chip),
+                                             name)
     if out_dir:
         return _asm_groups(parser, records, name, output, raw, out_dir)
     # Encoded as parsed and written as encoded (issue 13.4, 24.2): a long text never becomes a
@@ -249,6 +257,17 @@ def asm(file, output, chip, raw, out_dir):
             for w in ws:
                 w.close()
         outs.commit()
+
+
+def _json_listing(file, name, chip):
+    """bmk-asm --json: (an object with the parser's chip and groups, [(index, Record)])."""
+    import types
+    from bmk.text.jsonlist import records_from_json
+    spec, records, labels = records_from_json("".join(_read_text(file, name)), chip, name)
+    if len(labels) > 1:
+        fail(f"{name}: instructions of {len(labels)} command groups; bmk-asm --json writes one "
+             "(bmk-disasm --json --group LABEL lists one)")
+    return types.SimpleNamespace(chip=spec, groups=len(labels)), records
 
 
 class _Outputs:
@@ -412,8 +431,10 @@ def _read_text(path, name, size=1 << 18):
 @click.option("--width", type=click.IntRange(min=0), default=None, metavar="N",
               help="wrap instruction lines longer than N characters (continued with a trailing backslash, "
                    "which bmk-asm reads); 0: never. Default: the terminal's width when writing to one, else 0")
+@click.option("--json", "as_json", is_flag=True,
+              help="write the instructions as JSON, every field by name (bmk-asm --json reads it back)")
 @guarded
-def disasm(file, chip, fields, raw, output, groups, width):
+def disasm(file, chip, fields, raw, output, groups, width, as_json):
     """Print command buffer FILE (or raw streams, or a compiled model) as assembly text; bmk-asm turns it
     back into the same bytes.
 
@@ -432,15 +453,29 @@ def disasm(file, chip, fields, raw, output, groups, width):
         from bmk.text.model_listing import iter_model_disassembly
         model = models.load(file)
         chosen = [model.group(label) for label in groups] if groups else model.groups()
+        if as_json:
+            from bmk.text.jsonlist import iter_json
+            from bmk.text.model_listing import group_listing, spec_for
+            _write_lines(output, iter_json(spec_for(model.chip, model.path),
+                                           ((g.label, group_listing(model, g)[0].records) for g in chosen)))
+            return
         _write_lines(output, iter_model_disassembly(model, chosen, fields))
         return
     if groups:
         fail("--group takes a model FILE (.bmodel, .cvimodel)")
     text = None if raw else _text_groups(file, chip)
     if text is not None and _labelled(text):    # a model's listing: printed again group by group
+        if as_json:
+            from bmk.text.jsonlist import iter_json
+            _write_lines(output, iter_json(text.spec, ((g.label, g.listing.records) for g in text.groups)))
+            return
         _write_lines(output, _iter_grouped(text, fields))
         return
     listing = _single(text) if text is not None else _load_input(file, chip, raw)
+    if as_json:
+        from bmk.text.jsonlist import iter_json
+        _write_lines(output, iter_json(listing.chip, [(None, listing.records)]))
+        return
     _write_lines(output, asmtext.iter_disassembly(listing.chip, listing.records, fields, locations=True,
                                                   notes=listing.notes(), width=width))
 
@@ -587,11 +622,12 @@ def _load_side(spec, chip, raw_engine):
 
 @click.command("chips", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
 @debug_option
+@click.option("--json", "as_json", is_flag=True, help="print the table as JSON: {chip: {capability: text}}")
 @guarded
-def chips_cmd():
+def chips_cmd(as_json):
     """List the chips and what works on each: encode API, decode/disasm/asm/diff, simulate."""
-    from bmk.cli.chipinfo import chip_table
-    click.echo(chip_table())
+    from bmk.cli.chipinfo import chip_rows, chip_table
+    click.echo(json.dumps(dict(chip_rows()), indent=2) if as_json else chip_table())
 
 
 # ----------------------------------------------------------------------------- run
