@@ -66,6 +66,7 @@ def assert_cmdbuf_equal(actual, expected, *, chip=None, ignore=(), max_entries=5
     wait.<engine>) left out of the comparison. Raw streams on either side are compared per
     engine (`order`). Input that is not a valid buffer raises bmk.BmkError, not AssertionError.
     """
+    __tracebackhide__ = True     # pytest: the failure is the diff, not this frame's raw-bytes arguments
     result = cmdbuf_diff(actual, expected, chip=chip, ignore=ignore, order=order)
     if not result.equal:
         raise AssertionError("command buffers differ (expected -> actual)\n" + result.to_text(limit=max_entries))

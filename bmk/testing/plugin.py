@@ -37,6 +37,7 @@ class CmdbufGolden:
         return self.directory / (name if name.endswith(".cmdbuf") else name + ".cmdbuf")
 
     def __call__(self, actual, name=None, *, ignore=(), chip=None, order=None):
+        __tracebackhide__ = True     # the failure is the diff, not this frame's raw-bytes arguments
         from bmk.testing import assert_cmdbuf_equal
         path = self.path(name)
         if path in self.checked:

@@ -73,3 +73,20 @@ def test_plugin_fixture(pytester):
     res.assert_outcomes(passed=2, failed=1)
     res.stdout.fnmatch_lines(["*AssertionError: command buffers differ (expected -> actual)*",
                               "*res0_addr: 0x800 -> 0x200*"])
+    # The failure is the diff: the helpers' frames (whose arguments are the raw bytes) are hidden.
+    assert "actual = b'" not in res.stdout.str() and "\\xa5" not in res.stdout.str()
+
+
+def test_assert_failure_shows_the_diff_not_the_bytes(pytester):
+    pytester.makepyfile(test_a=f'''
+from bmk.testing import assert_cmdbuf_equal
+BUF = bytes.fromhex("{BUF.hex()}")
+CHANGED = bytes.fromhex("{_changed().hex()}")
+
+def test_differ():
+    assert_cmdbuf_equal(CHANGED, BUF)
+''')
+    res = pytester.runpytest("-p", "no:cacheprovider")
+    res.assert_outcomes(failed=1)
+    res.stdout.fnmatch_lines(["*assert_cmdbuf_equal(CHANGED, BUF)*", "*res0_addr: 0x800 -> 0x200*"])
+    assert "actual = b'" not in res.stdout.str() and "\\xa5" not in res.stdout.str()
