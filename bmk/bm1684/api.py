@@ -28,7 +28,7 @@ from bmk.bm1684.lowering import gdma as lo_gdma
 from bmk.bm1684.lowering import memory as lo_memory
 from bmk.bm1684.lowering import neural_network as lo_nn
 from bmk.dtypes import INT32, UINT32
-from bmk.program import POSITIONAL, OpRow
+from bmk.optable import POSITIONAL, OpRow
 
 
 def op(name, record, check, lower, group, doc, kinds):

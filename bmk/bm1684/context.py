@@ -13,7 +13,6 @@ from bmk.errors import ArgumentError, ScheduleError
 from bmk.isa import load_chip
 from bmk.lmem import LocalAllocation
 from bmk.program import Program
-from bmk.scheduler import PARALLEL
 
 __all__ = ["Context"]
 
@@ -55,7 +54,7 @@ class Context(LocalAllocation, Program):
 
     def is_parallel_state(self):
         """okk_is_parallel_state (seed 003 Common): True while the parallel mode is active."""
-        return self._sched.mode is PARALLEL
+        return self.in_parallel
 
     ACQUIRE_IN_PARALLEL = False     # acquire_* is okk_poll's / tpu_poll's hand-over: serial mode only
 

@@ -11,7 +11,7 @@ as given; the checks validate them and the lowering normalizes them.
 import attrs
 
 from bmk.argtypes import typed
-from bmk.program import REQUIRED
+from bmk.optable import REQUIRED
 
 
 def _record(cls):

@@ -24,7 +24,7 @@ from bmk.bm1684x.lowering import dma as lo_dma
 from bmk.bm1684x.lowering import shift as lo_shift
 from bmk.bm1684x.lowering import vc as lo_vc
 from bmk.bm1684x.lowering.common import force_long
-from bmk.program import POSITIONAL, OpRow
+from bmk.optable import POSITIONAL, OpRow
 
 SEED = "001"
 

@@ -67,7 +67,7 @@ class Context(LocalAllocation, Program):
 
     def is_parallel_state(self):
         """tpu_is_parallel_state: whether a parallel section is open."""
-        return self._sched.mode.value == "parallel"
+        return self.in_parallel
 
     def poll(self):
         """tpu_poll: every command issued later waits for every command issued so far. In

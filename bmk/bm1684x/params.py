@@ -9,7 +9,7 @@ the strides out, and a call that leaves out a REQUIRED argument is refused namin
 import attrs
 
 from bmk.argtypes import typed
-from bmk.program import REQUIRED
+from bmk.optable import REQUIRED
 
 
 @attrs.frozen

@@ -18,7 +18,7 @@ from bmk.bm1880.lowering import conv as lo_conv
 from bmk.bm1880.lowering import dma as lo_dma
 from bmk.bm1880.lowering import eltwise as lo_eltwise
 from bmk.bm1880.lowering import matrix as lo_matrix
-from bmk.program import FIELDS, POSITIONAL, OpRow
+from bmk.optable import FIELDS, POSITIONAL, OpRow
 
 
 def op(name, record, check, lower, seed, doc="", *, call=FIELDS, kinds=(), aliases=(), handle=True):

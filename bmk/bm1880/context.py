@@ -10,7 +10,8 @@ from bmk.bm1880.checks.common import Check
 from bmk.bm1880.constants import CTRL_AL, CTRL_NULL
 from bmk.errors import AllocError, ArgumentError, must
 from bmk.isa import load_chip
-from bmk.program import Op, Program, last_to_last
+from bmk.optable import Op, last_to_last
+from bmk.program import Program
 from bmk.tensor import FMT_I8, FMT_U8, TensorLmem, align_up, as_shape, default_lmem_stride, matrix_layout_shape
 from bmk.util import is_int, plain
 

@@ -9,7 +9,8 @@ import pytest
 
 import bmk
 from bmk.isa import load_chip
-from bmk.program import OpRow, Program
+from bmk.optable import OpRow
+from bmk.program import Program
 from bmk.sim.semantics import semantics_for, spec_kinds
 
 CHIPS = bmk.chips()

@@ -10,7 +10,7 @@ import pytest
 import bmk
 from bmk import bm1880
 from bmk.bm1880 import CTRL_NULL, FMT_I8
-from bmk.program import Op
+from bmk.optable import Op
 
 S = bm1880.shape_t4(1, 32, 8, 8)
 

@@ -10,7 +10,8 @@ import bmk.templates
 import bmk.isa
 from bmk import bm1880, program
 from bmk.bm1880 import CTRL_NULL, CTRL_TP, FMT_I8
-from bmk.program import FIELDS, POSITIONAL, OpRow, Program
+from bmk.optable import FIELDS, POSITIONAL, OpRow
+from bmk.program import Program
 from tests.vectors import vendor
 
 S = bm1880.shape_t4(1, 32, 8, 8)

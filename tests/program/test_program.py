@@ -8,7 +8,7 @@ from bmk import bm1880
 from bmk.bm1880 import CTRL_NULL, FMT_I8
 from bmk.encoders import decode_cmdbuf, decode_stream
 from bmk.isa import load_chip
-from bmk.program import last_to_first
+from bmk.optable import last_to_first
 from tests.sched.test_sync_ids import ids
 
 CHIP = load_chip("bm1880")

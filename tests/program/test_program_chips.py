@@ -6,7 +6,8 @@ import pytest
 
 import bmk
 import bmk.isa
-from bmk.program import FIELDS, OpRow, Program
+from bmk.optable import FIELDS, OpRow
+from bmk.program import Program
 from tests.vectors import vendor
 
 

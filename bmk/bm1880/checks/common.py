@@ -10,7 +10,7 @@ seed 002 and the BM1880v2 layout rules (isa-facts/bm1880-notes.md, "v2 layout ch
 - a gmem address (seed 4.14 `u64 gaddr`) is an offset the TDMA address fields reach once the
   [memory.global] base is added, and a transfer ends inside that window.
 Field-width limits are checked once more, generically, when the lowered descriptor is packed
-(bmk.program.Program._pack).
+(bmk.emission.Emission._pack).
 """
 from bmk import checks
 from bmk.tensor import FMT_NAMES, TensorLmem

@@ -15,7 +15,7 @@ from bmk.bm1880.checks.common import Check
 from bmk.errors import ArgumentError
 from bmk.isa import load_chip
 from bmk.isa.spec import build_chip
-from bmk.program import POSITIONAL
+from bmk.optable import POSITIONAL
 from tests.goldens import load_cases, run_calls
 
 CHIP = load_chip("bm1880")
