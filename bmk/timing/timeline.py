@@ -5,7 +5,9 @@ data, so it works on every chip with a cost model, simulated or decode-only.
 Dependencies are the ones program order honours (bmk/encoders/merge.py): a command waits for
 the command of another engine of its core that its wait field names (implicit ids: the 1-based
 position; explicit ids: the last command of that engine, in program order, with that own id;
-`missing_wait = "next"` lends a class without the field the next command's wait); across cores
+a class without the wait field waits for nothing: `missing_wait = "next"` orders listings only,
+and the BM1688 profile shows its SYS_TR_ACC commands running before the DMA the next command
+waits for has ended); across cores
 the k-th wait on message m waits for the k-th send on m of every stream that sends m at least
 k times. The times come from bmk/timing/schedule.py's list_schedule, the simulator's own.
 """
@@ -103,7 +105,10 @@ def _timeline(chip, model, cores, group, offset=0.0):
         first.append(first[-1] + len(recs))
     n = first[-1]
     columns = [_queue(c, e, recs) for c, e, recs in queues]
+    raw = [[list(w) for w in qu.waits] for qu in columns]     # merge_runs lends waits (missing_wait) in place
     order = _program_order(columns, where)
+    for qu, w in zip(columns, raw):
+        qu.waits = w
     targets = _targets(queues, columns, where, first, order)
     cycles, ns = [0] * n, [0.0] * n
     kinds = [""] * n
