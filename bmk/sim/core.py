@@ -52,7 +52,7 @@ from bmk.sim.memory import GMEM, LMEM, AccessLog, Gmem, Lmem
 from bmk.sim.races import find_races
 from bmk.sim.report import Instructions, Report
 from bmk.sim.semantics import Semantics, semantics_for
-from bmk.timing.schedule import list_schedule
+from bmk.timing.schedule import list_schedule, multi_busy
 from bmk.tensor import FMT_I8, TensorLmem
 from bmk.util import is_int
 
@@ -747,7 +747,7 @@ class Simulator:
         total = max(end) if records else 0
         intervals = {e: [(start[i], end[i]) for i in seqs[e]] for e in names}
         pairs = {(a, b): _intersection(intervals[a], intervals[b]) for a, b in itertools.combinations(names, 2)}
-        overlap = next(iter(pairs.values())) if len(names) == 2 else _multi_busy(intervals.values())
+        overlap = next(iter(pairs.values())) if len(names) == 2 else multi_busy(intervals.values())
         races, truncated = [], False
         if detect:
             for a, b in itertools.combinations(names, 2):
@@ -798,15 +798,3 @@ def _measure(iv):
     first = np.flatnonzero(np.concatenate(([True], lo[1:] > reach[:-1])))   # each run of overlapping ones
     last = np.concatenate((first[1:] - 1, [len(iv) - 1]))
     return int((reach[last] - lo[first]).sum())
-
-
-def _multi_busy(interval_lists):
-    """Cycles in which at least two of the engines (each a list of disjoint intervals) are busy."""
-    events = sorted(ev for ivs in interval_lists for lo, hi in ivs if lo < hi for ev in ((lo, 1), (hi, -1)))
-    total, busy, last = 0, 0, None
-    for t, d in events:
-        if busy >= 2:
-            total += t - last
-        busy += d
-        last = t
-    return total

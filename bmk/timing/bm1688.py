@@ -42,7 +42,7 @@ GDMA_STARTUP = 140          # a 64-byte matrix load measures 150 DMA cycles
 RUN_CYCLES = 2             # per contiguous global piece (a DDR burst restarts)
 STRIDED_EFFICIENCY = 0.6    # share of the bandwidth a transfer of several global pieces gets
 
-BASIS = Basis(checked=True, text="checked against BM1688 measured cycles (resnet50 int8, 2 cores, "
+BASIS = Basis(checked=True, text="BM1688 measured cycles (resnet50 int8, 2 cores, "
               "tests/perf/bm1688_resnet50): formulas from lanes, EU width, clocks and bandwidth, "
               "8 fitted constants")
 

@@ -117,3 +117,29 @@ def summary(cmp):
            f"core 0 TIU span: measured {cmp.span_measured}, bmk {cmp.span_estimated} ({cmp.span_error:+.2%})",
            "GDMA median error: bmk " + ("-" if g is None else f"{g:.1%}") + ("" if vg is None else f", vendor {vg:.1%}")]
     return out
+
+
+def measured_timeline(chip, cores, profile, path="profile"):
+    """[Entry] of the commands a profile measured, named by bmk's kinds (the decoded `cores`),
+    times in ns from each engine's clock (tiu_freq_mhz, gdma_freq_mhz), each core's earliest
+    record at 0; sorted by start. A measured id past its stream's end is kind "?"."""
+    from bmk.isa import load_chip
+    from bmk.timing.timeline import Entry
+    if isinstance(chip, str):
+        chip = load_chip(chip)
+    model = cost_model(chip)
+    measured = read_profile(chip, profile, path)
+    out = []
+    for c, got in enumerate(measured):
+        recs = _split(chip, cores[c]) if c < len(cores) else {}
+        times = []
+        for engine, cyc in got.items():
+            scale = 1000.0 / model.freq.get(engine, 1000)
+            for j, (s, e) in cyc.items():
+                rs = recs.get(engine, [])
+                kind = (rs[j].kind or rs[j].cls or "?") if j < len(rs) else "?"
+                times.append((s * scale, e * scale, engine, j, kind, e - s))
+        base = min((t[0] for t in times), default=0.0)
+        out += [Entry(c, engine, j, kind, s - base, e - base, cyc) for s, e, engine, j, kind, cyc in times]
+    out.sort(key=lambda e: (e.start, e.core, e.engine, e.index))
+    return out

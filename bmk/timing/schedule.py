@@ -45,3 +45,16 @@ def list_schedule(seqs, targets, cost, start, end, order, deadlock, done=None):
         if done is not None:
             done(i, e)
         heads[e] += 1
+
+
+def multi_busy(interval_lists):
+    """Time in which at least two of the engines (each a list of disjoint (start, end)
+    intervals) are busy: the simulator report's overlap, and `bmk time`'s."""
+    events = sorted(ev for ivs in interval_lists for lo, hi in ivs if lo < hi for ev in ((lo, 1), (hi, -1)))
+    total, busy, last = 0, 0, None
+    for t, d in events:
+        if busy >= 2:
+            total += t - last
+        busy += d
+        last = t
+    return total

@@ -15,6 +15,8 @@ from collections import defaultdict
 
 import attrs
 
+from bmk.encoders import Record
+from bmk.encoders.columns import StreamRecords
 from bmk.encoders.merge import MessageLog, Queue, merge_runs
 from bmk.errors import ArgumentError, BmkError, SimulationError
 from bmk.timing.models import cost_model
@@ -42,7 +44,8 @@ class Entry:
 
 def timeline(chip, cores):
     """[Entry] of every command, in program order. `cores`: a list of {engine: bytes or [Record]}
-    (one per core; one dict: one core), a Group of a model, or a Model (every net, stage and
+    (one per core; one dict: one core), a cmd_hdr_t buffer (bytes) or a list of Records (one
+    core), a Group of a model, or a Model (every net, stage and
     subnet in file order, one after another; a subnet's groups run on their cores at once).
     ArgumentError for a chip without a cost model or an input of another type; DecodeError for
     bad streams; SimulationError when the waits can never be met (naming each stuck stream)."""
@@ -55,6 +58,14 @@ def timeline(chip, cores):
         return _model_timeline(chip, model, cores)
     if isinstance(cores, Group):
         return _timeline(chip, model, {cores.core: cores.streams}, cores.label)
+    if isinstance(cores, (bytes, bytearray, memoryview)):
+        from bmk.encoders import decode_cmdbuf
+        cores = decode_cmdbuf(chip, bytes(cores))
+    if isinstance(cores, (list, tuple, StreamRecords)) and cores and all(isinstance(r, Record) for r in cores):
+        one = {}
+        for r in cores:
+            one.setdefault(r.engine, []).append(r)
+        cores = [one]
     if isinstance(cores, dict):
         cores = [cores]
     if not isinstance(cores, (list, tuple)) or not all(isinstance(c, dict) for c in cores):
