@@ -67,7 +67,7 @@ def _time(name):
     b = basis(name)
     if b is None:
         return "no (no cost model: bmk/timing/models.py)"
-    return ("yes, checked against hardware: " if b.checked else "yes, ") + b.text
+    return ("yes, checked against hardware: " if b.checked else "yes, not checked against hardware: ") + b.text
 
 
 def chip_rows():

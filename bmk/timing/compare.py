@@ -93,7 +93,8 @@ def compare(chip, cores, profile, net_stat=None, path="profile"):
     tiu0 = measured[0].get("tiu", {}) if measured else {}
     span_m = max(e for _, e in tiu0.values()) - min(s for s, _ in tiu0.values()) if tiu0 else 0
     tl = [e for e in timeline(chip, cores) if e.core == 0 and e.engine == "tiu"]
-    span_e = round((max(e.end for e in tl) - min(e.start for e in tl)) * model.freq.get("tiu", 1000) / 1000) if tl else 0
+    span_ns = max(e.end for e in tl) - min(e.start for e in tl) if tl else 0
+    span_e = round(span_ns * model.freq.get("tiu", 1000) / 1000)
     return Comparison(tuple(rows), span_m, span_e)
 
 
@@ -115,7 +116,8 @@ def summary(cmp):
     out = [f"TIU commands measured > {BIG} cycles within 10%: bmk {w}/{n} ({w / max(n, 1):.1%})"
            + (f", vendor {vw}/{vn} ({vw / max(vn, 1):.1%})" if vn else ""),
            f"core 0 TIU span: measured {cmp.span_measured}, bmk {cmp.span_estimated} ({cmp.span_error:+.2%})",
-           "GDMA median error: bmk " + ("-" if g is None else f"{g:.1%}") + ("" if vg is None else f", vendor {vg:.1%}")]
+           "GDMA median error: bmk " + ("-" if g is None else f"{g:.1%}")
+           + ("" if vg is None else f", vendor {vg:.1%}")]
     return out
 
 

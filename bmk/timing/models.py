@@ -5,20 +5,24 @@ the model rests on, whether it is checked against a real chip: `bmk chips` print
 
 BM1688: bmk/timing/bm1688.py (checked against the chip's measured cycles). BM1684X, BM1684,
 BM1880: the simulator's cost models (bmk/sim/<chip>/__init__.py `cycles`), the same functions
-its reports use, read here through a ChipView (the chip parameters they ask a Simulator for).
+its reports use, read here through a ChipView (the chip parameters they ask a Simulator for);
+none of them is checked against a real chip (BASES says what each rests on).
 """
 import importlib
 
 from bmk.errors import ArgumentError
 from bmk.timing.basis import Basis
 
-MADE_UP = ("not checked against hardware: made-up formulas monotone in the work (startup + work / EU width, "
-           "bytes / a bandwidth), {what}; no clock in the chip's facts, so 1 cycle counts as 1 ns")
 BASES = {
-    "bm1684x": Basis(False, MADE_UP.format(what="bmk/sim/bm1684x (no public per-command estimate as text was "
-                                                 "at hand to set them)")),
-    "bm1684": Basis(False, MADE_UP.format(what="bmk/sim/bm1684")),
-    "bm1880": Basis(False, MADE_UP.format(what="bmk/sim/bm1880")),
+    "bm1684x": Basis(False, "TIU formulas made up (startup + work / EU width, monotone in the work); GDMA rate "
+                            "and startup set from the vendor compiler's per-command estimate (sophgo/tpu-mlir "
+                            "regression/profile/bmprofile_data-1_bm1684x/net_stat.sim: 54 bytes a cycle, 37 "
+                            "cycles); cycles of the 1 GHz clock that estimate counts (bmk/sim/bm1684x)"),
+    "bm1684": Basis(False, "made-up formulas monotone in the work (startup + work / EU width, bytes / a "
+                           "bandwidth; bmk/sim/bm1684); no public per-command estimate as text; its clocks are "
+                           "not in its facts, so 1 cycle counts as 1 ns"),
+    "bm1880": Basis(False, "made-up formulas monotone in the work (startup + work / EU width, bytes / a "
+                           "bandwidth; bmk/sim/bm1880); its clock is not in its facts, so 1 cycle counts as 1 ns"),
 }
 MODULES = {"bm1688": "bmk.timing.bm1688"}
 
@@ -47,7 +51,7 @@ class SimModel:
     def __init__(self, chip, semantics):
         self.chip, self.view, self.fn = chip, ChipView(chip), semantics.cycles
         self.freq = {}
-        self.basis = BASES[chip.name]
+        self.basis = BASES[chip.name]       # freq {}: 1 cycle = 1 ns (bm1684x: the 1 GHz of its estimate)
 
     def cycles(self, engine, kind, fields):
         return self.fn(engine, kind, fields, self.view)

@@ -94,3 +94,20 @@ def test_bad_input_is_one_line_exit_2(args, words):
     assert res.exit_code == 2, res.output
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and all(w in lines[0] for w in words), lines
+
+
+def test_bmk_chips_says_whether_each_cost_model_is_checked_against_hardware():
+    res = CliRunner().invoke(cli, ["chips"])
+    assert res.exit_code == 0, res.output
+    rows = {}
+    chip = None
+    for line in res.output.splitlines():
+        if not line.startswith(" "):
+            chip = line.strip()
+        elif line.split()[0] == "time":
+            rows[chip] = line.split(None, 1)[1]
+    assert rows["bm1688"].startswith("yes, checked against hardware: BM1688 measured cycles")
+    for name in ("bm1684x", "bm1684", "bm1880"):
+        assert rows[name].startswith("yes, not checked against hardware"), name
+    assert "net_stat.sim" in rows["bm1684x"]
+    assert rows["bm1690"].startswith("no")
