@@ -56,20 +56,34 @@ def time_input(files, chip, raw, streams):
     return listing.chip.name, timeline(listing.chip, per), "buffer"
 
 
-def run_time(files, chip, raw, streams, per_layer, per_kind, trace):
+def read_layer_log(path):
+    """{(core, engine, index): layer} from the vendor's global.profile at `path`."""
+    from bmk.timing.profile import read_layers
+    with open(path, encoding="utf-8", errors="replace") as f:
+        got = read_layers(f.read())
+    if not got:
+        raise ArgumentError(f"--layers: {path}: line 1: no layer with commands (a global.profile names "
+                            f"'local_layer:' lines followed by 'gdma cmd_id' lines)")
+    return got
+
+
+def run_time(files, chip, raw, streams, per_layer, per_kind, trace, layers=None):
     """`bmk time` (bmk/cli/main.py `time_cmd`): the timeline's summary printed, its trace written."""
     from bmk.cli.main import _write_lines
-    from bmk.timing.report import per_kind_lines, summary_lines, write_trace
+    from bmk.timing.report import per_kind_lines, per_layer_lines, summary_lines, write_trace
     t0 = time.perf_counter()
     name, entries, what = time_input(files, chip, raw, streams)
     lines = [f"{files[0] if files else 'streams'}: {name} {what}, times from bmk's cost model"]
     lines += summary_lines(entries)
-    if per_kind or per_layer:
-        if per_layer:
-            lines.append("per layer: the input maps no command to a layer (bmodel groups and raw streams carry "
-                         "no layer ids); per kind instead:")
-        else:
-            lines.append("per kind:")
+    if per_layer and layers:
+        lines.append(f"per layer ({layers}):")
+        lines += per_layer_lines(read_layer_log(layers), [("bmk", entries)])
+    elif per_layer:
+        lines.append("per layer: the input maps no command to a layer (bmodel groups and raw streams carry no "
+                     "layer ids; --layers global.profile gives the vendor's); per kind instead:")
+        lines += per_kind_lines(entries)
+    if per_kind:
+        lines.append("per kind:")
         lines += per_kind_lines(entries)
     if trace:
         write_trace(trace, entries, name, "bmk's cost model")
@@ -78,12 +92,12 @@ def run_time(files, chip, raw, streams, per_layer, per_kind, trace):
     _write_lines("-", lines)
 
 
-def run_profile(profile, streams, chip, net_stat, trace):
+def run_profile(profile, streams, chip, net_stat, trace, layers=None):
     """`bmk profile` (bmk/cli/main.py `profile_cmd`): the measured timeline's summary, the per-kind
     table of measured vs estimated, the measured trace."""
     from bmk.cli.main import _write_lines, fail
     from bmk.timing.compare import compare, measured_timeline, summary, table
-    from bmk.timing.report import summary_lines, write_trace
+    from bmk.timing.report import per_layer_lines, summary_lines, write_trace
     if not streams:
         fail("missing --streams CORE ENGINE FILE (the streams the profile measured)")
     cores = read_streams(chip, streams)
@@ -97,6 +111,10 @@ def run_profile(profile, streams, chip, net_stat, trace):
     lines = [f"{profile}: {chip}, times the chip measured"] + summary_lines(entries) + [""]
     cmp = compare(chip, cores, data, stat, profile)
     lines += table(cmp) + [""] + summary(cmp)
+    if layers:
+        from bmk.timing.timeline import timeline
+        lines += ["", f"per layer ({layers}): measured vs bmk's timeline"]
+        lines += per_layer_lines(read_layer_log(layers), [("measured", entries), ("bmk", timeline(chip, cores))])
     if trace:
         write_trace(trace, entries, chip, f"measured on the chip ({profile})")
         lines.append(f"trace: {trace}")

@@ -36,8 +36,10 @@ def profile_layout(chip):
 
 def read_profile(chip, data, path="profile"):
     """iter0.profile bytes -> [{engine: {index: (start cycle, end cycle)}} per core], cycles of the
-    engine's own clock. A record repeated for one id keeps its last reading (the GDMA monitor's
-    first record of a core is a start mark with id 0, followed by the first command's)."""
+    engine's own clock. Ids count up in a block: a record repeated for one id keeps its last
+    reading (the GDMA monitor's first record of a core is a start mark with id 0, followed by
+    the first command's), and a record whose id is below the one before it is dropped (the
+    GDMA monitor's last record of core 0 in tests/perf/bm1688_resnet50 is an end mark, id 0)."""
     layout = profile_layout(chip)
     kind_of = {block: e for e, (block, _, _) in layout.items()}
     cores, seen = [], set()
@@ -59,10 +61,14 @@ def read_profile(chip, data, path="profile"):
                 seen = set()
             seen.add(e)
             got = cores[-1][e]
-            mask = (1 << bits) - 1
+            mask, last = (1 << bits) - 1, -1
             for k in range(length // size):
                 start, end, ident = struct.unpack_from("<III", data, body + k * size)
-                got[ident & mask] = (start, end)
+                ident &= mask
+                if ident < last:
+                    continue            # an id going back: the monitor's end mark
+                got[ident] = (start, end)
+                last = ident
         at = body + length
     if not cores:
         raise DecodeError(f"{path}: byte 0: no TIU or GDMA monitor block (types "
@@ -82,4 +88,37 @@ def read_net_stat(text):
             out["gdma"][int(g) - 1] = (layer, kind, int(t))
         else:
             out["tiu"][int(b) - 1] = (layer, kind, int(t))
+    return out
+
+
+_LAYER = re.compile(r"\[bmprofile\] (?:local|global)_layer: layer_id=(\d+) layer_type=(\S*)")
+_CMD = re.compile(r"\[bmprofile\] gdma cmd_id bd_id=\d+ gdma_id=\d+ (bd_func|gdma_dir)=\d+.*? core=(\d+)")
+
+
+def read_layers(text):
+    """global.profile text (the vendor's layer log, tpu-mlir profile_helper) -> {(core, engine,
+    index): "Type_id"}: the layer each command was issued for. The log lists every command a
+    layer issues in issue order ("gdma cmd_id ... bd_func=": a TIU command, "gdma_dir=": a GDMA
+    one, with its core), so the k-th such line of an engine and core is that stream's command k;
+    commands issued outside a layer (the barriers between parallel blocks) map to no layer; a
+    local layer ends with its parallel block, a global layer at the next layer."""
+    out, count, layer, whole = {}, {}, None, False
+    for line in text.splitlines():
+        m = _LAYER.match(line)
+        if m:
+            layer, whole = f"{m.group(2)}_{m.group(1)}", "global_layer" in line
+            continue
+        if line.startswith("[bmprofile] end to run"):
+            layer = None
+            continue
+        if not whole and (line.startswith("[bmprofile] end parallel") or line.startswith("[bmprofile] start parallel")):
+            layer = None            # a local layer is one parallel block's; a global one runs to the next layer
+            continue
+        m = _CMD.match(line)
+        if m:
+            key = (int(m.group(2)), "tiu" if m.group(1) == "bd_func" else "gdma")
+            k = count.get(key, 0)
+            count[key] = k + 1
+            if layer is not None:
+                out[key + (k,)] = layer
     return out

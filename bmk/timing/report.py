@@ -79,3 +79,32 @@ def write_trace(path, entries, name, source):
     with open(path, "w") as fh:
         json.dump({"traceEvents": trace_events(entries, name), "displayTimeUnit": "ns",
                    "otherData": {"chip": name, "times": source, "time_unit": "1 us"}}, fh)
+
+
+def per_layer_lines(layers, timelines):
+    """Lines: per layer (`layers`: {(core, engine, index): name}, profile.read_layers) its commands
+    and, for each (title, entries) of `timelines`, its window (first start to last end) and the
+    busy time of its TIU and GDMA commands, in layer order of first issue."""
+    heads = "".join(f"  {title + ' window':>16} {'tiu busy':>10} {'gdma busy':>10}" for title, _ in timelines)
+    lines = [f"  {'layer':20} {'cmds':>5}{heads}"]
+    stats = []
+    for _, entries in timelines:
+        per = defaultdict(list)
+        for e in entries:
+            name = layers.get((e.core, e.engine, e.index))
+            if name is not None:
+                per[name].append(e)
+        stats.append(per)
+    order = sorted(stats[0], key=lambda n: min(e.start for e in stats[0][n])) if stats else []
+    for name in order:
+        row = f"  {name:20} {len(stats[0][name]):>5}"
+        for per in stats:
+            es = per.get(name, [])
+            if not es:
+                row += f"  {'-':>16} {'-':>10} {'-':>10}"
+                continue
+            window = max(e.end for e in es) - min(e.start for e in es)
+            busy = {g: sum(e.duration for e in es if e.engine == g) for g in ("tiu", "gdma")}
+            row += f"  {window / 1000:>13,.1f} us {busy['tiu'] / 1000:>7,.1f} us {busy['gdma'] / 1000:>7,.1f} us"
+        lines.append(row)
+    return lines

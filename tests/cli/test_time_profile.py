@@ -57,12 +57,17 @@ def test_bmk_time_streams_and_trace(tmp_path):
 def test_bmk_profile_table_figures_and_measured_trace(tmp_path):
     out = tmp_path / "p.json"
     res = CliRunner().invoke(cli, ["profile", str(DATA / "iter0.profile"), *streams_args(), "--net-stat",
-                                   str(DATA / "net_stat.sim"), "--trace", str(out)])
+                                   str(DATA / "net_stat.sim"), "--layers", str(DATA / "global.profile"),
+                                   "--trace", str(out)])
     assert res.exit_code == 0, res.output
     assert "times the chip measured" in res.output
     assert "core 0 TIU span: measured 1958442, bmk" in res.output
     row = next(line for line in res.output.splitlines() if line.startswith("tiu    conv.normal"))
     assert row.split()[2:4] == ["62", "1243047"]             # 53 + 9 convolutions, their measured cycles
+    conv = next(line for line in res.output.splitlines() if line.strip().startswith("Conv2D_18 "))
+    # sys_tr_wr, then the first conv once its loads are in: busy 4 + 312,030 cycles at 900 MHz = 346.7 us,
+    # window 11,169 cycles more (the TIU waiting for the loads)
+    assert conv.split()[1:6] == ["2", "359.1", "us", "346.7", "us"]
     xs = [e for e in json.loads(out.read_text())["traceEvents"] if e["ph"] == "X"]
     assert len(xs) == 471                                     # every measured command, none of the system ones
     first = next(e for e in xs if e["pid"] == 0 and e["name"] == "conv.normal")

@@ -67,3 +67,23 @@ def test_conv_formula_from_parameters():
     assert ideal == 307328                  # the vendor compiler's own estimate of this conv
     got = Model(load_chip("bm1688")).cycles("tiu", conv.kind, conv.fields)
     assert abs(got - 312030) / 312030 < 0.01
+
+
+def test_monitor_marks_are_not_commands():
+    prof = read_profile(load_chip("bm1688"), (DATA / "iter0.profile").read_bytes())
+    # core 0's GDMA block opens with a start mark (id 0, 7,955 cycles) and closes with an end mark
+    # (id 0 again, 221 cycles); the first load (150,528 bytes, README: Load_16) took 5,808 cycles
+    s, e = prof[0]["gdma"][0]
+    assert e - s == 5808
+    assert max(prof[0]["gdma"]) == 156
+
+
+def test_layer_log_agrees_with_the_compilers_estimate():
+    from bmk.timing.profile import read_layers
+    layers = read_layers((DATA / "global.profile").read_text())
+    est = read_net_stat((DATA / "net_stat.sim").read_text())
+    both = [(layers[(0, e, i)], layer) for e in ("tiu", "gdma") for i, (layer, _, _) in est[e].items()
+            if (0, e, i) in layers]
+    assert len(both) == 383 and all(a == b for a, b in both)
+    assert not any(layer for e in ("tiu", "gdma") for i, (layer, _, _) in est[e].items() if (0, e, i) not in layers)
+    assert {c for c, _, _ in layers} == {0, 1}
