@@ -39,12 +39,12 @@ CONV_EFFICIENCY = 1.008     # measured / ideal of the 53 convolutions: median 1.
 POOL_ROW_CYCLES = 2         # per kernel row of an output row: max pool 3x3 4649, avg pool 7x7 3971 measured
 SYS_CYCLES = 4              # every system command (sys_tr_wr, send/wait msg) measures 4 cycles
 GDMA_STARTUP = 140          # a 64-byte matrix load measures 150 DMA cycles
-RUN_CYCLES = 2             # per contiguous global piece (a DDR burst restarts)
+RUN_CYCLES = 2              # per contiguous global piece (a DDR burst restarts)
 STRIDED_EFFICIENCY = 0.6    # share of the bandwidth a transfer of several global pieces gets
 
 BASIS = Basis(checked=True, text="BM1688 measured cycles (resnet50 int8, 2 cores, "
               "tests/perf/bm1688_resnet50): formulas from lanes, EU width, clocks and bandwidth, "
-              "8 fitted constants")
+              "7 fitted constants")
 
 
 def _bits(chip, f, names):
@@ -63,6 +63,12 @@ def _bits(chip, f, names):
 
 def _prec_bits(chip, f, n):
     return _bits(chip, f, (n,))
+
+
+def _format_bytes(chip, code):
+    """Bytes of a GDMA data format code (src_data_format): the codes are the TIU prec codes
+    (tools/facts/bm1688.json params.gdma_value_format: 0 int8, 1 fp16, 2 fp32, 3 int16, ...)."""
+    return max(1, _prec_bits(chip, {"opt_res0_prec": code}, "res0") // 8)
 
 
 class Model:
@@ -141,7 +147,7 @@ class Model:
 
     def _moved(self, kind, f):
         """(bytes, contiguous runs) on the global side of a DMA command."""
-        e = max(1, _prec_bits(self.chip, {"opt_x_prec": f.get("src_data_format", 0)}, "x") // 8)
+        e = _format_bytes(self.chip, f.get("src_data_format", 0))
         side = "src" if self._is_global(f, "src") or not self._is_global(f, "dst") else "dst"
         if kind.startswith("dma.matrix"):
             if side == "src":

@@ -93,3 +93,18 @@ def test_one_core_alone_and_bad_input():
         timeline("bm1688", 42)
     with pytest.raises(bmk.ArgumentError):
         timeline("cv183x", {})
+
+
+def test_waits_that_can_never_be_met_are_a_simulation_error():
+    import attrs
+    recs = records()
+    conv = next(r for r in recs[(0, "tiu")] if r.kind == "conv.normal")
+    load = next(r for r in recs[(0, "gdma")] if r.kind == "dma.tensor")
+    tiu = [attrs.evolve(conv, fields={**conv.fields, "cmd_id_dep": 1})]       # waits for gdma 1 ...
+    gdma = [attrs.evolve(load, fields={**load.fields, "cmd_id_dep": 1})]      # ... which waits for tiu 1
+    with pytest.raises(bmk.SimulationError, match="never met"):
+        timeline("bm1688", {"tiu": tiu, "gdma": gdma})
+    gdma = [attrs.evolve(load, fields={**load.fields, "cmd_id_dep": 0})]
+    got = timeline("bm1688", {"tiu": tiu, "gdma": gdma})
+    t, g = (next(e for e in got if e.engine == x) for x in ("tiu", "gdma"))
+    assert t.start == g.end > 0                                                # the conv waited for the load
