@@ -40,7 +40,8 @@ def time_input(files, chip, raw, streams):
             fail("give either MODEL|FILE, --raw or --streams, not several")
         if not chip:
             fail("--streams needs --chip (raw streams do not name their chip)")
-        return chip, timeline(chip, read_streams(chip, streams)), "streams"
+        cores = read_streams(chip, streams)
+        return chip, timeline(chip, cores), f"raw streams, {len(cores)} core{'s' * (len(cores) != 1)}"
     if len(files) > 1:
         fail("give one MODEL|FILE (several cores: --streams CORE ENGINE FILE)")
     path = files[0] if files else None
@@ -53,7 +54,7 @@ def time_input(files, chip, raw, streams):
     per = {}
     for r in listing.records:
         per.setdefault(r.engine, []).append(r)
-    return listing.chip.name, timeline(listing.chip, per), "buffer"
+    return listing.chip.name, timeline(listing.chip, per), "raw streams" if raw else "buffer"
 
 
 def read_layer_log(path):
@@ -73,7 +74,8 @@ def run_time(files, chip, raw, streams, per_layer, per_kind, trace, layers=None)
     from bmk.timing.report import per_kind_lines, per_layer_lines, summary_lines, write_trace
     t0 = time.perf_counter()
     name, entries, what = time_input(files, chip, raw, streams)
-    lines = [f"{files[0] if files else 'streams'}: {name} {what}, times from bmk's cost model"]
+    where = files[0] if files else " ".join(p for _, p in raw) if raw else " ".join(p for _, _, p in streams)
+    lines = [f"{where}: {name} {what}, times from bmk's cost model"]
     lines += summary_lines(entries)
     if per_layer and layers:
         lines.append(f"per layer ({layers}):")

@@ -87,3 +87,12 @@ def test_layer_log_agrees_with_the_compilers_estimate():
     assert len(both) == 383 and all(a == b for a, b in both)
     assert not any(layer for e in ("tiu", "gdma") for i, (layer, _, _) in est[e].items() if (0, e, i) not in layers)
     assert {c for c, _, _ in layers} == {0, 1}
+
+
+@pytest.mark.parametrize("cut, where", [(100, "byte 96: a block header needs 8 bytes"),
+                                        (200, "byte 148: block of type 3 is 8224 bytes long, 44 left"),
+                                        (0, "byte 0: no TIU or GDMA monitor block")])
+def test_a_cut_profile_is_a_decode_error_naming_the_byte(cut, where):
+    data = (DATA / "iter0.profile").read_bytes()[:cut]
+    with pytest.raises(bmk.DecodeError, match=where):
+        read_profile(load_chip("bm1688"), data, "p")
