@@ -1058,6 +1058,7 @@ def gen_newer(chip: str):
             f"lmem_total_size = {p['local_mem_total_bytes']}",
             f"gmem_alignment_bytes = {p['gmem_alignment_bytes']}",
             f"cores = {cores}                     # TPU cores a program's groups may run on",
+            *_timing_lines(p),
             "",
         ]
         lines += NEWER_MEMORY[chip](p)
@@ -1398,6 +1399,18 @@ def generate(out: Path = OUT, facts: Path = FACTS, chips=None) -> list[Path]:
         written += sorted((out / chip).glob("*.toml"))
     return written
 
+
+
+def _timing_lines(p):
+    """[params] lines of a chip's timing facts (params.timing): clocks, bandwidth and the vendor
+    profile's record layout, read by bmk/timing (the cost model, `bmk profile`)."""
+    t = p.get("timing")
+    if not t:
+        return []
+    lines = ["# timing (params.timing): clocks in MHz, GDMA bandwidth in MB/s, iter*.profile block types,",
+             "# record bytes and id bits per engine"]
+    return lines + [f"ic_parallel_int8 = {p['ic_parallel_int8']}    # int8 input channels a conv reads at once"] \
+        + [f"{k} = {v}" for k, v in t.items() if k != "source"]
 
 def main(argv):
     import argparse

@@ -5,7 +5,9 @@
   (the row says the chip's cmd_hdr_t magic, engines, implicit ids and cores, from its spec);
 - simulate: the chip's registered semantics (`bmk.sim.semantics.REGISTRY`), how many of its
   spec's instruction kinds they model, and whether they model every kind its API emits (the
-  kinds its op-table rows declare).
+  kinds its op-table rows declare);
+- time: the chip's cost model (bmk/timing/models.py), what it rests on and whether it is
+  checked against a real chip's measured cycles.
 """
 from bmk.errors import BmkError
 
@@ -60,6 +62,14 @@ def _decode(spec):
             + "".join(f"; {n}" for n in notes))
 
 
+def _time(name):
+    from bmk.timing.models import basis
+    b = basis(name)
+    if b is None:
+        return "no (no cost model: bmk/timing/models.py)"
+    return ("yes, checked against hardware: " if b.checked else "yes, not checked against hardware: ") + b.text
+
+
 def chip_rows():
     """[(chip, {capability: "yes" | "no" ...})] for every spec chip."""
     import bmk
@@ -72,6 +82,7 @@ def chip_rows():
             "encode API": f"yes (bmk.{name})" if name in api else "no (decode-only: specs, no API)",
             "decode/disasm/asm/diff": _decode(spec),
             "simulate": _simulate(spec),
+            "time": _time(name),
         }))
     return rows
 

@@ -779,7 +779,62 @@ def demo(fields, chip):
     sys.exit(demo_mod.main(fields, chip))
 
 
-for _cmd in (asm, disasm, diff, run, check, demo, chips_cmd, info, extract):
+# ----------------------------------------------------------------------------- timing
+
+streams_option = click.option(
+    "--streams", "streams", type=(click.IntRange(min=0), str, click.Path(dir_okay=False)), multiple=True,
+    metavar="CORE ENGINE FILE", help="a raw per-engine stream of a core (e.g. --streams 0 tiu cmd_0_0.dat); repeatable")
+
+
+@click.command("time", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
+@click.argument("files", metavar="MODEL|FILE", nargs=-1)
+@chip_option
+@raw_option
+@streams_option
+@click.option("--per-layer", "per_layer", is_flag=True,
+              help="time per layer where the input maps commands to layers (else per kind)")
+@click.option("--per-kind", "per_kind", is_flag=True, help="time per instruction kind")
+@click.option("--layers", "layers", metavar="GLOBAL_PROFILE", default=None,
+              help="the vendor's layer log (global.profile): which layer each command of the streams is for")
+@click.option("--trace", "trace", metavar="OUT.json", default=None, help="write a Perfetto / Chrome trace")
+@guarded
+def time_cmd(files, chip, raw, streams, per_layer, per_kind, layers, trace):
+    """When every command starts and ends, from the chip's cost model (`bmk chips` says what it
+    rests on) and the sync ids alone: no data, so decode-only chips are timed too.
+
+    MODEL|FILE: a compiled model (every net, stage and subnet in turn, a subnet's cores at once),
+    a command buffer or assembly text; or --raw ENGINE FILE (one core), or --streams CORE ENGINE
+    FILE with --chip (several cores, cross-core messages honoured). Prints the span, each core's
+    and engine's busy time, their overlap and the longest commands."""
+    from bmk.cli.timing import run_time
+    run_time(files, chip, raw, streams, per_layer, per_kind, trace, layers)
+
+
+@click.command("profile", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
+@click.argument("profile", metavar="PROFILE")
+@streams_option
+@click.option("--chip", metavar="CHIP", default="bm1688", show_default=True, help="the profiled chip")
+@click.option("--net-stat", "net_stat", metavar="FILE", default=None,
+              help="the vendor compiler's estimate (net_stat.sim), shown beside bmk's for core 0")
+@click.option("--layers", "layers", metavar="GLOBAL_PROFILE", default=None,
+              help="the vendor's layer log (global.profile): adds a per-layer table, measured vs bmk")
+@click.option("--trace", "trace", metavar="OUT.json", default=None,
+              help="write the measured times as a Perfetto / Chrome trace")
+@guarded
+def profile_cmd(profile, streams, chip, net_stat, layers, trace):
+    """Read a chip's measured cycles (the vendor's iter*.profile) for the command streams it ran.
+
+    --streams CORE ENGINE FILE names the streams (every core's TIU and GDMA). Prints the measured
+    timeline's summary and, per command kind, measured vs bmk's cost model (and the vendor
+    compiler's estimate with --net-stat); --trace writes the measured timeline, every command
+    named by bmk's kind."""
+    from bmk.cli.timing import run_profile
+    run_profile(profile, streams, chip, net_stat, trace, layers)
+
+
+for _cmd in (asm, disasm, diff, run, check, demo, chips_cmd, info, extract, time_cmd, profile_cmd):
     bmk.add_command(_cmd)
 
 

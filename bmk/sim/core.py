@@ -52,6 +52,7 @@ from bmk.sim.memory import GMEM, LMEM, AccessLog, Gmem, Lmem
 from bmk.sim.races import find_races
 from bmk.sim.report import Instructions, Report
 from bmk.sim.semantics import Semantics, semantics_for
+from bmk.timing.schedule import list_schedule, multi_busy
 from bmk.tensor import FMT_I8, TensorLmem
 from bmk.util import is_int
 
@@ -113,51 +114,31 @@ class _Schedule:
         records, plans, waits = prog.sites, prog.plans, prog.waits
         names, seqs, pos, eng_of, targets = prog.names, prog.seqs, prog.pos, prog.eng_of, prog.targets
         n, ne = len(records), len(names)
-        lens = [len(q) for q in seqs]
-        heads, free = [0] * ne, [0] * ne
         last_known = [[-1] * ne for _ in names]
-        self.start, self.end = start, end = [0] * n, [None] * n
+        self.start, self.end = [0] * n, [None] * n
         self.known = known = [None] * n if self.clocks else None
-        self.order = order = []
+        self.order = []
         others = [tuple(x for x in range(ne) if x != e) for e in range(ne)]
-        clocks = self.clocks
-        for _ in range(n):
-            best_s = best_i = best_e = None
-            for e in range(ne):
-                h = heads[e]
-                if h >= lens[e]:
-                    continue
-                i = seqs[e][h]
-                s = free[e]
-                for t in targets[i]:
-                    x = end[t]
-                    if x is None:
-                        break
-                    if x > s:
-                        s = x
-                else:
-                    if best_i is None or s < best_s or (s == best_s and i < best_i):
-                        best_s, best_i, best_e = s, i, e
-            if best_i is None:
-                raise sim._deadlock(records, {names[e]: seqs[e] for e in range(ne)},
-                                    {names[e]: heads[e] for e in range(ne)}, waits)
-            s, i, e = best_s, best_i, best_e
-            yield i                                 # the run loop executes it (and sets its plan's cycles)
-            order.append(i)
-            start[i] = s
-            end[i] = free[e] = s + plans[i].cycles
-            if clocks:
-                kn = last_known[e]
-                for t in targets[i]:
-                    o = eng_of[t]
-                    if pos[t] > kn[o]:
-                        kn[o] = pos[t]
-                    kt = known[t]
-                    for x in others[e]:      # transitive: what t knew is known before i
-                        if kt[x] > kn[x]:
-                            kn[x] = kt[x]
-                known[i] = tuple(kn)
-            heads[e] += 1
+
+        def clock(i, e):
+            kn = last_known[e]
+            for t in targets[i]:
+                o = eng_of[t]
+                if pos[t] > kn[o]:
+                    kn[o] = pos[t]
+                kt = known[t]
+                for x in others[e]:      # transitive: what t knew is known before i
+                    if kt[x] > kn[x]:
+                        kn[x] = kt[x]
+            known[i] = tuple(kn)
+
+        def deadlock(heads):
+            return sim._deadlock(records, {names[e]: seqs[e] for e in range(ne)},
+                                 {names[e]: heads[e] for e in range(ne)}, waits)
+
+        # the run loop executes each yielded instruction (and sets its plan's cycles) before its cost is asked
+        yield from list_schedule(seqs, targets, lambda i: plans[i].cycles, self.start, self.end, self.order,
+                                 deadlock, clock if self.clocks else None)
 
     def result(self):
         return self.order, self.start, self.end, self.known
@@ -768,7 +749,7 @@ class Simulator:
         total = max(end) if records else 0
         intervals = {e: [(start[i], end[i]) for i in seqs[e]] for e in names}
         pairs = {(a, b): _intersection(intervals[a], intervals[b]) for a, b in itertools.combinations(names, 2)}
-        overlap = next(iter(pairs.values())) if len(names) == 2 else _multi_busy(intervals.values())
+        overlap = next(iter(pairs.values())) if len(names) == 2 else multi_busy(intervals.values())
         races, truncated = [], False
         if detect:
             for a, b in itertools.combinations(names, 2):
@@ -819,15 +800,3 @@ def _measure(iv):
     first = np.flatnonzero(np.concatenate(([True], lo[1:] > reach[:-1])))   # each run of overlapping ones
     last = np.concatenate((first[1:] - 1, [len(iv) - 1]))
     return int((reach[last] - lo[first]).sum())
-
-
-def _multi_busy(interval_lists):
-    """Cycles in which at least two of the engines (each a list of disjoint intervals) are busy."""
-    events = sorted(ev for ivs in interval_lists for lo, hi in ivs if lo < hi for ev in ((lo, 1), (hi, -1)))
-    total, busy, last = 0, 0, None
-    for t, d in events:
-        if busy >= 2:
-            total += t - last
-        busy += d
-        last = t
-    return total

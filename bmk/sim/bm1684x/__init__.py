@@ -22,13 +22,19 @@ Shared: operands.py (types, layouts, tensors, constants, lane masks), window.py 
 windows), tables.py (the static memory's lookup tables, written when a Simulator is made).
 SEG/sSEG have no kind (the spec gives them no decoder key), so nothing runs them.
 
-Cost model (cycles; made up but monotone in the work, like bm1880's, so runs are comparable):
+Cost model (cycles of a 1 GHz clock, as the vendor compiler's estimate counts them; not checked
+against hardware: TIU made up but monotone in the work, like bm1880's, so runs are comparable;
+GDMA set from the vendor compiler's per-command estimate, sophgo/tpu-mlir
+regression/profile/bmprofile_data-1_bm1684x/net_stat.sim, whose 224,969 cycles are 0.224969 ms):
 - TIU: TIU_STARTUP + ceil(N * ceil((s + C) / npu_num) * H * W * taps / eu), the res0 shape,
   s its start NPU, eu the EUs per NPU of the widest operand (eu_bytes / element bytes); taps =
   kh * kw for PorD, IC * kh * kw for CONV, K for MM/MM2 (opd0_c * opd0_w or opd1_c), 1 else.
 - VC: the same with the matrix (rows, res0_c, 1, res0_w) as the shape.
 - GDMA: GDMA_STARTUP + ceil(bytes / GDMA_BYTES_PER_CYCLE), bytes = destination elements *
-  element size (a fill counts its destination).
+  element size (a fill counts its destination). net_stat.sim moves contiguous loads at 54 bytes
+  a cycle ((229,376 - 13,824) bytes in (4,246 - 255) cycles) and costs its smallest transfers
+  (8 and 384 bytes) 37 cycles: GDMA_BYTES_PER_CYCLE and GDMA_STARTUP (were 32 and 96, made up).
+  Its stores run at 41 bytes a cycle and strided transfers slower still: one rate here.
 - SYSID, dma.sys: SYS_CYCLES.
 """
 import math
@@ -42,8 +48,8 @@ TIU_FAMILIES = (ar, cmp, vc, sysid, conv, pord, mm, quant, tsbc, sg, sfu, lin, l
 GDMA_FAMILIES = (gdma, dma_index)
 
 TIU_STARTUP = 16
-GDMA_STARTUP = 96
-GDMA_BYTES_PER_CYCLE = 32
+GDMA_STARTUP = 37              # net_stat.sim: an 8-byte and a 384-byte load, 37 cycles each
+GDMA_BYTES_PER_CYCLE = 54      # net_stat.sim: contiguous loads, 13,824 to 229,376 bytes
 SYS_CYCLES = 1
 
 

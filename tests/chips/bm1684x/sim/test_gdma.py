@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import bmk
+from bmk.sim.bm1684x import GDMA_BYTES_PER_CYCLE, GDMA_STARTUP
 from tests.chips.bm1684x.sim.helpers import (CHIP, FLOATS, GLOBAL_BASE, INTS, LANE, LOCAL_BASE, aligned, from_storage, get,
                                        rand, rec, run, to_storage)
 
@@ -117,7 +118,7 @@ def test_general_linear_copy_both_classes(cls):
     sim, report = run([rec("gdma", cls, "dma.general", **f), rec("gdma", cls, "dma.general", **g)], sim)
     assert np.frombuffer(sim.lmem_read(7 * LANE + 0x40, 4000), np.int32).tolist() == data.tolist()
     assert np.frombuffer(sim.gmem_read(GLOBAL_BASE + 0x8000, 4000), np.int32).tolist() == data.tolist()
-    assert report.instructions[0].end - report.instructions[0].start == 96 + 4000 // 32
+    assert report.instructions[0].end - report.instructions[0].start == GDMA_STARTUP + -(-4000 // GDMA_BYTES_PER_CYCLE)
 
 
 def test_l2sram_and_huge_strides_stay_bounded():

@@ -1,0 +1,81 @@
+"""Every chip's cost model, by chip name: `cost_model(chip)` -> an object with
+`cycles(engine, kind, fields)` (cycles of the engine's clock), `freq` ({engine: MHz}, or {}
+when the chip's clocks are not in its facts: then a cycle counts as 1 ns) and `basis` (what
+the model rests on, whether it is checked against a real chip: `bmk chips` prints it).
+
+BM1688: bmk/timing/bm1688.py (checked against the chip's measured cycles). BM1684X, BM1684,
+BM1880: the simulator's cost models (bmk/sim/<chip>/__init__.py `cycles`), the same functions
+its reports use, read here through a ChipView (the chip parameters they ask a Simulator for);
+none of them is checked against a real chip (BASES says what each rests on).
+"""
+import importlib
+
+from bmk.errors import ArgumentError
+from bmk.timing.basis import Basis
+
+BASES = {
+    "bm1684x": Basis(False, "TIU formulas made up (startup + work / EU width, monotone in the work); GDMA rate "
+                            "and startup set from the vendor compiler's per-command estimate (sophgo/tpu-mlir "
+                            "regression/profile/bmprofile_data-1_bm1684x/net_stat.sim: 54 bytes a cycle, 37 "
+                            "cycles); cycles of the 1 GHz clock that estimate counts (bmk/sim/bm1684x)"),
+    "bm1684": Basis(False, "made-up formulas monotone in the work (startup + work / EU width, bytes / a "
+                           "bandwidth; bmk/sim/bm1684); no public per-command estimate as text; its clocks are "
+                           "not in its facts, so 1 cycle counts as 1 ns"),
+    "bm1880": Basis(False, "made-up formulas monotone in the work (startup + work / EU width, bytes / a "
+                           "bandwidth; bmk/sim/bm1880); its clock is not in its facts, so 1 cycle counts as 1 ns"),
+}
+MODULES = {"bm1688": "bmk.timing.bm1688"}
+
+
+class ChipView:
+    """What a simulator cost model reads of its Simulator `m`, without memories: the chip,
+    npu_num, eu_num, lmem.lane_size and space(name)."""
+
+    class _Lanes:
+        def __init__(self, lane_size):
+            self.lane_size = lane_size
+
+    def __init__(self, chip):
+        self.chip = chip
+        self.npu_num, self.eu_num = chip.param("npu_num"), chip.param("eu_num")
+        local = [sp for sp in chip.memory if sp.lane_bytes]
+        self.lmem = self._Lanes(local[0].lane_bytes if local else 1)
+
+    def space(self, name):
+        return self.chip.space(name)
+
+
+class SimModel:
+    """A simulated chip's cost model: its Semantics' cycles(engine, kind, fields, m)."""
+
+    def __init__(self, chip, semantics):
+        self.chip, self.view, self.fn = chip, ChipView(chip), semantics.cycles
+        self.freq = {}
+        self.basis = BASES[chip.name]       # freq {}: 1 cycle = 1 ns (bm1684x: the 1 GHz of its estimate)
+
+    def cycles(self, engine, kind, fields):
+        return self.fn(engine, kind, fields, self.view)
+
+
+def has_cost_model(name):
+    return name in MODULES or name in BASES
+
+
+def basis(name):
+    """The Basis of a chip's cost model, or None when it has none (no module imported)."""
+    if name in BASES:
+        return BASES[name]
+    if name in MODULES:
+        return importlib.import_module(MODULES[name]).BASIS
+    return None
+
+
+def cost_model(chip):
+    """The cost model of a ChipSpec; ArgumentError naming the chips that have one."""
+    if chip.name in MODULES:
+        return importlib.import_module(MODULES[chip.name]).Model(chip)
+    if chip.name in BASES:
+        from bmk.sim.semantics import semantics_for
+        return SimModel(chip, semantics_for(chip.name))
+    raise ArgumentError(f"timeline: chip must have a cost model (one of {sorted(set(MODULES) | set(BASES))}), "
+                        f"not {chip.name!r}")
