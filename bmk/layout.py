@@ -72,3 +72,29 @@ def pack_factor(itemsize, word_bytes=4):
     if word_bytes % itemsize:
         raise ArgumentError(f"pack_factor: itemsize must divide the {word_bytes}-byte word, not {itemsize!r}")
     return word_bytes // itemsize
+
+
+def lane_ranges(npu_num, start, offset, shape, stride, unit, pack=1):
+    """Per NPU, the lane bytes (lo, hi) a local tensor occupies there, or None.
+
+    start/offset: its start NPU and offset; stride: (n, c, h, w) in units of `unit` bytes, n
+    counting groups of `pack` batches (bm1684 4N / 2N storage)."""
+    n, c, h, w = shape
+    sn, sc, sh, sw = stride
+    tail = unit * (((n + pack - 1) // pack - 1) * sn + (h - 1) * sh + (w - 1) * sw + 1)
+    out = []
+    for lane in range(npu_num):
+        first = 0 if lane >= start else 1            # NPUs below the start NPU begin at slot 1
+        if first * npu_num + lane - start >= c:
+            out.append(None)                         # no channel reaches this NPU
+            continue
+        last = (start + c - 1 - lane) // npu_num     # the last slot holding a channel here
+        out.append((offset + unit * first * sc, offset + unit * last * sc + tail))
+    return tuple(out)
+
+
+def lanes_text(lanes):
+    """NPU indices as messages show them: 'NPU 3', 'NPUs 0-7', 'NPUs 1,5'."""
+    if len(lanes) > 1 and list(lanes) == list(range(lanes[0], lanes[-1] + 1)):
+        return f"NPUs {lanes[0]}-{lanes[-1]}"
+    return ("NPU " if len(lanes) == 1 else "NPUs ") + ",".join(map(str, lanes))
