@@ -25,12 +25,11 @@ follow the same rule. A trace that breaks it is simply not used (the call runs t
 path every time), so the rule is about speed, never about correctness.
 """
 import numbers
-from typing import NamedTuple
 
 import numpy as np
 
 from bmk.errors import ArgumentError, Shown, must
-from bmk.layout import dim4, lane_ranges, lanes_text
+from bmk.layout import View, dim4, lanes_text, partial_overlap
 from bmk.templates import as_int, fixed
 from bmk.util import is_int
 
@@ -40,19 +39,6 @@ __all__ = ["Check", "View", "as_int", "fixed", "is_integer"]
 def is_integer(value):
     """An integer argument: an int (at once), a numpy integer or a template's Sym; not a bool."""
     return type(value) is int or (is_int(value) and not isinstance(value, (bool, np.bool_)))
-
-
-class View(NamedTuple):
-    """A checked local tensor as the overlap rule sees it (`Check.in_place_or_apart`): the
-    argument naming it, its local address (start NPU * lane bytes + offset), its shape (n, c,
-    h, w) and strides (n, channel slot, h, w) in elements of `unit` bytes, n counting groups of
-    `pack` batches (bm1684 4N / 2N storage: a storage word holds `pack` batches)."""
-    name: str
-    addr: int
-    shape: tuple
-    stride: tuple
-    unit: int
-    pack: int = 1
 
 
 class Check:
@@ -223,49 +209,14 @@ class Check:
         computes element by element as if apart) or shares no local memory with it. A partial
         overlap is refused: the engine would read source elements it has already overwritten,
         which the simulator does not model. Bytes are counted per NPU from the layouts
-        (`layout.lane_ranges`, as the allocator and the work-tensor checks count them): tensors
-        on different NPUs never overlap. None among `sources` is skipped (an absent operand)."""
+        (`layout.partial_overlap`, as the allocator and the work-tensor checks count them):
+        tensors on different NPUs never overlap. None among `sources` is skipped (an absent
+        operand)."""
         for src in sources:
-            if src is None or _apart(self, dst, src) or _same(self, dst, src):
-                continue
-            npu_num, lane = self.npu_num, self.lane_bytes
-            ranges = [lane_ranges(npu_num, t.addr // lane, t.addr % lane, t.shape, t.stride, t.unit, t.pack)
-                      for t in (dst, src)]
-            common = [k for k, (a, b) in enumerate(zip(*ranges)) if a and b and a[0] < b[1] and b[0] < a[1]]
-            if common:
-                (a0, a1), (b0, b1) = ranges[0][common[0]], ranges[1][common[0]]
+            hit = None if src is None else partial_overlap(dst, src, self.lane_bytes, self.npu_num)
+            if hit is not None:
+                lanes, lo, hi = hit
                 self.fail(dst.name, f"the address of {src.name}'s tensor exactly (in place: the same address and "
                                     f"layout) or of a tensor apart from it, not partly overlapping it ({src.name} is "
-                                    f"{self.local_shown(src.addr).text}; on {lanes_text(common)} both use lane bytes "
-                                    f"[0x{max(a0, b0):x}, 0x{min(a1, b1):x}))", self.local_shown(dst.addr))
-
-
-def _extent(t, lane, npu_num):
-    """[first, end) lane bytes that bound a View's bytes on every NPU (arithmetic only: a
-    call template traces it)."""
-    n, c, h, w = t.shape
-    sn, sc, sh, sw = t.stride
-    slots = (t.addr // lane + c + npu_num - 1) // npu_num
-    first = t.addr % lane
-    return first, first + t.unit * (((n + t.pack - 1) // t.pack - 1) * sn + (slots - 1) * sc + (h - 1) * sh
-                                    + (w - 1) * sw + 1)
-
-
-def _apart(c, a, b):
-    """The bounds of a and b share no lane byte (the usual case, decided by a few comparisons)."""
-    lane, npu_num = c.lane_bytes, c.npu_num
-    a0, a1 = _extent(a, lane, npu_num)
-    b0, b1 = _extent(b, lane, npu_num)
-    return a1 <= b0 or b1 <= a0
-
-
-def _same(c, a, b):
-    """a and b are one tensor view: the same address, element size, packing and shape, and
-    the same stride over every dimension of more than one element (n groups, channel slots
-    per NPU, h, w: a stride over a single element does not move)."""
-    if a.addr != b.addr or a.unit != b.unit or a.pack != b.pack or tuple(a.shape) != tuple(b.shape):
-        return False
-    n, ch, h, w = a.shape
-    npu_num = c.npu_num
-    counts = ((n + a.pack - 1) // a.pack, (a.addr // c.lane_bytes + ch + npu_num - 1) // npu_num, h, w)
-    return all(k == 1 or sa == sb for k, sa, sb in zip(counts, a.stride, b.stride))
+                                    f"{self.local_shown(src.addr).text}; on {lanes_text(lanes)} both use lane bytes "
+                                    f"[0x{lo:x}, 0x{hi:x}))", self.local_shown(dst.addr))
