@@ -3,7 +3,8 @@
 Runs the model's first stage on the simulator with the local-memory checks on (their access
 log: every instruction's reads and writes, with exact layouts) on fixed random inputs, and for
 each instruction compares every local write with every local read of the same instruction:
-- in place: the same bytes in the same layout (lane mask, range and layout equal);
+- in place: the same bytes in the same order (lane mask and range equal, layouts equal once
+  dimensions of one element are left out: bmk.sim.intervals.normal_form);
 - partial: other layouts whose bytes meet on a common NPU (bmk.sim.intervals.common_range,
   the race detector's exact test; an entry without a layout counts by its range).
 The counts per instruction kind, and the first partial instance of each kind, are what decided
@@ -25,8 +26,13 @@ if str(ROOT) not in sys.path:
 import bmk  # noqa: E402
 from bmk.models.run import simulate  # noqa: E402
 from bmk.sim import lmemcheck  # noqa: E402
-from bmk.sim.intervals import common_range  # noqa: E402
+from bmk.sim.intervals import common_range, normal_form  # noqa: E402
 from bmk.sim.memory import LMEM  # noqa: E402
+
+
+def _form(layout):
+    """A layout's bytes in a comparable form (dims of one element and their strides left out)."""
+    return None if layout is None else normal_form(layout)
 
 
 def classify(entries):
@@ -40,7 +46,7 @@ def classify(entries):
         for r in reads:
             if not (w[1] & r[1]) or not (w[2] < r[3] and r[2] < w[3]):
                 continue
-            if (w[1], w[2], w[3], w[5]) == (r[1], r[2], r[3], r[5]):
+            if (w[1], w[2], w[3]) == (r[1], r[2], r[3]) and _form(w[5]) == _form(r[5]):
                 same += 1
             elif w[5] is None or r[5] is None or common_range(w[5], r[5], max(w[2], r[2]),
                                                               min(w[3], r[3])) is not None:
