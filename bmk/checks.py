@@ -9,8 +9,10 @@ recorded, so a failed call changes nothing.
 The vocabulary: integers and flags in a range (or the range of a spec field), a choice among
 named codes, multiples, dim4 shapes and strides with per-dimension limits, local and global
 addresses of the chip's memory map, the start NPU of a local address, "starts on the same
-NPU", "fits its NPUs' local memory" and "fits global memory". Chip subclasses add the chip's
-own tensor rules (bm1880 TensorLmem, bm1684 4N/2N strides, bm1684x dtypes).
+NPU", "fits its NPUs' local memory", "fits global memory" and the element-wise rule "dst is
+each source in place or apart from it" (`in_place_or_apart` of `View`s, issue 32.14). Chip
+subclasses add the chip's own tensor rules (bm1880 TensorLmem, bm1684 4N/2N strides, bm1684x
+dtypes) and build their tensors' Views.
 
 The call-template rule (bmk.templates), stated once, here, where chip code meets it: a
 call's checks and lowering are traced with its int arguments replaced by stand-ins (`Sym`)
@@ -27,11 +29,11 @@ import numbers
 import numpy as np
 
 from bmk.errors import ArgumentError, Shown, must
-from bmk.layout import dim4
+from bmk.layout import View, dim4, lanes_text, partial_overlap
 from bmk.templates import as_int, fixed
 from bmk.util import is_int
 
-__all__ = ["Check", "as_int", "fixed", "is_integer"]
+__all__ = ["Check", "View", "as_int", "fixed", "is_integer"]
 
 
 def is_integer(value):
@@ -199,3 +201,22 @@ class Check:
         space = self.chip.space("global")
         if end > space.base + space.size:
             self.fail(name, f"such that the tensor fits global memory (it would end at 0x{end:x})", addr)
+
+    # -- overlap (issue 32.14) ----------------------------------------------------------------
+    def in_place_or_apart(self, dst, *sources):
+        """The element-wise rule of every chip (issue 32.14): the result `dst` (a View) is each
+        source View exactly (in place: the same address, element size and strides, which
+        computes element by element as if apart) or shares no local memory with it. A partial
+        overlap is refused: the engine would read source elements it has already overwritten,
+        which the simulator does not model. Bytes are counted per NPU from the layouts
+        (`layout.partial_overlap`, as the allocator and the work-tensor checks count them):
+        tensors on different NPUs never overlap. None among `sources` is skipped (an absent
+        operand)."""
+        for src in sources:
+            hit = None if src is None else partial_overlap(dst, src, self.lane_bytes, self.npu_num)
+            if hit is not None:
+                lanes, lo, hi = hit
+                self.fail(dst.name, f"the address of {src.name}'s tensor exactly (in place: the same address and "
+                                    f"layout) or of a tensor apart from it, not partly overlapping it ({src.name} is "
+                                    f"{self.local_shown(src.addr).text}; on {lanes_text(lanes)} both use lane bytes "
+                                    f"[0x{lo:x}, 0x{hi:x}))", self.local_shown(dst.addr))

@@ -32,35 +32,10 @@ import attrs
 
 from bmk.checks import is_integer
 from bmk.errors import AllocError, ArgumentError, Shown, must
-from bmk.layout import align_up, dim4, slots
+from bmk.layout import align_up, dim4, lane_ranges, lanes_text, slots
 
 PREALLOC = "prealloc"
 ALLOC = "alloc"
-
-
-def lane_ranges(npu_num, start, offset, shape, stride, unit, pack=1):
-    """Per NPU, the lane bytes (lo, hi) a local tensor occupies there, or None.
-
-    start/offset: its start NPU and offset; stride: (n, c, h, w) in units of `unit` bytes, n
-    counting groups of `pack` batches (bm1684 4N / 2N storage)."""
-    n, c, h, w = shape
-    sn, sc, sh, sw = stride
-    tail = unit * (((n + pack - 1) // pack - 1) * sn + (h - 1) * sh + (w - 1) * sw + 1)
-    out = []
-    for lane in range(npu_num):
-        first = 0 if lane >= start else 1            # NPUs below the start NPU begin at slot 1
-        if first * npu_num + lane - start >= c:
-            out.append(None)                         # no channel reaches this NPU
-            continue
-        last = (start + c - 1 - lane) // npu_num     # the last slot holding a channel here
-        out.append((offset + unit * first * sc, offset + unit * last * sc + tail))
-    return tuple(out)
-
-
-def _lanes_text(lanes):
-    if len(lanes) > 1 and list(lanes) == list(range(lanes[0], lanes[-1] + 1)):
-        return f"NPUs {lanes[0]}-{lanes[-1]}"
-    return ("NPU " if len(lanes) == 1 else "NPUs ") + ",".join(map(str, lanes))
 
 
 @attrs.frozen(eq=False)
@@ -137,7 +112,7 @@ class LocalAllocation:
             if hit is not None:
                 lanes, lo, hi = hit
                 raise AllocError(must(call, "shape" if t.alloc != PREALLOC else "addr",
-                                      f"such that the tensor overlaps no live tensor, but on {_lanes_text(lanes)} "
+                                      f"such that the tensor overlaps no live tensor, but on {lanes_text(lanes)} "
                                       f"lane bytes [0x{lo:x}, 0x{hi:x}) are also {other}",
                                       Shown(str(t))))
 

@@ -10,7 +10,8 @@ fits its lane / global memory), with bm1684's own rules as methods:
 - "the tensors start at the same NPU" (shared `same_start_npu`) / "at the first NPU":
   `first_npu`; "dst_addr = work_addr is not allowed": `distinct`, and a work tensor may not
   overlap dst or src at all (`disjoint` of their `span`s: issue 22.8, an overlap gives wrong
-  numbers, not only equality);
+  numbers, not only equality); dst of an element-wise call is a source exactly (in place)
+  or apart from it (the shared `in_place_or_apart` of `view`s: issue 32.14);
 - implied by every remark on addresses: a local tensor fits its NPU's memory, in its 4N / 2N
   storage for 8- / 16-bit data (`fits`), a system tensor fits global memory (`fits_system`);
 - an x8/x16/x32 constant (API.md): `bits`; a C float: `fp32`.
@@ -114,6 +115,12 @@ class Check(checks.Check):
             self.fail(name, f"an address whose tensor does not overlap {other_name}'s (lane bytes "
                             f"[0x{span[0]:x}, 0x{span[1]:x}) and [0x{other_span[0]:x}, 0x{other_span[1]:x}): {why})",
                       self.local_shown(addr))
+
+    def view(self, name, addr, shape, stride, itemsize=None, pack=1):
+        """The `checks.View` of a local tensor laid out as `fits` lays it (stride None: the
+        aligned layout), for the shared overlap rule `in_place_or_apart`."""
+        st = self.aligned(addr, shape) if stride is None else stride
+        return checks.View(name, addr, tuple(shape), tuple(st), itemsize or g.facts(self.chip).word_bytes, pack)
 
     def fits_compact(self, name, addr, shape, itemsize=None):
         self.fits(name, addr, shape, self.compact(addr, shape), itemsize)

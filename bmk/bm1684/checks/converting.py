@@ -11,13 +11,15 @@ from bmk.bm1684 import geometry as g
 def aligned_pair(c, p):
     """Remarks of fp32_to_int32, lookup_int32_to_fp32 (and of the unary rsqrt, sqrt,
     lookup_exp, taylor_exp): dst and src aligned-layout 32-bit tensors on the same start NPU;
-    the shape ranges. (lookup_int32_to_fp32's int32 source in [-128, 127] is data.)"""
+    the shape ranges; dst is src in place or apart (issue 32.14). (lookup_int32_to_fp32's
+    int32 source in [-128, 127] is data.)"""
     dst = c.address("dst_addr", p.dst_addr)
     src = c.address("src_addr", p.src_addr)
     shape = c.shape(p.shape)
     c.same_start_npu("dst_addr", dst, src_addr=src)
     c.fits("dst_addr", dst, shape, None)
     c.fits("src_addr", src, shape, None)
+    c.in_place_or_apart(c.view("dst_addr", dst, shape, None), c.view("src_addr", src, shape, None))
     return dst, src, shape
 
 
@@ -26,7 +28,9 @@ def int8_to_fp32(c, p, n_packed):
     1N source): dst, src and work in the aligned or the compact layout together
     (is_aligned_layout); int8/uint8 source and work, fp32 destination; same start NPU;
     addresses divisible by 4; shape ranges; dst_addr = work_addr is not allowed, nor any overlap
-    of work with dst or src (issue 22.8). A 1N source's
+    of work with dst or src (issue 22.8); a 4N source (one lut, element by element) and dst,
+    of other layouts, may not overlap at all (issue 32.14: never in place), a 1N one may (its
+    sequence reads src into work before it writes dst). A 1N source's
     C stride is ALIGN(H*W, 4) bytes in the compact layout (the approximate compact layout) and
     ALIGN(H*W, 128) in the aligned one. (The 1N lowering puts a channel's ceil(H*W / 4) words in
     one TIU w dimension of 16 bits: the fp32 destination fitting its NPU keeps H*W <= 131072,
@@ -42,6 +46,7 @@ def int8_to_fp32(c, p, n_packed):
     dst_stride = g.aligned_or_compact(c.chip, dst, shape, aligned)
     c.fits("dst_addr", dst, shape, dst_stride)
     spans = {"dst_addr": c.span(dst, shape, dst_stride)}
+    layouts = {}
     for name, addr in (("src_addr", src), ("work_addr", work)):
         if n_packed:
             layout = dict(stride=g.aligned_or_compact(c.chip, addr, shape, aligned),
@@ -50,6 +55,10 @@ def int8_to_fp32(c, p, n_packed):
             layout = dict(stride=g.int8_1n(c.chip, addr, shape, aligned), itemsize=1)
         c.fits(name, addr, shape, **layout)
         spans[name] = c.span(addr, shape, **layout)
+        layouts[name] = layout
     for other in ("dst_addr", "src_addr"):        # no overlap at all (issue 22.8), not only dst = work
         c.disjoint("work_addr", work, spans["work_addr"], other, spans[other],
                    "the conversion goes through work between src and dst")
+    if n_packed:        # the 1N sequence copies src into work first: its dst may overlap src
+        c.in_place_or_apart(c.view("dst_addr", dst, shape, dst_stride),
+                            c.view("src_addr", src, shape, **layouts["src_addr"]))

@@ -11,10 +11,11 @@ first NPU; addresses divisible by 4; shape ranges; C in the range of its operand
 (op_type's src1 for `src OP C`, src0 for C_sub's `C - src`: the op_type names the operands
 left to right); rshift in [0, 31]; lshift within opt_left_shift (the seed gives no range);
 the 16-bit shift amounts C in [-16, 16], C of C_arithmetic_shift a short, of C_logical_shift
-an unsigned short. Rules of the lowering's sequences (lowering/fixed_point.py):
-16bit_mul_8bit writes dst before it reads src0_low and src1, so dst must not overlap them;
-split_low_8bit shifts src into work then work into dst: work starts at the first NPU too,
-dst_addr != work_addr and dst must not overlap work.
+an unsigned short; dst is each source in place (the same address and layout: a result of
+another type is never in place) or apart from it (issue 32.14). Rules of the lowering's
+sequences (lowering/fixed_point.py): 16bit_mul_8bit writes dst before it reads src0_low and
+src1, so dst must not overlap them; split_low_8bit shifts src into work then work into dst:
+work starts at the first NPU too, dst_addr != work_addr and dst must not overlap work.
 """
 from bmk.bm1684 import constants as k
 from bmk.bm1684 import geometry as g
@@ -49,15 +50,19 @@ def pack(c, dtype):
     return g.word_bytes(c.chip) // dtype.itemsize
 
 
-def tensors(c, p, spec):
+def tensors(c, p, spec, own_rule=("work_addr",)):
     """spec: ((addr field, stride field, DType), ...): addresses, shape, strides, first NPU, fit
-    (4N / 2N). Returns (shape, {addr field: (addr, stride, dtype)})."""
+    (4N / 2N), dst each source in place or apart (issue 32.14) but those of `own_rule` (a work
+    tensor, mul_8bit's sources that may not overlap dst at all: their own, stronger rules).
+    Returns (shape, {addr field: (addr, stride, dtype)})."""
     addrs = {a: c.address(a, getattr(p, a)) for a, _, _ in spec}
     shape = c.shape(p.shape)
     out = {a: (addrs[a], c.stride(s, getattr(p, s)), dt) for a, s, dt in spec}
     c.first_npu(**addrs)
     for a, (addr, stride, dt) in out.items():
         c.fits(a, addr, shape, stride, pack=pack(c, dt))
+    views = {a: c.view(a, addr, shape, stride, pack=pack(c, dt)) for a, (addr, stride, dt) in out.items()}
+    c.in_place_or_apart(views["dst_addr"], *(v for a, v in views.items() if a != "dst_addr" and a not in own_rule))
     return shape, out
 
 
@@ -123,7 +128,8 @@ def mul_8bit(c, p):
     s0, s1, d = k.mul_type_dtypes(t)
     high = INT8 if s0.signed else UINT8
     shape, ts = tensors(c, p, (("dst_addr", "dst_stride", d), ("src0_high_addr", "src0_high_stride", high),
-                               ("src0_low_addr", "src0_low_stride", UINT8), ("src1_addr", "src1_stride", s1)))
+                               ("src0_low_addr", "src0_low_stride", UINT8), ("src1_addr", "src1_stride", s1)),
+                       own_rule=("src0_low_addr", "src1_addr"))
     why = "dst is written before src0_low and src1 are read"
     _disjoint(c, "dst_addr", "src0_low_addr", ts, shape, why)
     _disjoint(c, "dst_addr", "src1_addr", ts, shape, why)

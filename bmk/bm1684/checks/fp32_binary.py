@@ -3,7 +3,8 @@
 
 Remarks of every function, in order: addresses divisible by 4; shape n, h, w in [1, 65535]
 and c in [1, 4095]; strides NULL (128-byte aligned layout) or a dim4; the tensors start at the
-same NPU; each tensor fits its NPU's memory. C is a C float: a real number that fp32 can hold
+same NPU; each tensor fits its NPU's memory; dst is each source in place or apart from it
+(the shared rule of issue 32.14). C is a C float: a real number that fp32 can hold
 (a finite value that would round to infinity is refused; inf and NaN pass as themselves);
 select_val an x32 (an int or the fp32 bits of a float).
 """
@@ -23,6 +24,8 @@ def operands(c, p, names):
     c.same_start_npu(f"{first}_addr", addrs[first], **{f"{n}_addr": addrs[n] for n in rest})
     for n in names:
         c.fits(f"{n}_addr", addrs[n], shape, strides[n])
+    views = [c.view(f"{n}_addr", addrs[n], shape, strides[n]) for n in names]
+    c.in_place_or_apart(*views)             # names[0] is dst (issue 32.14)
     return shape
 
 

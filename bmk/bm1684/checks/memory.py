@@ -5,7 +5,7 @@ and remarks are the same)."""
 
 def copy(c, p):
     """Remarks: 32-bit data; same start NPU; addresses divisible by 4; shape ranges; NULL
-    stride = 128-byte aligned layout."""
+    stride = 128-byte aligned layout; dst is src in place or apart (issue 32.14)."""
     dst = c.address("dst_addr", p.dst_addr)
     src = c.address("src_addr", p.src_addr)
     shape = c.shape(p.shape)
@@ -14,6 +14,7 @@ def copy(c, p):
     c.same_start_npu("dst_addr", dst, src_addr=src)
     c.fits("dst_addr", dst, shape, dst_stride)
     c.fits("src_addr", src, shape, src_stride)
+    c.in_place_or_apart(c.view("dst_addr", dst, shape, dst_stride), c.view("src_addr", src, shape, src_stride))
 
 
 def set_C(c, p):      # noqa: N802 (the seed's name)

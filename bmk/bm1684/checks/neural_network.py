@@ -24,7 +24,8 @@ MATRIX_COLS_PER_CHANNEL_MAX = 128
 def elementwise(c, p, per_channel=()):
     """Remarks: fp32 dst and src; same start NPU; addresses divisible by 4; shape ranges; NULL
     stride = 128-byte aligned layout; the per-channel tensors (`per_channel`: their address
-    arguments) [1, C, 1, 1] compact, on the same NPU, divisible by 4."""
+    arguments) [1, C, 1, 1] compact, on the same NPU, divisible by 4; dst is src in place or
+    apart, and apart from the per-channel tensors (issue 32.14)."""
     dst = c.address("dst_addr", p.dst_addr)
     src = c.address("src_addr", p.src_addr)
     chans = {name: c.address(name, getattr(p, name)) for name in per_channel}
@@ -36,6 +37,9 @@ def elementwise(c, p, per_channel=()):
     c.fits("src_addr", src, shape, src_stride)
     for name, addr in chans.items():
         c.fits_compact(name, addr, g.per_channel_shape(shape.c))
+    per_chan = g.per_channel_shape(shape.c)
+    c.in_place_or_apart(c.view("dst_addr", dst, shape, dst_stride), c.view("src_addr", src, shape, src_stride),
+                        *(c.view(name, addr, per_chan, c.compact(addr, per_chan)) for name, addr in chans.items()))
 
 
 # -- window arguments --------------------------------------------------------------------------

@@ -12,6 +12,9 @@
 - a destination stride is not 0 over a dimension of more than one element (the seed is
   silent; the simulator cannot write a broadcast result);
 - "X and Y start on the same NPU": addr // local_mem_size_per_npu() is equal;
+- dst is each source exactly (in place: same address, dtype size and strides) or apart from
+  it, never partly overlapping it (the shared rule `in_place_or_apart` of the `Local.view`s,
+  issue 32.14; the seed is silent);
 - a scalar_t is an integer in its dtype's range (numpy integers are integers), or for a float
   dtype an int in its range, or a float in its range or an inf or NaN (Check.float_constant).
 """
@@ -28,13 +31,15 @@ ITEMSIZE = {code: dt.itemsize for code, (_, dt) in DTYPES.items() if dt.bits % 8
 
 @attrs.frozen
 class Local:
-    """A checked local tensor: its address, start NPU, offset in that NPU, strides."""
+    """A checked local tensor: its address, start NPU, offset in that NPU, strides, and its
+    `checks.View` for the shared overlap rule (`Check.in_place_or_apart`)."""
     name: str
     addr: int
     npu: int
     offset: int
     stride: tuple
     aligned: bool
+    view: checks.View
 
 
 class Check(checks.Check):
@@ -94,7 +99,8 @@ class Check(checks.Check):
         sn, sc, sh, sw = st
         self.fits_lane(name, addr, offset + itemsize * (1 + (n - 1) * sn + (slots - 1) * sc + (h - 1) * sh
                                                           + (w - 1) * sw))
-        return Local(name, addr, npu, offset, tuple(st), stride is None)
+        return Local(name, addr, npu, offset, tuple(st), stride is None,
+                     checks.View(name, addr, tuple(shape), tuple(st), itemsize))
 
     def system(self, name, addr, shape, stride, dtype, stride_name, stride_max):
         """A global tensor at device address `addr`; stride None = the continuous layout."""

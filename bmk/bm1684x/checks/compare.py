@@ -3,7 +3,8 @@ not_equal and their _C forms).
 
 Remarks: operands start on the same NPU; shape in [1, 65535]; NULL stride = aligned layout;
 src_dtype at least as wide as dst_dtype; true_val in the range of dst_dtype, C in that of
-src_dtype. dtypes: any 8/16/32-bit integer or float type (the seed names none).
+src_dtype. dtypes: any 8/16/32-bit integer or float type (the seed names none). dst is each
+source in place (same dtype size and layout) or apart (issue 32.14).
 """
 from bmk.bm1684x.constants import WHOLE_BYTE_DTYPES
 
@@ -24,6 +25,7 @@ def tensors(c, p):
     src1 = c.local("src1_addr", p.src1_addr, shape, p.src1_stride, src_dtype)
     c.same_npu(src0, dst)
     c.same_npu(src1, dst)
+    c.in_place_or_apart(dst.view, src0.view, src1.view)
 
 
 def const(c, p):
@@ -33,3 +35,4 @@ def const(c, p):
     dst = c.local("dst_addr", p.dst_addr, shape, p.dst_stride, dst_dtype)
     src = c.local("src_addr", p.src_addr, shape, p.src_stride, src_dtype)
     c.same_npu(src, dst)
+    c.in_place_or_apart(dst.view, src.view)

@@ -4,7 +4,8 @@ Remarks: operands start on the same NPU; shape in [1, 65535]; NULL stride = alig
 arithmetic: dst_dtype and src_dtype in {INT32, UINT32, INT16, UINT16, INT8, UINT8}, both
 signed or both unsigned; logical: both in {UINT32, UINT16, UINT8}; shift_dtype in {INT32,
 INT16, INT8} and no wider than src_dtype; C in [-32, 31]; rounding_mode a rounding_mode_t.
-(The range [-32, 31] of a shift *tensor's* elements is data, which a call cannot see.)
+dst is each source in place or apart (issue 32.14). (The range [-32, 31] of a shift
+*tensor's* elements is data, which a call cannot see.)
 The op table gives `allowed` (the dst/src dtypes) and `same_sign` (arithmetic shifts).
 """
 from bmk.bm1684x.constants import (DT_INT8, DT_INT16, DT_INT32, DT_UINT8, DT_UINT16, DT_UINT32, dtype_name,
@@ -35,6 +36,7 @@ def tensor(c, p, allowed, same_sign):
     shift = c.local("shift_addr", p.shift_addr, shape, p.shift_stride, shift_dtype)
     c.same_npu(src, dst)
     c.same_npu(shift, dst)
+    c.in_place_or_apart(dst.view, src.view, shift.view)
 
 
 def const(c, p, allowed, same_sign):
@@ -45,3 +47,4 @@ def const(c, p, allowed, same_sign):
     dst = c.local("dst_addr", p.dst_addr, shape, p.dst_stride, dst_dtype)
     src = c.local("src_addr", p.src_addr, shape, p.src_stride, src_dtype)
     c.same_npu(src, dst)
+    c.in_place_or_apart(dst.view, src.view)

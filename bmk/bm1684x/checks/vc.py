@@ -8,6 +8,10 @@ Layouts (isa-facts/bm1684x-memory.md): a vector of length L with w per channel i
 tensor (1, ceil(L/w), 1, w); the matrix is (src0_len, ceil(src1_len/w1), 1, w1) with
 w1 = src1_len_per_channel. Each must start 64-byte aligned (the vendor firmware asserts it)
 and fit its NPUs' local memory; *_len_per_channel is in [1, 65535] (its field's width).
+dst is a vector exactly (the same address and layout: one row, the element-wise case) or
+apart from it: the matrix reads each vector element for a whole row or column, so a partial
+overlap would read results (issue 32.14). src0 may start on another NPU: only the bytes each
+NPU shares count.
 """
 from bmk.bm1684x.checks.common import SHAPE_MAX
 from bmk.bm1684x.constants import WHOLE_BYTE_DTYPES
@@ -28,9 +32,10 @@ def _operands(c, p, dst_dtype, src_dtype):
     w0 = c.integer("src0_len_per_channel", p.src0_len_per_channel, 1, SHAPE_MAX)
     w1 = c.integer("src1_len_per_channel", p.src1_len_per_channel, 1, SHAPE_MAX)
     dst = c.local("dst_addr", p.dst_addr, matrix_shape(len0, len1, w1), None, dst_dtype, "matrix layout")
-    c.local("src0_addr", p.src0_addr, vector_shape(len0, w0), None, src_dtype, "vector layout")
+    src0 = c.local("src0_addr", p.src0_addr, vector_shape(len0, w0), None, src_dtype, "vector layout")
     src1 = c.local("src1_addr", p.src1_addr, vector_shape(len1, w1), None, src_dtype, "vector layout")
     c.same_npu(src1, dst)
+    c.in_place_or_apart(dst.view, src0.view, src1.view)
 
 
 def binary(c, p, allowed):

@@ -7,6 +7,8 @@ seed 002 and the BM1880v2 layout rules (isa-facts/bm1880-notes.md, "v2 layout ch
   multiple of eu_num where the v2 encoder needs it;
 - a 16-bit value is two 8-bit planes of one shape and fmt, the high plane above the low one
   by at most what the operand's `*_b_str` field holds;
+- a result plane of an element-wise call is each source plane exactly (in place) or apart
+  from it (`results_apart`, the shared `in_place_or_apart`: issue 32.14; the seed is silent);
 - a gmem address (seed 4.14 `u64 gaddr`) is an offset the TDMA address fields reach once the
   [memory.global] base is added, and a transfer ends inside that window.
 Field-width limits are checked once more, generically, when the lowered descriptor is packed
@@ -50,6 +52,21 @@ class Check(checks.Check):
             self.fail(name, "a tensor of this context (allocated by it)", t)
         if not self.ctx.is_live(t):
             self.fail(name, "a live tensor (it was freed by tl_free)", t)
+
+    def view(self, name, t, stride=None):
+        """The `checks.View` of TensorLmem t (8-bit data at la of every lmem slice, from slice 0;
+        `stride`: a call's own strides instead of t's), for the shared overlap rule."""
+        s = t.stride if stride is None else stride
+        lay = t.layout
+        return checks.View(name, t.la, (lay.n, lay.c, lay.h, lay.w), (s.n, s.c, s.h, s.w), 1)
+
+    def results_apart(self, p, results, sources):
+        """Each result plane of p (`results`: field names, a None field skipped) is each source
+        plane exactly (in place) or apart from it (issue 32.14, `in_place_or_apart`)."""
+        views = [self.view(n, getattr(p, n)) for n in sources if getattr(p, n) is not None]
+        for name in results:
+            if getattr(p, name) is not None:
+                self.in_place_or_apart(self.view(name, getattr(p, name)), *views)
 
     @property
     def eu_num(self):

@@ -95,12 +95,13 @@ def mdsum(c, p):
 
 
 def lut(c, p):
-    """Seed 4.39."""
+    """Seed 4.39; ofmap is ifmap in place or apart from it, and apart from the table (issue 32.14)."""
     for name in ("ofmap", "ifmap", "table"):
         c.tensor(name, getattr(p, name), aligned=True, la_multiple=c.eu_num)
     c.same_shape("ofmap", p.ofmap, "ifmap", p.ifmap)
     if p.table.shape.dims() != (1, c.npu_num, 16, 16):
         c.fail("table.shape", f"(1, {c.npu_num}, 16, 16) (one 256-entry table per lmem slice)", p.table.shape)
+    c.results_apart(p, ("ofmap",), ("ifmap", "table"))      # element-wise: in place or apart (issue 32.14)
 
 
 # -- convolution (seed 4.41-4.43) -----------------------------------------------------------------

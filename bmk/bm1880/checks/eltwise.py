@@ -1,6 +1,8 @@
 """Checks of the element-wise functions (seed 4.19-4.40), by family; the op table gives each
 its parameters. A 16-bit operand is two planes (`pair`), a shift fits its opt_*_shift field,
-a constant the C type of its seed struct field (s8/u8, or 16 bits for add_const)."""
+a constant the C type of its seed struct field (s8/u8, or 16 bits for add_const). Every result
+plane is each source plane exactly (in place) or apart from it (`results_apart`, issue 32.14;
+mac's res, read and written, is no source of this rule)."""
 from bmk.tensor import FMT_I8
 
 TIU = "tiu"
@@ -61,6 +63,7 @@ def product(c, p, const_b, accumulate):
     c.in_field("rshift_width", p.rshift_width, TIU, "opt_right_shift")
     if const_b:
         _const(c, p, 8)
+    c.results_apart(p, ("res_low", "res_high"), ("a",) if const_b else ("a", "b"))
 
 
 def wide(c, p, const_b, signed_result=False):
@@ -73,6 +76,7 @@ def wide(c, p, const_b, signed_result=False):
         _const(c, p, 16)
     if signed_result:
         c.fmt("res_low", p.res_low, FMT_I8, "the difference is signed")
+    c.results_apart(p, ("res_low", "res_high"), ("a_low", "a_high") + (() if const_b else ("b_low", "b_high")))
 
 
 def extreme(c, p, res, const_b):
@@ -85,6 +89,7 @@ def extreme(c, p, res, const_b):
     else:
         _b(c, p)
         c.same_sign("b", p.b, "a", p.a)
+    c.results_apart(p, (res,), ("a",) if const_b else ("a", "b"))
 
 
 def arith_shift(c, p):
@@ -96,6 +101,7 @@ def arith_shift(c, p):
     c.fmt("bits", p.bits, FMT_I8, "bits is signed")
     _16_bit_res(c, p)
     _res(c, p, "a_low", p.a_low)
+    c.results_apart(p, ("res_low", "res_high"), ("a_low", "a_high", "bits"))
 
 
 def logic(c, p, wide):
@@ -105,11 +111,13 @@ def logic(c, p, wide):
         _b16(c, p)
         _16_bit_res(c, p)
         _res(c, p, "a_low", p.a_low)
+        c.results_apart(p, ("res_low", "res_high"), ("a_low", "a_high", "b_low", "b_high"))
         return
     for name in ("res", "a", "b"):
         c.tensor(name, getattr(p, name))
     c.same_shape("b", p.b, "a", p.a)
     c.same_shape("res", p.res, "a", p.a)
+    c.results_apart(p, ("res",), ("a", "b"))
 
 
 def copy(c, p, strided):
@@ -119,6 +127,7 @@ def copy(c, p, strided):
     c.tensor("src", p.src)
     c.same_shape("dst", p.dst, "src", p.src)
     if not strided:
+        c.results_apart(p, ("dst",), ("src",))
         return
     for name, slot in (("dst_stride", "res0"), ("src_stride", "opd0")):
         s = getattr(p, name)
@@ -126,6 +135,7 @@ def copy(c, p, strided):
             c.fail(name, "a stride_t4", s)
         for dim in "nchw":
             c.in_field(f"{name}.{dim}", getattr(s, dim), TIU, f"{slot}_{dim}_str")
+    c.in_place_or_apart(c.view("dst", p.dst, p.dst_stride), c.view("src", p.src, p.src_stride))
 
 
 def relu(c, p):
@@ -133,3 +143,4 @@ def relu(c, p):
     c.tensor("ifmap", p.ifmap)
     c.tensor("ofmap", p.ofmap)
     c.same_shape("ofmap", p.ofmap, "ifmap", p.ifmap)
+    c.results_apart(p, ("ofmap",), ("ifmap",))

@@ -15,7 +15,8 @@ for every kind of specs/bm1684/*.toml. One module per family, each exporting
 Operands and layouts: common.py. No kind is defined twice (checked at import).
 No silent field (contract.py): every function carries a Contract, and `check` (run once per
 distinct instruction, before any executes) refuses a field that the kind neither executes
-nor ignores with a reason while it is away from its neutral value.
+nor ignores with a reason while it is away from its neutral value; an element-wise command
+whose res0 partly overlaps an operand is refused there too (elementwise.check_overlap).
 A family may export `INIT(m)`: what a fresh chip holds (sfu.py: the L2 SRAM lookup tables,
 tables.py); all of them run when a Simulator is constructed (Semantics.init).
 
@@ -71,6 +72,8 @@ def check(chip, engine, fields):
     if fn is None:
         return          # the simulator names a kind without semantics itself
     check_fields(chip, engine, ins.name, fn, fields)
+    if (engine, ins.name) in elementwise.KINDS:
+        elementwise.check_overlap(chip, ins.name, fields)
 
 
 def _lanes(m, f, slot, c):

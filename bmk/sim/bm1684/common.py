@@ -79,6 +79,22 @@ def local_offset(m, f, slot):
     return addr - local.base
 
 
+class Static:
+    """What `member`, `dtype_of`, `local_offset` and `strides` read of a Simulator, from the
+    chip alone: a static check (before any run) lays operands out as the run will."""
+
+    def __init__(self, chip):
+        self.chip = chip
+        self.npu_num = chip.param("npu_num")
+        self.space = chip.space
+        self.lmem = _Lanes(chip.space("local").lane_bytes)
+
+
+class _Lanes:
+    def __init__(self, lane_size):
+        self.lane_size = lane_size
+
+
 def strides(m, f, slot, shape, dtype, addr):
     """(n, c, h, w) strides of operand `slot`, in elements (32-bit words when packed)."""
     mode = member(m, f"short_{slot}_str", f[f"short_{slot}_str"])

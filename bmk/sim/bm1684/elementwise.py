@@ -86,7 +86,7 @@ import numpy as np
 from bmk import dtypes
 from bmk import layout as chip_layout
 from bmk import numerics
-from bmk.errors import SimulationError
+from bmk.errors import SimulationError, refused_field
 from bmk.sim.bm1684 import common as c
 from bmk.sim.bm1684 import sfu
 from bmk.sim.bm1684.contract import contract, refused
@@ -413,6 +413,61 @@ EU = {
 SHIFTS = {"mul": ("opt_right_shift",), "add": ("opt_right_shift",), "sub": ("opt_right_shift",),
           "mac": ("opt_right_shift", "opt_left_shift", "opt_res_add_sign"), "max": ("opt_right_shift",),
           "min": ("opt_right_shift",), "shift": ("opt_right_shift",)}
+
+
+def _static_view(m, f, slot, shape):
+    """The layout.View of local tensor operand `slot` as `operand` (or, for res0, the storer)
+    reads it; None for a constant or fields the run refuses with its own message."""
+    if f.get(f"opt_{slot}_const"):
+        return None
+    try:
+        dtype = c.dtype_of(m, f, slot, signed=False)
+        addr = c.local_offset(m, f, slot)
+        if slot != "res0" and f.get(f"{slot}_neq1"):
+            shape = (1,) + tuple(shape[1:])
+        if slot != "res0" and c.member(m, f"short_{slot}_str", f[f"short_{slot}_str"]) == "offset":
+            shape = (1, shape[1], 1, 1)
+            stride = chip_layout.compact_stride(shape, m.npu_num, addr // m.lmem.lane_size)
+        else:
+            stride = c.strides(m, f, slot, shape, dtype, addr)
+    except SimulationError:
+        return None
+    pack = c.pack_of(dtype)
+    return chip_layout.View(f"{slot}_addr", addr, tuple(shape), tuple(stride),
+                            c.WORD_BYTES if pack > 1 else dtype.itemsize, pack)
+
+
+def check_overlap(chip, kind, f):
+    """The static refusal of issue 32.14 (before any run): res0 is each tensor operand of the
+    eu exactly (in place: the same address and layout) or apart from it, per NPU
+    (layout.partial_overlap, the API checks' rule). The shared bm1684 models never overlap
+    partly (the survey of the report of issue 32.14), and the run computes as if the operands
+    were apart, which a partial overlap is not on the chip. taylor's opd1 is its table."""
+    eu = kind.split(".")[1]
+    if eu not in EU or eu == "add_tree":
+        return
+    slots = [s for s in EU[eu][1] if not (eu == "taylor" and s == "opd1")]
+    m = c.Static(chip)
+    shape = c.res0_shape(f)
+    try:
+        _bounded(m, f, kind)
+    except SimulationError:
+        return          # the run refuses it first, with its own message
+    if min(shape) < 1:
+        return
+    res = _static_view(m, f, "res0", shape)
+    if res is None:
+        return
+    for slot in slots:
+        src = _static_view(m, f, slot, shape)
+        hit = None if src is None else chip_layout.partial_overlap(res, src, m.lmem.lane_size, m.npu_num)
+        if hit is not None:
+            lanes, lo, hi = hit
+            raise refused_field(f"{kind}: res0_addr 0x{f['res0_addr']:x} and {slot}_addr 0x{f[slot + '_addr']:x} "
+                                f"must name the same tensor (in place: the same address and layout) or tensors "
+                                f"apart, not partly overlapping ones (on {chip_layout.lanes_text(lanes)} both use "
+                                f"lane bytes [0x{lo:x}, 0x{hi:x}): the chip would read results as operands)",
+                                "res0_addr", f["res0_addr"])
 
 
 def _kind(kind, eu):

@@ -303,7 +303,7 @@ def test_the_examples_of_api_md():
     ctx.bdc_greater(0x400, 0, 0x800, 1, shape, None, None, None, x.DT_UINT8, x.DT_INT16)
     ctx.bdc_arithmetic_shift(0x400, 0, 0x800, shape, None, None, None, x.DT_INT16, x.DT_INT16, x.DT_INT8,
                              x.RM_HALF_AWAY_FROM_ZERO)
-    ctx.bdc_vc_max(0x1000, 0x2000, 0x3000, 100, 64, 16, 16, x.DT_INT32)
+    ctx.bdc_vc_max(0x1000, 0x3000, 0x3400, 100, 64, 16, 16, x.DT_INT32)     # dst: 100 rows of 64 bytes
     ctx.gdma_cpy_L2S(G + 0x1000, 0x400, shape, None, None, x.DT_INT8)
     kinds = [r.kind for r in bmk.decode("bm1684x", ctx.acquire_cmdbuf())]
     assert kinds == ["dma.tensor", "arith.and", "arith.selectGreat", "arith.ashift", "vc.max", "dma.tensor",

@@ -61,9 +61,10 @@ def test_shape_must_be_a_dim4(ctx, name):
 
 
 def test_shape_extremes_are_accepted(ctx):
-    accepts(ctx, "bdc_and", shape=(65535, 1, 1, 1), dst_addr=0, src0_addr=0, src1_addr=0,
+    accepts(ctx, "bdc_and", shape=(65535, 1, 1, 1), dst_addr=0, src0_addr=0x10000, src1_addr=0x10000,
             dst_stride=(1, 0, 0, 1), src0_stride=(0, 0, 0, 1), src1_stride=(0, 0, 0, 1), dtype=x.DT_INT8)
-    accepts(ctx, "bdc_and", shape=(1, 1, 1, 65535), dtype=x.DT_INT8)
+    accepts(ctx, "bdc_and", shape=(1, 1, 1, 65535), dst_addr=0, src0_addr=0x10000, src1_addr=0x20000,
+            dtype=x.DT_INT8)        # 64 KiB tensors apart (issue 32.14)
 
 
 def _operands(name):

@@ -16,7 +16,8 @@ def binary_calls(draw):
     dt = dtype_of(dtype)
     shape = x.dim4(*(draw(st.integers(1, hi)) for hi in (3, 130, 4, 9)))
     npu = draw(st.integers(0, 63))
-    addrs = [npu * LANE + 64 * draw(st.integers(0, 400)) for _ in range(2)]
+    # dst in the lower half of the lane, src in the upper: apart (issue 32.14), whatever the strides
+    addrs = [npu * LANE + half + 64 * draw(st.integers(0, 400)) for half in (0, LANE // 2)]
     strides = [draw(st.one_of(st.none(), st.tuples(*(st.integers(1, hi) for hi in (4000, 200, 40, 4)))))
                for _ in range(2)]
     C = draw(st.integers(dt.min, dt.max))
