@@ -19,7 +19,7 @@ import bmk
 ROOT = pathlib.Path(bmk.__file__).parent
 API_CHIPS = sorted(p.name for p in ROOT.iterdir() if (p / "api.py").is_file())
 SIM_CHIPS = sorted(p.name for p in (ROOT / "sim").iterdir() if (p / "__init__.py").is_file())
-MACHINERY = ("bmk.program", "bmk.optable", "bmk.emission", "bmk.ordering", "bmk.acquisition", "bmk.templates")
+MACHINERY = ("bmk.program", "bmk.optable", "bmk.emission", "bmk.ordering", "bmk.acquisition", "bmk.origin_log", "bmk.templates")
 
 
 def _loaded(module):
