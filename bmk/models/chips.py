@@ -13,17 +13,34 @@ import functools
 
 from bmk.errors import ModelError, SpecError
 
-@functools.cache
 def chip_names():
     """{container chip string (upper case): bmk chip name}, from specs/chip_names.toml (the data:
     which product and earlier names, e.g. BM1686 and CV186X, name which chip)."""
+    return {k.upper(): v for k, v in _table().get("names", {}).items()}
+
+
+@functools.cache
+def _table():
     import tomllib
     from bmk.isa.spec import _specs_root
     try:
-        table = tomllib.loads(_specs_root().joinpath("chip_names.toml").read_text("utf-8"))
+        return tomllib.loads(_specs_root().joinpath("chip_names.toml").read_text("utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise SpecError(f"specs/chip_names.toml: {e}") from None
-    return {k.upper(): v for k, v in table.get("names", {}).items()}
+
+
+def cores(container_chip):
+    """TPU cores of the product a container's chip string names: specs/chip_names.toml [cores],
+    else the chip's params.cores (1 when the chip's specs give none or bmk has no specs for it)."""
+    key = container_chip.strip().upper()
+    given = {k.upper(): v for k, v in _table().get("cores", {}).items()}
+    if key in given:
+        return given[key]
+    chip = chip_name(container_chip)
+    if not decodable(chip):
+        return 1
+    from bmk.isa import load_chip
+    return dict(load_chip(chip).params).get("cores", 1)
 
 
 def chip_name(container_chip):
