@@ -200,21 +200,26 @@ def _messages(spec, streams, out):
         msg = eng.messages
         if msg is None:
             continue
-        sends, waits = {}, {}                       # id -> [index]
+        pending, lone, sends, waits = {}, {}, {}, {}    # id -> unmatched send indexes, first lone wait, counts
         for i, r in enumerate(recs):
             if r.kind == msg.send:
-                sends.setdefault(msg.msg_id(r.fields), []).append(i)
+                m = msg.msg_id(r.fields)
+                pending.setdefault(m, []).append(i)
+                sends[m] = sends.get(m, 0) + 1
             elif r.kind == msg.wait:
-                waits.setdefault(msg.msg_id(r.fields), []).append(i)
+                m = msg.msg_id(r.fields)
+                waits[m] = waits.get(m, 0) + 1
+                if pending.get(m):
+                    pending[m].pop(0)       # a round: this stream's send, then its wait
+                else:
+                    lone.setdefault(m, i)
         for m in sorted(set(sends) | set(waits)):
-            s, w = sends.get(m, []), waits.get(m, [])
-            if len(s) == len(w):
+            if m not in lone and not pending.get(m):
                 continue
-            k = min(len(s), len(w))
-            lone, kind = (w, "wait") if len(w) > len(s) else (s, "send")
-            out.append(LintFinding("message", label, name, lone[k],
-                                   f"{len(w)} waits and {len(s)} sends on message id {m}: a {kind} without its "
-                                   f"partner on this core (each barrier round sends then waits)"))
+            kind, at = ("wait", lone[m]) if m in lone else ("send", pending[m][0])
+            out.append(LintFinding("message", label, name, at,
+                                   f"{waits.get(m, 0)} waits and {sends.get(m, 0)} sends on message id {m}: a {kind} "
+                                   "without its partner on this core (each barrier round sends, then waits)"))
 
 
 def _dependencies(spec, streams, out):
