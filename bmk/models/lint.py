@@ -98,18 +98,13 @@ def _regions(model, out):
     if model.kernel_module is not None:
         ranges.append((model.kernel_module[1], "the kernel module", None, None))
     ranges.sort(key=lambda r: r[0].offset)
-    bad, seen = set(), set()
+    bad = set()
     for i, (a, what_a, label_a, eng_a) in enumerate(ranges):
         for b, what_b, label_b, eng_b in ranges[i + 1:]:
             if b.offset >= a.offset + a.size:
                 break
-            if _overlap(a, b) and (a.offset, a.size) != (b.offset, b.size) or (
-                    a.size and (a.offset, a.size) == (b.offset, b.size) and label_a and label_b):
-                # the same coefficients shared by two stages is how the vendor writes them; streams are not shared
-                key = (what_a, what_b)
-                if key in seen:
-                    continue
-                seen.add(key)
+            shared = (a.offset, a.size) == (b.offset, b.size) and not (label_a or label_b)
+            if _overlap(a, b) and not shared:      # stages may share one coefficient blob; streams never
                 label, eng = (label_b, eng_b) if label_b else (label_a, eng_a)
                 out.append(LintFinding("region", label, eng, None,
                                        f"{what_b} [{b.offset}, +{b.size}) overlaps {what_a} [{a.offset}, +{a.size}) "
