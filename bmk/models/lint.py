@@ -30,6 +30,7 @@ for all its nets, so a mixed build cannot be seen in the container).
 import attrs
 
 from bmk.errors import BmkError, ModelError
+from bmk.util import printable
 
 
 @attrs.frozen
@@ -136,7 +137,7 @@ def _tensor_overlaps(st, where, out):
     for (a0, a1, an), (b0, b1, bn) in zip(spans, spans[1:]):
         if b0 < a1:
             out.append(LintFinding("region", where, None, None,
-                                   f"outputs {an!r} [0x{a0:x}, 0x{a1:x}) and {bn!r} [0x{b0:x}, 0x{b1:x}) overlap"))
+                                   f"outputs {printable(an)!r} [0x{a0:x}, 0x{a1:x}) and {printable(bn)!r} [0x{b0:x}, 0x{b1:x}) overlap"))
 
 
 def _tensors(model, out):
@@ -151,7 +152,7 @@ def _tensors(model, out):
                         continue
                     if t.size and t.size != need:
                         out.append(LintFinding("tensor", f"net{net.index}/stage{st.index}", None, None,
-                                               f"{role} {t.name!r}: shape {tuple(t.shape)} {t.storage} {t.type.name} "
+                                               f"{role} {printable(t.name)!r}: shape {tuple(t.shape)} {t.storage} {t.type.name} "
                                                f"takes {need} bytes, its size field says {t.size}"))
 
 
