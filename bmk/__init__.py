@@ -11,7 +11,7 @@ from bmk.errors import (AllocError, ArgumentError, BmkError, CmdbufOverflowError
 
 __all__ = ["AllocError", "ArgumentError", "BmkError", "CmdbufOverflowError", "DecodeError", "EncodeError",
            "ModelError", "ScheduleError", "SimulationError", "SpecError", "Simulator", "check", "chips", "decode",
-           "encode", "load_model", "timeline"]
+           "encode", "lint", "load_model", "timeline"]
 
 
 def chips():
@@ -46,6 +46,9 @@ def __getattr__(name):
     if name == "check":
         from bmk.models.check import check
         return check
+    if name == "lint":
+        from bmk.models.lint import lint
+        return lint
     if name == "timeline":
         from bmk.timing.timeline import timeline
         return timeline

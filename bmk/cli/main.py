@@ -726,6 +726,52 @@ def check(files, chip, raw, as_json):
     sys.exit(1 if any(r.findings for r in reports) else 0)
 
 
+# ----------------------------------------------------------------------------- lint
+
+@click.command("lint", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@debug_option
+@click.argument("files", metavar="MODEL...", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="print the findings as JSON")
+@guarded
+def lint(files, as_json):
+    """Find what is wrong with compiled models before a chip runs them, without running anything.
+
+    MODEL: .bmodel or .cvimodel files. Each finding has its rule (cores, message, dependency,
+    region, tensor, hash, decode), its place (group, engine, index in that engine's stream) and
+    one line of why; the report also gives the compiler version and build time the file records.
+    Exit 0 when every model is clean, 1 when one has findings, 2 when one does not read (the
+    other files are still linted; each unreadable one is a line on stderr).
+    """
+    from bmk.cli import models
+    from bmk.cli.lint import lint_report
+    if not files:
+        fail("missing MODEL")
+    reports, unreadable = [], []
+    for path in files:
+        try:
+            if not models.sniff(path):
+                from bmk.errors import ModelError
+                raise ModelError("not a compiled model (.bmodel or .cvimodel): bmk lint reads models; "
+                                 "bmk check takes command buffers", path, 0)
+            report = lint_report(path, models.load(path))
+        except (BmkError, OSError) as e:      # the other files are still linted
+            if _debugging() or len(files) < 2:
+                raise
+            unreadable.append(_message(e))
+            continue
+        reports.append(report)
+        if not as_json:
+            _write_lines("-", report.lines())
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in reports], indent=2))
+    for i, message in enumerate(unreadable):
+        if i + 1 < len(unreadable):
+            click.echo(f"{_prog()}: {message}", err=True)
+        else:
+            fail(message)
+    sys.exit(1 if any(r.findings for r in reports) else 0)
+
+
 # ----------------------------------------------------------------------------- models
 
 @click.command("info", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
@@ -834,7 +880,7 @@ def profile_cmd(profile, streams, chip, net_stat, layers, trace):
     run_profile(profile, streams, chip, net_stat, trace, layers)
 
 
-for _cmd in (asm, disasm, diff, run, check, demo, chips_cmd, info, extract, time_cmd, profile_cmd):
+for _cmd in (asm, disasm, diff, run, check, demo, chips_cmd, info, extract, lint, time_cmd, profile_cmd):
     bmk.add_command(_cmd)
 
 

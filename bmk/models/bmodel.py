@@ -31,6 +31,7 @@ DATA_TYPES = {0: dtypes.FP32, 1: dtypes.FP16, 2: dtypes.INT8, 3: dtypes.UINT8, 4
 STORAGE = {0: "1N", 1: "2N", 2: "4N"}      # Tensor.gmem_stmode
 SUBNET_TPU, SUBNET_CPU = 0, 1              # SubNet.subnet_mode
 BINARY = "<QQ"                             # struct Binary {start, size}
+BINARY_ALIGN = 8                           # its alignment (u64 fields): where a vector of Binary starts
 
 # Field ids (bmodel-format.md section 3).
 class M:  # Model
@@ -129,6 +130,13 @@ class _Reader:
     def blobs(self, node, fid, what):
         return [self.check(node, pos, f"{what}[{k}]", *v) for k, (v, pos) in enumerate(node.structs(fid, BINARY, what))]
 
+    def core_blobs(self, node, fid, what):
+        """A CoreCommands list of Binary, in either layout (older_layout)."""
+        if older_layout(node, fid, what):
+            return [self.check(node, pos, f"{what}[{k}]", *v)
+                    for k, (v, pos) in enumerate(node.struct_refs(fid, BINARY, what))]
+        return self.blobs(node, fid, what)
+
     def net(self, index, node):
         name = node.string(NT.name, "name")
         stages = tuple(self.stage(index, s, p) for s, p in enumerate(node.tables(NT.parameter, "parameter")))
@@ -212,7 +220,7 @@ class _Reader:
         if cores:
             groups = ()
             for c, core in enumerate(cores):
-                extra = {e: self.blobs(core, fid, e) for e, fid in EXTRA_ENGINES}
+                extra = {e: self.core_blobs(core, fid, e) for e, fid in EXTRA_ENGINES}
                 groups += self.groups(net, stage, index, c, core.tables(C.gdma_tiu_commands, "gdma_tiu_commands"),
                                       extra)
         else:
@@ -238,6 +246,18 @@ class _Reader:
             label = f"net{net}/stage{stage}/subnet{subnet}/core{core}/group{g}"
             out.append(Group(label, net, stage, subnet, core, g, parts, None, counts, self.data))
         return tuple(out)
+
+
+def older_layout(node, fid, what):
+    """True when a CoreCommands Binary list (sdma/hau/cdma) is in the Nov 2023 SG2260 layout: a vector
+    of offsets, each to one Binary struct (public extra/yolov5s_sg2260_f32_core8.bmodel, built
+    2023-11-21), not the schema's vector of Binary structs (every file from Jan 2024 on).
+
+    Told apart by the vector itself: a FlatBuffer vector of 8-byte-aligned structs starts its
+    elements on an 8-byte boundary (after the u32 count), so elements at 4 mod 8 are not Binary
+    structs; in the older files they are u32 offsets (each 4: to the Binary right after it)."""
+    start = node.vector_start(fid, what, 4)
+    return start is not None and start % BINARY_ALIGN != 0
 
 
 def _shape_text(shape):

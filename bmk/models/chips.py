@@ -3,35 +3,50 @@
 The strings are container facts: bmodel `Model.chip` (isa-facts/bmodel-format.md section 3:
 "BM1684", "BM1684X", "BM1688", "CV186X", "BM1690", "CV184X", "MARS3", "SG2380", ...) and the
 cvimodel header's chip name (cvimodel-format.md section 1: "cv181x", "cv180x", "cv182x",
-"cv183x"). CV186X is the BM1688 TPU under another product name, SG2260 the BM1690's and MARS3
-the CV184X's (tpu-mlir's debugger targets: target_1688, target_1690, target_mars3).
+"cv183x"). Which string names which chip is data, specs/chip_names.toml (CV186X and BM1686 are
+the BM1688, SG2260 the BM1690, MARS3 the CV184X: tpu-mlir's debugger targets).
 
 "Decodable" is looked up, not listed: a chip decodes when bmk has its specs
 (`bmk.isa.chips()`), so a model of a chip whose specs land later decodes with no change here.
 """
-from bmk.errors import ModelError
+import functools
 
-CHIP_NAMES = {
-    "BM1684": "bm1684",
-    "BM1684X": "bm1684x",
-    "BM1688": "bm1688",
-    "CV186X": "bm1688",
-    "BM1690": "bm1690",
-    "SG2260": "bm1690",
-    "CV184X": "cv184x",
-    "MARS3": "cv184x",
-    "SG2380": "sg2380",
-    "CV180X": "cv180x",
-    "CV181X": "cv181x",
-    "CV182X": "cv182x",
-    "CV183X": "cv183x",
-}
+from bmk.errors import ModelError, SpecError
+
+def chip_names():
+    """{container chip string (upper case): bmk chip name}, from specs/chip_names.toml (the data:
+    which product and earlier names, e.g. BM1686 and CV186X, name which chip)."""
+    return {k.upper(): v for k, v in _table().get("names", {}).items()}
+
+
+@functools.cache
+def _table():
+    import tomllib
+    from bmk.isa.spec import _specs_root
+    try:
+        return tomllib.loads(_specs_root().joinpath("chip_names.toml").read_text("utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise SpecError(f"specs/chip_names.toml: {e}") from None
+
+
+def cores(container_chip):
+    """TPU cores of the product a container's chip string names: specs/chip_names.toml [cores],
+    else the chip's params.cores (1 when the chip's specs give none or bmk has no specs for it)."""
+    key = container_chip.strip().upper()
+    given = {k.upper(): v for k, v in _table().get("cores", {}).items()}
+    if key in given:
+        return given[key]
+    chip = chip_name(container_chip)
+    if not decodable(chip):
+        return 1
+    from bmk.isa import load_chip
+    return dict(load_chip(chip).params).get("cores", 1)
 
 
 def chip_name(container_chip):
     """A container's chip string -> bmk's chip name (unknown strings: lower case, as given)."""
     key = container_chip.strip().upper()
-    return CHIP_NAMES.get(key, container_chip.strip().lower())
+    return chip_names().get(key, container_chip.strip().lower())
 
 
 def decodable(chip):

@@ -180,6 +180,27 @@ class Node:
         start, n = self._vector(fid, width, what)
         return [(struct.unpack_from(fmt, self.fb.buf, start + k * width), start + k * width) for k in range(n)]
 
+    def vector_start(self, fid, what, elem):
+        """Where a vector field's elements start in the FlatBuffer (None: absent)."""
+        start, _ = self._vector(fid, elem, what)
+        return start
+
+    def struct_refs(self, fid, fmt, what):
+        """A vector of offsets, each to one inline struct: [(values, position)], every struct checked
+        to lie inside the FlatBuffer (the Nov 2023 SG2260 CoreCommands binaries, bmodel.py)."""
+        width = struct.calcsize(fmt)
+        start, n = self._vector(fid, 4, what)
+        out, fb = [], self.fb
+        for k in range(n):
+            at = start + 4 * k
+            to = at + fb.u32(at, f"{self.name}.{what}[{k}]")
+            if to + width > fb.size:
+                raise fb.fail(at, f"{self.name}.{what}[{k}]", f"its {width}-byte struct at {to} must end inside "
+                                                              f"the {fb.size}-byte FlatBuffer")
+            fb.charge(to, what, width)
+            out.append((struct.unpack_from(fmt, fb.buf, to), to))
+        return out
+
     def where(self, pos=None):
         """The file offset of this table (or of a position in the FlatBuffer)."""
         return self.fb.base + (self.pos if pos is None else pos)

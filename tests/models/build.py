@@ -38,6 +38,17 @@ class _Writer:
             b.PrependUint64(start)
         return b.EndVector()
 
+    def binary_refs(self, pairs):
+        """The Nov 2023 SG2260 CoreCommands layout: a vector of offsets, each to one Binary struct."""
+        b = self.b
+        refs = []
+        for start, size in pairs:
+            b.Prep(8, 16)
+            b.PrependUint64(size)
+            b.PrependUint64(start)
+            refs.append(b.Offset())
+        return self.offsets(refs)
+
     def table(self, fields):
         """fields: {field id: (kind, value)}; kind: u8 u32 i32 u64 i64 f32 bool, off (an offset made
         before), bin ((start, size) struct)."""
@@ -91,7 +102,8 @@ def _bm_subnet(w, s):
         cores = []
         for c in s["cores"]:
             groups = w.offsets([_bm_group(w, g) for g in c["groups"]])
-            extra = {fid: ("off", w.binaries(c[name])) for name, fid in (("sdma", 1), ("hau", 2), ("cdma", 3))
+            write = w.binary_refs if c.get("layout") == "refs" else w.binaries
+            extra = {fid: ("off", write(c[name])) for name, fid in (("sdma", 1), ("hau", 2), ("cdma", 3))
                      if c.get(name)}
             cores.append(w.table({0: ("off", groups), **extra}))
         fields[14] = ("off", w.offsets(cores))

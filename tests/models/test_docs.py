@@ -72,7 +72,15 @@ def test_the_whole_listing_example(monkeypatch, tmp_path):
 
 def test_the_check_example_is_what_bmk_check_prints(monkeypatch):
     monkeypatch.chdir(ROOT)
-    command, output = _blocks("sh")[-1].strip(), _blocks("")[-1]
+    command, output = _blocks("sh")[-2].strip(), _blocks("")[-2]
     assert command.startswith("bmk check ")
+    res = CliRunner().invoke(bmk_cmd, command.split()[1:])
+    assert res.exit_code == 1 and res.output == output
+
+
+def test_the_lint_example_is_what_bmk_lint_prints(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    command, output = _blocks("sh")[-1].strip(), _blocks("")[-1]
+    assert command.startswith("bmk lint ")
     res = CliRunner().invoke(bmk_cmd, command.split()[1:])
     assert res.exit_code == 1 and res.output == output

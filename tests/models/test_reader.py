@@ -103,8 +103,22 @@ def test_cvimodel_facts():
 
 
 def test_container_chip_strings_map_to_bmk_chips():
-    assert [chipnames.chip_name(s) for s in ("BM1684", "BM1684X", "CV186X", "SG2260", "MARS3", "cv181x", "SG2999")] \
-        == ["bm1684", "bm1684x", "bm1688", "bm1690", "cv184x", "cv181x", "sg2999"]
+    assert [chipnames.chip_name(s) for s in ("BM1684", "BM1684X", "CV186X", "BM1686", "SG2260", "MARS3", "cv181x",
+                                             "SG2999")] \
+        == ["bm1684", "bm1684x", "bm1688", "bm1688", "bm1690", "cv184x", "cv181x", "sg2999"]
+
+
+def test_a_bm1686_file_reads_as_bm1688():
+    # BM1686 is the BM1688's 2023 name (public extra/yolov5s_bm1686_int8_sym.bmodel is this file with
+    # that string): the same bytes with the other name read as the same chip and decode alike
+    data = F.YOLO_1688.read_bytes()
+    assert data.count(b"BM1688") == 1
+    old = bmk.models.read_model(data.replace(b"BM1688", b"BM1686"), "bm1686.bmodel")
+    new = bmk.models.read_model(data, "bm1688.bmodel")
+    assert (old.chip, old.target, new.target) == ("bm1688", "BM1686", "BM1688")
+    g_old, g_new = old.groups()[0], new.groups()[0]
+    assert [r.name for r in old.records(g_old)] == [r.name for r in new.records(g_new)]
+    assert len(old.records(g_old)) > 100
 
 
 def test_a_chip_without_specs_is_listed_not_refused(monkeypatch):
