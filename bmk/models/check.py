@@ -3,8 +3,9 @@ MODEL`, issue 27.1), and the same facts `m.run` refuses with before any work (ru
 
 Per stage: the chip must have a decoder and a simulator, every subnet must be a static TPU
 subnet or a cvimodel CPU function bmk runs (bmk/models/cpu: an unknown function, or one whose
-parameters or tensors its setup refuses, is a finding), every group must run on core 0 with engines the chip's specs decode and coefficients
-that are not encrypted; then every instruction of every group goes through the simulator's
+parameters or tensors its setup refuses, is a finding; on a chip without a simulator too),
+every group must run on core 0 with engines the chip's specs decode and coefficients that are
+not encrypted; then every instruction of every group goes through the simulator's
 own checks (bmk/sim/check.py), all of them, grouped into Findings.
 """
 from bmk.errors import ModelError

@@ -134,7 +134,8 @@ def info_lines(model):
                 yield "    " + _tensor_line("output", t)
             groups = {g["label"]: g for g in sd["groups"]}
             for sn in st.subnets:
-                yield (f"    subnet{sn.index} (id {sn.id}): {sn.kind}" + (f", {printable(sn.detail)}" if sn.detail else "")
+                detail = f", {printable(sn.detail)}" if sn.detail else ""
+                yield (f"    subnet{sn.index} (id {sn.id}): {sn.kind}{detail}"
                        + (f", {len(sn.groups)} group{'s' * (len(sn.groups) != 1)}" if sn.groups else ""))
                 for g in sn.groups:
                     gd = groups[g.label]
