@@ -77,12 +77,15 @@ def run(config, arrays):
     rows = np.arange(c.outer)
     tile = np.argmax(tmax, axis=1)                  # the first of equal maxima, as the strict '>' scan
     best = tmax[rows, tile]
-    padded = np.zeros((c.outer, c.tiles * TILE), kind)
-    padded[:, :c.inner] = data
-    window = padded.reshape(c.outer, c.tiles, TILE)[rows, tile]
     start = tile * TILE
-    inside = np.arange(TILE)[None, :] < np.minimum(c.inner - start, TILE)[:, None]
-    equal = (window == best[:, None]) & inside
+    if c.tiles == 1:                                # the whole row is the tile
+        equal = data == best[:, None]
+    else:
+        padded = np.zeros((c.outer, c.tiles * TILE), kind)
+        padded[:, :c.inner] = data
+        window = padded.reshape(c.outer, c.tiles, TILE)[rows, tile]
+        inside = np.arange(TILE)[None, :] < np.minimum(c.inner - start, TILE)[:, None]
+        equal = (window == best[:, None]) & inside
     index = np.where(equal.any(axis=1), np.argmax(equal, axis=1), 0) + start
     out = [index.astype(np.float32)]
     if c.values:

@@ -27,6 +27,9 @@ def setup_cpu_subnet(model, subnet, net=0, stage=0):
         raise ModelError(f"{where}: subnet{subnet.index} is a {subnet.kind} subnet, not a CPU function bmk runs "
                          f"({subnet.detail})", model.path)
     impl = cpu.implementation(subnet.function.name, model.path, where)
+    for t in subnet.inputs + subnet.outputs:
+        if not t.shape or min(t.shape) < 1:     # the runtime's Neuron counts elements from its dims
+            raise ModelError(f"{where}: tensor {t.name!r} must have positive dims, not {tuple(t.shape)}", model.path)
     return impl, impl.setup(subnet.function, subnet.inputs, subnet.outputs, model.path, where)
 
 
