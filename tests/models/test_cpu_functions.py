@@ -509,3 +509,17 @@ def test_m_run_runs_cpu_subnets_in_order_through_global_memory():
     renamed = attrs.evolve(after, function=attrs.evolve(after.function, name="resize_v9"))
     with pytest.raises(ModelError, match=r"CPU function 'resize_v9' is not one bmk runs .*nothing was run"):
         _with_cpu_subnets(m, before, renamed).run({"small": xs})
+
+
+def test_interp_half_pixel_refuses_sizes_the_runtime_lays_out_otherwise(seg):
+    """upsampleBilinear writes int64(in * (out / in)) rows, an fp32 product: 11 -> 13 rows gives
+    12 (13/11 rounds down in fp32), so the runtime's output would not be the tensor's layout."""
+    assert int(f32(11) * (f32(13) / f32(11))) == 12
+    with pytest.raises(ModelError, match=r"interp 'half_pixel' 11x7 -> 13x7: the runtime computes 12x7"):
+        setup_cpu_subnet(seg, interp_subnet("half_pixel", (1, 1, 11, 7), (1, 1, 13, 7), height=13, width=7))
+
+
+def test_a_cpu_tensor_without_elements_is_refused_by_name(seg):
+    sn = interp_subnet("nearest", (1, 0, 5, 7), (1, 0, 10, 14), dtype=dtypes.INT8, height=10, width=14)
+    with pytest.raises(ModelError, match=r"tensor 'x' must have positive dims, not \(1, 0, 5, 7\)"):
+        run_cpu_subnet(seg, sn, {"x": np.zeros((1, 0, 5, 7), np.int8)})
