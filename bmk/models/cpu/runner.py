@@ -5,6 +5,13 @@ out_tensors are the program's neurons, the function set up once with them and th
 CpuRoutine::run: every input brought to the CPU (Neuron::toCpu, the bytes at the tensor's device
 address), the function run, its outputs left in the neurons, which the next TPU routine reads at
 their addresses (Neuron::toTpu)). The routines run in their file order (Program::run).
+
+Addresses are the tensors' own (IOTensor.address). A cvimodel's carry the runtime's memory
+region in bits 40-42 (cviruntime src/common/neuron.cpp, Neuron::reserveIonMem: index into the
+program's base addresses, 0 shared, 1 weights, 2 private, 3 and up one io buffer each), which
+the simulator given to `run_cpu_in_memory` must map: CV18xx has no simulator in bmk yet, so the
+hook runs today on BM1684/BM1684X models (tests/models/test_cpu_functions.py). Bytes read and
+written are the tensor's logical size (shape x element size), not a VPSS-aligned `size`.
 """
 import math
 
