@@ -2,19 +2,23 @@
 MODEL`, issue 27.1), and the same facts `m.run` refuses with before any work (run.py `prepare`).
 
 Per stage: the chip must have a decoder and a simulator, every subnet must be a static TPU
-subnet, every group must run on core 0 with engines the chip's specs decode and coefficients
-that are not encrypted; then every instruction of every group goes through the simulator's
+subnet or a cvimodel CPU function bmk runs (bmk/models/cpu: an unknown function, or one whose
+parameters or tensors its setup refuses, is a finding; on a chip without a simulator too),
+every group must run on core 0 with engines the chip's specs decode and coefficients that are
+not encrypted; then every instruction of every group goes through the simulator's
 own checks (bmk/sim/check.py), all of them, grouped into Findings.
 """
 from bmk.errors import ModelError
 from bmk.models.chips import spec_for
 from bmk.models.decoding import split_engines
+from bmk.models.model import Subnet
 
 
 def stage_findings(model, net, stage, findings, spec, semantics, records=None):
     """Add the refusals of one stage to `findings` (bmk.sim.check.Findings); return the
-    [(Group, records)] of its groups, in run order (what run.py compiles). records: {group
-    label: [Record]} checked in place of those groups' own commands (run.py `prepare`)."""
+    [(Group, records)] of its groups and [(Subnet, (module, config))] of its CPU subnets, in run
+    order (what run.py compiles and runs). records: {group label: [Record]} checked in place of
+    those groups' own commands (run.py `prepare`)."""
     from bmk.sim.check import refusals
     st = model.nets[net].stages[stage]
     where = f"net{net}/stage{stage}"
@@ -25,6 +29,11 @@ def stage_findings(model, net, stage, findings, spec, semantics, records=None):
                      f"{where}: the coefficients are encrypted (CoeffMem.encrypt_mode)", group=where)
     planned = []
     for sn in st.subnets:
+        if sn.kind == "cpu" and sn.function is not None:
+            setup = cpu_findings(model, net, stage, sn, findings)
+            if setup is not None:
+                planned.append((sn, setup))
+            continue
         if sn.kind != "tpu":
             reason = (f"{where}/subnet{sn.index} (id {sn.id}) is a {sn.kind.upper()} subnet ({sn.detail}); "
                       "bmk simulates static TPU subnets only")
@@ -49,6 +58,20 @@ def stage_findings(model, net, stage, findings, spec, semantics, records=None):
     return planned
 
 
+def cpu_findings(model, net, stage, sn, findings):
+    """A cvimodel CPU subnet's function set up (bmk/models/cpu/runner.py): (module, config), or
+    None after adding the refusal (an unknown function, parameters or tensors it refuses)."""
+    from bmk.models.cpu.runner import setup_cpu_subnet
+    where = f"net{net}/stage{stage}"
+    try:
+        return setup_cpu_subnet(model, sn, net, stage)
+    except ModelError as e:
+        reason = str(e).removeprefix(f"{model.path}: ").removeprefix("run: ")
+        findings.add(("cpu", where, sn.index), "subnet", "function", sn.function.name, reason,
+                     group=f"{where}/subnet{sn.index}")
+        return None
+
+
 def chip_semantics(model, purpose):
     """(ChipSpec, Semantics) of the model's chip; ModelError when it has no decoder or no simulator."""
     from bmk.sim.check import no_simulator
@@ -71,11 +94,17 @@ def check_model(model):
         n = sum(sum(g.counts.values()) for g in groups)
         reason = str(e).removeprefix(f"{model.path}: ").removeprefix("run: ")
         findings.add(("chip",), "model", "chip", model.chip, reason, count=n, group=groups[0].label if groups else None)
+        for i, net in enumerate(model.nets):         # what the host would run is checked all the same
+            for st in net.stages:
+                for sn in st.subnets:
+                    if sn.kind == "cpu" and sn.function is not None:
+                        cpu_findings(model, i, st.index, sn, findings)
         return findings.result(), n
     n = 0
     for i, net in enumerate(model.nets):
         for s in range(len(net.stages)):
-            n += sum(len(records) for _, records in stage_findings(model, i, s, findings, spec, semantics))
+            n += sum(len(records) for g, records in stage_findings(model, i, s, findings, spec, semantics)
+                     if not isinstance(g, Subnet))
     return findings.result(), n
 
 

@@ -43,6 +43,10 @@ class R:  # Routine
     type, in_tensors, out_tensors, tpu_routine, cpu_routine = range(5)
 
 
+class CR:  # CpuRoutine
+    function_section, function_args = range(2)
+
+
 class SE:  # Section
     type, name, size, offset, encrypt, compress = range(6)
 
@@ -123,6 +127,19 @@ def _tensor(node, path):
                     scale, zero, size, (shape,))
 
 
+def _cpu_function(routine, data, path):
+    """A CPU routine's function name and parameters (bmk/models/cpu/params.py)."""
+    from bmk.models.cpu.params import CpuFunction, read_params
+    cpu = routine.table_at(R.cpu_routine, "cpu_routine")
+    if cpu is None or not cpu.has(CR.function_section):
+        raise ModelError(f"{routine.name}: a CPU routine must name its function (cpu_routine.function_section)",
+                         path, routine.where())
+    name = cpu.string(CR.function_section, "function_section")
+    start, size = cpu.vector(CR.function_args, 1, "function_args")
+    offset = None if start is None else cpu.where(start)
+    return CpuFunction(name, read_params(data, offset, size, path) if size else (), offset, size)
+
+
 def _stage(index, node, sections, coeff, data, path, chip):
     tensors = {}
     for t in node.tables(PR.tensor_map, "tensor_map"):
@@ -143,9 +160,8 @@ def _stage(index, node, sections, coeff, data, path, chip):
         ins = lookup(routine.strings(R.in_tensors, "in_tensors"), f"routines[{r}].in_tensors")
         outs = lookup(routine.strings(R.out_tensors, "out_tensors"), f"routines[{r}].out_tensors")
         if kind == ROUTINE_CPU:
-            cpu = routine.table_at(R.cpu_routine, "cpu_routine")
-            fn = cpu.string(0, "function_section") if cpu is not None else ""
-            subnets.append(Subnet(r, r, "cpu", (), ins, outs, (), f"function section {fn!r}"))
+            fn = _cpu_function(routine, data, path)
+            subnets.append(Subnet(r, r, "cpu", (), ins, outs, (), f"function {fn.text()}", fn))
             continue
         if kind != ROUTINE_TPU:
             raise ModelError(f"{routine.name}.type must be 0 (TPU) or 1 (CPU), not {kind}", path, routine.where())

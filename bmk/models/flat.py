@@ -134,6 +134,11 @@ class Node:
         fb.charge(at, name, n * elem)
         return at + 4, n
 
+    def vector(self, fid, elem, what):
+        """(start of the elements in the FlatBuffer, count) of a vector field of `elem`-byte
+        elements, checked to fit; (None, 0) when absent (e.g. nested FlatBuffer bytes)."""
+        return self._vector(fid, elem, what)
+
     def string(self, fid, what, default=""):
         start, n = self._vector(fid, 1, what)
         if start is None:

@@ -124,7 +124,9 @@ class Group:
 
 @attrs.frozen
 class Subnet:
-    """kind: "tpu" (static commands: groups), "cpu" (a host function) or "dynamic" (firmware IR)."""
+    """kind: "tpu" (static commands: groups), "cpu" (a host function) or "dynamic" (firmware IR).
+    function: a cvimodel CPU subnet's function and parameters (bmk.models.cpu.params.CpuFunction),
+    what bmk runs in numpy (bmk/models/cpu); None otherwise."""
 
     index: int
     id: int
@@ -133,7 +135,8 @@ class Subnet:
     inputs: tuple = ()
     outputs: tuple = ()
     next_ids: tuple = ()
-    detail: str = ""                    # cpu: the op types; dynamic: the IR's size
+    detail: str = ""                    # cpu: the op types or the function; dynamic: the IR's size
+    function: object = None             # cvimodel cpu: CpuFunction (name, params)
 
 
 @attrs.frozen

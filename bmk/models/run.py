@@ -2,15 +2,18 @@
 
 Plumbing only; what each instruction computes is the chip's simulator semantics
 (bmk/sim/<chip>). The steps, all checks before any work:
-1. the stage's subnets are all static TPU subnets on one core, the chip has a decoder and a
-   simulator, every instruction of every group decodes, has semantics and passes the
+1. the stage's subnets are all static TPU subnets on one core or cvimodel CPU functions bmk
+   runs in numpy (bmk/models/cpu: known by name, their parameters and tensors set up), the chip
+   has a decoder and a simulator, every instruction of every group decodes, has semantics and passes the
    semantics' field checks (a kind without semantics, a CPU or dynamic subnet, a multi-core
    group, an engine the specs do not decode: ModelError naming it);
 2. every input is given, with the tensor's logical shape and a dtype that casts to its own;
 3. coefficients are written at their device address (CoeffMem.address) and inputs at theirs,
    in their storage mode (bmk.models.storage: 4N/2N);
 4. every group runs, in file order (subnet by subnet), on one Simulator, so later subnets see
-   what earlier ones wrote;
+   what earlier ones wrote; a CPU subnet runs in its place in that order, reading its inputs
+   from the Simulator's global memory at their addresses and writing its outputs back there
+   (bmk/models/cpu/runner.py, as the vendor's runtime hands neurons between routines);
 5. outputs are read back at their device addresses, in their logical shape and dtype.
 
 Device addresses: BM1684/BM1684X bmodels carry absolute global-memory addresses (coefficients
@@ -32,6 +35,8 @@ import numpy as np
 
 from bmk.errors import ArgumentError, BmkError, ModelError, SimulationError
 from bmk.models import storage
+from bmk.models.cpu.runner import run_cpu_in_memory
+from bmk.models.model import Subnet
 
 
 def _stage(model, net, stage):
@@ -44,12 +49,15 @@ def _stage(model, net, stage):
 
 
 class Prepared(typing.NamedTuple):
-    """A stage made ready to run (prepare): its groups, in run order, and their Programs."""
+    """A stage made ready to run (prepare): its groups, in run order, and their Programs; steps:
+    the run order of TPU groups and CPU subnets, ("tpu", index in groups) or ("cpu", Subnet,
+    (module, config)) (None: the groups in order)."""
     stage: object               # the Stage
     semantics: object           # the chip's Semantics
     groups: list                # [Group], in run order
     programs: list              # a bmk.sim.core.Program per group
     spec: object                # the ChipSpec the programs were compiled for
+    steps: "list | None" = None
 
 
 IDLE = "simulator"              # Model.kept[IDLE]: (Simulator, clean), the one m.run takes again
@@ -92,8 +100,13 @@ def prepare(model, net=0, stage=0, records=None, sim=None):
     from bmk.sim import Simulator
     if records is None or sim is None or sim.chip is not spec or sim.semantics is not sem:
         sim = Simulator(spec, semantics=sem)
-    programs = []
+    programs, groups, steps = [], [], []
     for g, recs in planned:
+        if isinstance(g, Subnet):       # a CPU subnet, set up by stage_findings: run between the groups
+            steps.append(("cpu", g, recs))
+            continue
+        steps.append(("tpu", len(groups)))
+        groups.append(g)
         try:
             programs.append(sim.compile(recs))
         except SimulationError as e:
@@ -103,7 +116,7 @@ def prepare(model, net=0, stage=0, records=None, sim=None):
             r = recs[i]
             raise ModelError(f"run: {g.label} instruction {i} ({r.name}, {r.stream or 'buffer'} byte {r.offset}) "
                              f"cannot be simulated: {e.reason}; nothing was run", model.path) from None
-    prepared = Prepared(st, sem, [g for g, _ in planned], programs, spec)
+    prepared = Prepared(st, sem, groups, programs, spec, steps)
     if records is None:
         model.kept[(net, stage)] = prepared
         model.kept.setdefault(IDLE, (sim, True))
@@ -202,7 +215,7 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
     row overwrites, unread, half of what it computed from them (values its output never
     uses), so a model's warnings are for whoever asks for them (bmk-run MODEL --strict)."""
     from bmk.sim import Simulator
-    st, sem, groups, programs, spec = prepared or prepare(model, net, stage)
+    st, sem, groups, programs, spec, steps = prepared or prepare(model, net, stage)
     values = _inputs(model, st, inputs, exact)
     if st.coeff is not None and st.coeff.size:
         _check_region(model, spec, "coefficients", st.coeff.address, st.coeff.size)
@@ -215,7 +228,15 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
     for t in st.inputs:
         sim.gmem_write(t.address, storage.to_device(values[t.name], t.storage, t.name))
     reports = []
-    for g, program in zip(groups, programs):
+    for step in steps or [("tpu", i) for i in range(len(groups))]:
+        if step[0] == "cpu":
+            _, sn, setup = step
+            try:
+                run_cpu_in_memory(model, sn, sim, net, stage, setup)
+            except BmkError as e:
+                raise ModelError(f"run: net{net}/stage{stage}/subnet{sn.index}: {e}", model.path) from None
+            continue
+        g, program = groups[step[1]], programs[step[1]]
         try:
             reports.append((g.label, sim.run(program, races=races, progress=progress, checks=checks,
                                              strict=strict)))

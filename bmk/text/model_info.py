@@ -47,6 +47,15 @@ def _coefficients(model, st):
     return d
 
 
+def _function(sn):
+    """A cvimodel CPU subnet's function: {"function": {"name", "params": {key: value}}} ({} otherwise)."""
+    fn = sn.function
+    if fn is None:
+        return {}
+    return {"function": {"name": fn.name, "params": {p.key: list(p.value) if isinstance(p.value, tuple) else p.value
+                                                     for p in fn.params}}}
+
+
 def info_dict(model):
     """The model as plain data (json.dumps takes it)."""
     nets = []
@@ -61,7 +70,7 @@ def info_dict(model):
                 "coefficients": _coefficients(model, st), "neuron": _region(st.neuron),
                 **({"extra": st.extra} if st.extra else {}),
                 "subnets": [{"index": sn.index, "id": sn.id, "kind": sn.kind, "detail": sn.detail,
-                             "groups": [g.label for g in sn.groups]} for sn in st.subnets],
+                             "groups": [g.label for g in sn.groups], **_function(sn)} for sn in st.subnets],
                 "groups": groups})
         nets.append({"name": net.name, "stages": stages})
     km = model.kernel_module
@@ -125,7 +134,8 @@ def info_lines(model):
                 yield "    " + _tensor_line("output", t)
             groups = {g["label"]: g for g in sd["groups"]}
             for sn in st.subnets:
-                yield (f"    subnet{sn.index} (id {sn.id}): {sn.kind}" + (f", {sn.detail}" if sn.detail else "")
+                detail = f", {printable(sn.detail)}" if sn.detail else ""
+                yield (f"    subnet{sn.index} (id {sn.id}): {sn.kind}{detail}"
                        + (f", {len(sn.groups)} group{'s' * (len(sn.groups) != 1)}" if sn.groups else ""))
                 for g in sn.groups:
                     gd = groups[g.label]
