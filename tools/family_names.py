@@ -23,6 +23,7 @@ the only kind of each class), when the names are the same up to case, '_' and '.
 adds: tpu-mlir names both the saturating add of tsk_eu_typ 15).
 
     python tools/family_names.py            # report: per shared kind, the fields that still differ
+    python tools/family_names.py --by-class # the same, one line per class
     python tools/family_names.py --write    # rewrite families.json's per-chip rows from the rules
     python tools/specgen.py                 # then regenerate the specs
 
@@ -112,7 +113,7 @@ def derive(ref, member, explicit):
     return {"fields": fields, "kinds": kinds}, notes
 
 
-def report(ref, member, out=sys.stdout, pairs=None):
+def report(ref, member, out=sys.stdout, pairs=None, by_class=False):
     """Per kind `member` shares with `ref` (by family name): the fields that still differ.
     Returns (shared kinds, kinds with identical field names, (only member, only ref, moved) totals)."""
     shared = same = 0
@@ -142,6 +143,13 @@ def report(ref, member, out=sys.stdout, pairs=None):
                 for i, x in enumerate((only_m, only_r, moved)):
                     totals[i] += len(x)
                 same += not only_m and not only_r
+                if by_class:
+                    if ins is not c.instructions[0]:
+                        continue
+                    print(f"{eng.name} {c.name} / {rc.name} ({len(c.instructions)} kinds): "
+                          f"{len(set(mine) & set(theirs))} common; only {member.name}: {' '.join(only_m) or '-'}; "
+                          f"only {ref.name}: {' '.join(only_r) or '-'}; moved: {' '.join(moved) or '-'}", file=out)
+                    continue
                 print(f"{eng.name}.{ins.name} ({c.name} / {rc.name}): {len(set(mine) & set(theirs))} common; "
                       f"only {member.name}: {' '.join(only_m) or '-'}; only {ref.name}: {' '.join(only_r) or '-'}; "
                       f"moved: {len(moved)}", file=out)
@@ -152,6 +160,7 @@ def main(argv):
     ap = argparse.ArgumentParser(prog="tools/family_names.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help="rewrite families.json's per-chip rows from the rules")
     ap.add_argument("--quiet", action="store_true", help="print the summary lines only")
+    ap.add_argument("--by-class", action="store_true", help="one line per class instead of per kind")
     args = ap.parse_args(argv[1:])
     table = json.loads(FAMILIES.read_text())
     for fname, fam in table["families"].items():
@@ -166,7 +175,7 @@ def main(argv):
             nf = sum(len(m) for m in rows["fields"].values())
             nk = sum(len(m) for m in rows["kinds"].values())
             sink = open("/dev/null", "w") if args.quiet else sys.stdout
-            shared, same, (om, orf, mv) = report(ref, member, sink, fam.get("explicit", {}).get("classes"))
+            shared, same, (om, orf, mv) = report(ref, member, sink, fam.get("explicit", {}).get("classes"), args.by_class)
             print(f"{chip} -> {fam['reference']}: {nf} field rows, {nk} kind rows; {shared} kinds shared by "
                   f"family name, {same} with the same field names; differing names: {om} only {chip}, "
                   f"{orf} only {fam['reference']}; {mv} same-named fields at another bit/width")
