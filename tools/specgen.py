@@ -94,9 +94,10 @@ def num(v: int) -> str:
 
 
 class Field:
-    def __init__(self, name, bit, width, *, default=None, reserved=False, enum=None, note=None):
+    def __init__(self, name, bit, width, *, default=None, reserved=False, enum=None, note=None, vendor=None):
         self.name, self.bit, self.width = name, bit, width
         self.default, self.reserved, self.enum, self.note = default, reserved, enum, note
+        self.vendor = vendor
 
     def row(self, namew: int) -> str:
         parts = [f'name = {json.dumps(self.name) + ",":<{namew + 3}}', f"bit = {self.bit},".ljust(11),
@@ -110,6 +111,9 @@ class Field:
         if self.enum:
             parts[-1] += ","
             parts.append(f'enum = "{self.enum}"')
+        if self.vendor:
+            parts[-1] += ","
+            parts.append(f'vendor = "{self.vendor}"')
         return "{ " + " ".join(parts) + " }"
 
 
@@ -182,13 +186,16 @@ def keys_line(keys) -> str:
     return "keys = [\n" + "".join(f"  {inline(k)},\n" for k in keys) + "]"
 
 
-def instr_block(instrs, indent="") -> list[str]:
+def instr_block(instrs, indent="", vendor=None) -> list[str]:
+    """instructions = [...]; vendor: {kind: the vendor's spelling} of the kinds a family renamed."""
     if not instrs:
         return [f"{indent}instructions = []"]
+    vendor = vendor or {}
     w = max(len(json.dumps(n)) for n, _ in instrs)
     lines = [f"{indent}instructions = ["]
     for n, m in instrs:
-        lines.append(f"{indent}  {{ name = {json.dumps(n) + ',':<{w + 1}} match = {inline(m)} }},")
+        tail = f', vendor = {json.dumps(vendor[n])}' if n in vendor else ""
+        lines.append(f"{indent}  {{ name = {json.dumps(n) + ',':<{w + 1}} match = {inline(m)}{tail} }},")
     lines.append(f"{indent}]")
     return lines
 
@@ -854,6 +861,9 @@ def gen_bm1684x(facts: dict, out: Path):
         "enable = { cmd_id_en = 1 }",
         "inherit_wait = true",
         'stream = { end = "sys.end", end_enable = false, pad_to = 128, zero_tail = 128 }',
+        "# inert: fields that never change what a command computes: the power step, the host interrupt",
+        "# when it ends, and SYSID's ids of engines 1..3 (they order commands only)",
+        'inert = ["pwr_step", "intr_en", "cmd_id_eng1", "cmd_id_eng2", "cmd_id_eng3"]',
         "",
         *display_1684x_tiu(facts),
         "",
@@ -866,6 +876,7 @@ def gen_bm1684x(facts: dict, out: Path):
         "enable = { cmd_id_en = 1 }",
         "inherit_wait = true",
         'stream = { end = "dma.sys", pad_to = 16, zero_tail = 128 }',
+        'inert = ["intr_en"]                  # the host interrupt when the descriptor ends',
         "",
         *DISPLAY_GDMA.format(extra=', "mask_addr", "index_addr"',
                              shown='direction = { src = "src_addr", dst = "dst_addr", '
@@ -907,12 +918,96 @@ NEWER_ENGINE_IDS = {"tiu": 0, "gdma": 1, "sdma": 2, "cdma": 3, "hau": 4}     # b
 NEWER_CLASS_KINDS = {"CDMA_tcp_send": "cdma.tcp_send", "CDMA_tcp_receive": "cdma.tcp_receive"}
 
 
+class FamilyError(ValueError):
+    """A row of tools/facts/families.json that specgen refuses (it names no field or kind, or collides)."""
+
+
+class Renames:
+    """A chip's rows of tools/facts/families.json: one name per register across a chip family.
+
+    fields / kinds: {engine: {vendor spelling: family name}}. A field row renames that field in
+    every class of the engine that has it (the spec keeps the vendor's spelling as `vendor`, what
+    listings print); a kind row renames that kind in every class. `check` refuses a row that
+    named no field (kind) of the chip, and `field` / `kind` refuse a family name that collides
+    with another field (kind) of the class or a head field."""
+
+    def __init__(self, chip: str, table: dict | None, reference: str = ""):
+        table = table or {}
+        self.chip = chip
+        self.reference = reference
+        self.fields = {e: dict(m) for e, m in table.get("fields", {}).items()}
+        self.kinds = {e: dict(m) for e, m in table.get("kinds", {}).items()}
+        self.used = set()
+
+    def apply_fields(self, engine: str, cls: str, fields, head_names=()):
+        rows = self.fields.get(engine, {})
+        names = {f.name for f in fields}
+        for f in fields:
+            new = rows.get(f.name)
+            if new is None:
+                continue
+            if f.name in head_names:
+                raise FamilyError(f"families.json {self.chip} {engine}: {f.name!r} is a head field (the selector "
+                                  f"reads it): not renamed")
+            if new in names:
+                raise FamilyError(f"families.json {self.chip} {engine} class {cls}: renaming {f.name!r} to {new!r} "
+                                  f"collides with its field {new!r}")
+            self.used.add(("field", engine, f.name))
+            names.add(new)
+            f.vendor, f.name = f.name, new
+        return fields
+
+    def kind(self, engine: str, name: str) -> str:
+        new = self.kinds.get(engine, {}).get(name)
+        if new is None:
+            return name
+        self.used.add(("kind", engine, name))
+        return new
+
+    def field(self, engine: str, name: str) -> str:
+        """A field reference (chip.toml) under its family name."""
+        return self.fields.get(engine, {}).get(name, name)
+
+    def apply_kinds(self, engine: str, cls: str, instrs, all_kinds):
+        """[(family kind, match)], {family kind: vendor spelling}; all_kinds: every vendor kind of the engine."""
+        out, vendor = [], {}
+        for k, m in instrs:
+            new = self.kind(engine, k)
+            if new != k:
+                if new in all_kinds or new in vendor:
+                    raise FamilyError(f"families.json {self.chip} {engine} class {cls}: renaming kind {k!r} to "
+                                      f"{new!r} collides with the kind {new!r}")
+                vendor[new] = k
+            out.append((new, m))
+        return out, vendor
+
+    def check(self):
+        for what, table in (("field", self.fields), ("kind", self.kinds)):
+            for engine, rows in table.items():
+                for old in rows:
+                    if (what, engine, old) not in self.used:
+                        raise FamilyError(f"families.json {self.chip} {engine}: the {what} row {old!r} names no "
+                                          f"{what} of {self.chip}'s {engine}")
+
+
+FAMILIES: dict = {}     # tools/facts/families.json, read by generate()
+
+
+def renames_of(chip: str) -> Renames:
+    """The family rename rows of `chip` (none: no renames)."""
+    for fam in FAMILIES.get("families", {}).values():
+        if chip in fam.get("chips", {}):
+            return Renames(chip, fam["chips"][chip], fam["reference"])
+    return Renames(chip, None)
+
+
 def _class_name(cn: str, c: dict) -> str:
     return c.get("alias", cn.strip())
 
 
-def _newer_engine(facts_engine: dict, engine: str, sub: str, enums_of: dict):
-    """One engine file (tiu, gdma or cdma) of a newer chip: (lines, {class name: kinds})."""
+def _newer_engine(facts_engine: dict, engine: str, sub: str, enums_of: dict, fam: Renames):
+    """One engine file (tiu, gdma or cdma) of a newer chip: (lines, {class name: kinds}); fam:
+    the family renames (fields and kinds under bm1684x's names, the vendor's kept as `vendor`)."""
     head_raw = facts_engine["head"]
     short = facts_engine.get("short_field")
     opcode, subop = facts_engine["opcode_field"], facts_engine["subopcode_field"]
@@ -936,6 +1031,7 @@ def _newer_engine(facts_engine: dict, engine: str, sub: str, enums_of: dict):
         lines += fields_block("head", [Field(f["name"], f["offset"], f["width"], enum=enums_of.get(f["name"]))
                                        for f in a["fields"]])
     kinds_of = {}
+    all_kinds = {v for c in classes.values() for k, v in (c.get(sub) or {}).items() if k.isdigit()}
     for cn in sorted(classes, key=lambda n: (long_name(_class_name(n, classes[n])), _class_name(n, classes[n]))):
         c = classes[cn]
         name = _class_name(cn, c)
@@ -967,6 +1063,8 @@ def _newer_engine(facts_engine: dict, engine: str, sub: str, enums_of: dict):
             instrs = []
         if not instrs and c.get(opcode) is None:
             notes.append("the facts give no selector values: never picked by decoding (keys = [])")
+        fam.apply_fields(engine, name, fields, head_names=selector + [f["name"] for a in alts for f in a["fields"]])
+        instrs, vendor_kinds = fam.apply_kinds(engine, name, instrs, all_kinds)
         kinds_of[name] = [k for k, _ in instrs]
         lines += ["", "[[classes]]"]
         if name != cn:
@@ -977,7 +1075,7 @@ def _newer_engine(facts_engine: dict, engine: str, sub: str, enums_of: dict):
             lines.append(f'head = "{alt_of[cn]}"')
         lines.append(keys_line(keys))
         lines += fields_block("fields", fields)
-        lines += instr_block(instrs)
+        lines += instr_block(instrs, vendor=vendor_kinds)
     return lines, kinds_of
 
 
@@ -1002,13 +1100,15 @@ def gen_newer(chip: str):
             for f in c["fields"]:
                 if re.fullmatch(r"opt_(res0|opd\d)_prec", f["name"]):
                     enums_of[f["name"]] = "prec"
-        lines, tiu_kinds = _newer_engine(tiu, "tiu", "tsk_eu_typ", enums_of)
+        fam = renames_of(chip)
+        lines, tiu_kinds = _newer_engine(tiu, "tiu", "tsk_eu_typ", enums_of, fam)
         files["tiu"] = head_lines + [
             f"# TIU (BDC): {len(tiu['classes'])} classes of {sorted({c['command_bits'] // 8 for c in tiu['classes'].values()})} "
             "bytes, back to back; the head (cmd_short, tsk_typ, tsk_eu_typ) picks the class.",
             "# Class keys: (cmd_short, tsk_typ) where the class has cmd_short, with explicit tsk_eu_typ lists",
             "# where two classes share them (MM/MM2, SG/SGL); instruction kinds: the vendor's op names.",
             "# Field names: the sheet's, made identifiers by tpu-mlir's rule; a repeated name gets '_<bit>'.",
+            *_family_note(fam, "tiu"),
             "",
         ] + lines + enums_block({"tsk_typ": code_enum(ops["tiu_tsk_typ"]), "prec": prec},
                                 {"tsk_typ": "tsk_typ codes (the first class named for each)",
@@ -1016,18 +1116,20 @@ def gen_newer(chip: str):
         # ---- GDMA (and SDMA: the same classes)
         dma = eng["dma"]
         denums = {"cmd_type": "cmd_type"}
-        lines, dma_kinds = _newer_engine(dma, "gdma", "cmd_special_function", denums)
+        lines, dma_kinds = _newer_engine(dma, "gdma", "cmd_special_function", denums, fam)
         cmd_type = {ident(_class_name(v, dma["classes"].get(v, {}))): int(k)
                     for k, v in sorted(ops["dma_cmd_type"].items(), key=lambda kv: int(kv[0]))}
         files["gdma"] = head_lines + [
             f"# GDMA descriptors: {len(dma['classes'])} classes, back to back; the head (cmd_short, cmd_type,",
             "# cmd_special_function) picks the class; keys (cmd_short, cmd_type) where the class has cmd_short.",
             "# Class names: the JSON 'alias' where the sheet name has odd characters.",
+            *_family_note(fam, "gdma"),
             "",
         ] + lines + enums_block({"cmd_type": cmd_type}, {"cmd_type": "cmd_type codes (class names)"})
         if "cdma" in eng:
             cdma = eng["cdma"]
-            lines, cdma_kinds = _newer_engine(cdma, "cdma", "cmd_special_function", {"cmd_type": "cmd_type"})
+            lines, cdma_kinds = _newer_engine(cdma, "cdma", "cmd_special_function", {"cmd_type": "cmd_type"},
+                                                 fam)
             ctype = {ident(_class_name(v, cdma["classes"].get(v, {}))): int(k)
                      for k, v in sorted(ops["cdma_cmd_type"].items(), key=lambda kv: int(kv[0]))}
             files["cdma"] = head_lines + [
@@ -1086,16 +1188,23 @@ def gen_newer(chip: str):
                 out.append('aliases = ["bdc"]')
             out.append('ids = "implicit"')
             if waits:
-                out.append("wait_for = { " + ", ".join(f'{k} = "{v}"' for k, v in waits.items()) + " }")
+                out.append("wait_for = { " + ", ".join(f'{k} = "{fam.field(fmt, v)}"' for k, v in waits.items()) + " }")
                 if mask:
                     out.append(f"wait_mask = 0x{int(mask, 16):X}")
             out += list(extra)
             m = conf["messages"].get(fmt if name != "sdma" else "gdma")
             if m:
                 kind_s, kind_w, fld, (ib, iw), (cb, cw) = m
+                feng = fmt if name != "sdma" else "gdma"
+                kind_s, kind_w, fld = fam.kind(feng, kind_s), fam.kind(feng, kind_w), fam.field(feng, fld)
                 out.append(f'messages = {{ send = "{kind_s}", wait = "{kind_w}", id = ["{fld}", {ib}, {iw}], '
                            f'count = ["{fld}", {cb}, {cw}] }}')
-            out.append(f'stream = {{ end = "{end}", pad_to = 128, zero_tail = 128 }}')
+            out.append(f'stream = {{ end = "{fam.kind(fmt, end)}", pad_to = 128, zero_tail = 128 }}')
+            fe = eng["tiu" if fmt == "tiu" else "dma" if fmt == "gdma" else fmt]
+            have = {fam.field(fmt, f["name"]) for c in fe["classes"].values() for f in c["fields"]}
+            inert = [n for n in ("pwr_step", "intr_en") if n in have]
+            if inert:
+                out.append(f"inert = {json.dumps(inert)}           # power step, host interrupt: compute nothing")
             return out + [""]
 
         lines += [""] + engine_block("tiu", "tiu", {"gdma": "cmd_id_dep"}, "system.end", ['missing_wait = "next"'])
@@ -1111,8 +1220,18 @@ def gen_newer(chip: str):
             lines += ["# HAU: no public register layout (facts engines.hau.notes): its streams are kept as bytes.",
                       "[engines.hau]", f"id = {NEWER_ENGINE_IDS['hau']}", "opaque = true"]
         write(out / chip / "chip.toml", lines)
+        fam.check()
 
     return gen
+
+
+def _family_note(fam: Renames, engine: str) -> list[str]:
+    nf, nk = len(fam.fields.get(engine, {})), len(fam.kinds.get(engine, {}))
+    if not nf and not nk:
+        return []
+    return [f"# Family names (tools/facts/families.json): {nf} field and {nk} kind names are the family's",
+            f"# ({fam.reference}'s); `vendor` keeps the vendor's spelling, which listings print and the "
+            "assembler reads."]
 
 
 CMD_HDR_NEWER = """\
@@ -1241,8 +1360,8 @@ CV18XX = {
 }
 
 
-def _cv18xx_engine(name, nbytes, fields, kinds, enums, src, extra=(), field_enums=None):
-    """field_enums: {field: enum} for enums not named after their field."""
+def _cv18xx_engine(name, nbytes, fields, kinds, enums, src, extra=(), field_enums=None, family=()):
+    """field_enums: {field: enum} for enums not named after their field; family: comment lines."""
     enums_of = {f.name: f.name for f in fields if f.name in enums}
     enums_of.update(field_enums or {})
     for f in fields:
@@ -1250,7 +1369,7 @@ def _cv18xx_engine(name, nbytes, fields, kinds, enums, src, extra=(), field_enum
     lines = [f"# GENERATED by tools/specgen.py from {src} -- edit the script, not this file.",
              f"# {name.upper()} descriptor: {nbytes} bytes, one layout (LSB first inside little-endian 32-bit words);",
              "# default = the vendor encoder's reset value. Instruction kinds: bmk's bm1880 names, first match wins.",
-             "", f'name = "{name}"', f"bytes = {nbytes}", ""]
+             *family, "", f'name = "{name}"', f"bytes = {nbytes}", ""]
     lines += fields_block("fields", fields)
     lines.append("")
     lines += instr_block(kinds)
@@ -1325,14 +1444,18 @@ def gen_cv18xx(chip: str):
         tfields = build_fields(raw, tiu["command_bits"], defaults={f["name"]: f["default"] for f in raw if f["default"]},
                                notes=notes)
         assert not notes, notes
+        fam = renames_of(chip)
+        fam.apply_fields("tiu", "tiu", tfields, head_names=("cmd_en", "tsk_typ", "tsk_eu_typ"))
         write(out / chip / "tiu.toml", _cv18xx_engine("tiu", tiu["command_bits"] // 8, tfields,
-                                                      CV18XX_TIU_KINDS["cv181x"], CV18XX_ENUMS["tiu"], src))
+                                                      CV18XX_TIU_KINDS["cv181x"], CV18XX_ENUMS["tiu"], src,
+                                                      family=_family_note(fam, "tiu")))
         tdma = facts["engines"]["tdma"]
         (dcls,) = tdma["classes"].values()
         draw = dcls["fields"]
         dfields = build_fields(draw, tdma["command_bits"], defaults={f["name"]: f["default"] for f in draw if f["default"]},
                                notes=notes)
         assert not notes, notes
+        fam.apply_fields("tdma", "tdma", dfields)
         write(out / chip / "tdma.toml", _cv18xx_engine("tdma", tdma["command_bits"] // 8, dfields, CV18XX_TDMA_KINDS,
                                                        CV18XX_ENUMS["tdma"], src, ["", CV18XX_COMPOSED]))
         params = {"npu_num": p["npu_num"], "eu_num": p["eu_num"], "lmem_size": p["local_mem_bytes_per_npu"],
@@ -1344,6 +1467,7 @@ def gen_cv18xx(chip: str):
         lines += _cv18xx_tail(p["cmd_hdr_magic"], True, int(p["global_mem_start_addr"], 16),
                               int(p["global_mem_bytes"], 16))
         write(out / chip / "chip.toml", lines)
+        fam.check()
 
     return gen
 
@@ -1393,6 +1517,10 @@ GENERATORS = {
 def generate(out: Path = OUT, facts: Path = FACTS, chips=None) -> list[Path]:
     """Write the spec folders of `chips` (default: every generated chip) under `out`; the written files."""
     written = []
+    FAMILIES.clear()
+    fam_file = facts / "families.json"
+    if fam_file.is_file():
+        FAMILIES.update(json.loads(fam_file.read_text()))
     for chip in chips or GENERATORS:
         fact_file, gen = GENERATORS[chip]
         gen(json.loads((facts / fact_file).read_text()), out)

@@ -30,7 +30,10 @@ MAX_SELECTOR_BITS = 16       # the selector index enumerates every combination o
 
 @attrs.frozen(cache_hash=True)        # fields key the text tools' memos
 class Field:
-    """One bit field of a command: bits [bit, bit + width), LSB first (see specs/README.md)."""
+    """One bit field of a command: bits [bit, bit + width), LSB first (see specs/README.md).
+
+    name: the family name (what records, semantics and checks use); vendor: the vendor's own
+    spelling when it differs (listings print it, the assembler reads both; tools/facts/families.json)."""
 
     name: str
     bit: int
@@ -38,6 +41,12 @@ class Field:
     default: int = 0
     reserved: bool = False
     enum: "tuple[tuple[str, int], ...]" = ()
+    vendor: str = ""
+
+    @property
+    def spelling(self):
+        """The name listings print: the vendor's spelling, else the name."""
+        return self.vendor or self.name
 
     @property
     def max(self):
@@ -58,10 +67,18 @@ class Field:
 
 @attrs.frozen
 class Instruction:
-    """A named instruction kind of a class: the constant field values that identify it."""
+    """A named instruction kind of a class: the constant field values that identify it.
+
+    name: the family name (Record.kind); vendor: the vendor's op name when it differs (the
+    mnemonic listings print; the assembler reads both)."""
 
     name: str
     match: "tuple[tuple[str, int], ...]"
+    vendor: str = ""
+
+    @property
+    def spelling(self):
+        return self.vendor or self.name
 
     def matches(self, fields):
         return all(fields.get(k, 0) == v for k, v in self.match)
@@ -103,6 +120,14 @@ class Format:
         object.__setattr__(self, "memo", {})
 
     @property
+    def by_vendor(self):
+        """{vendor spelling: family name} of the fields whose spelling differs (the assembler reads both)."""
+        got = self.memo.get("by vendor")
+        if got is None:
+            got = self.memo["by vendor"] = {f.vendor: f.name for f in self.fields if f.vendor}
+        return got
+
+    @property
     def defaults(self):
         """Reset values of every field, as a dict (what an encoder starts from)."""
         return {f.name: f.default for f in self.fields}
@@ -135,8 +160,12 @@ class Format:
         return None
 
     def instruction(self, name):
+        """The kind named `name` (its family name or, failing that, its vendor spelling)."""
         for ins in self.instructions:
             if ins.name == name:
+                return ins
+        for ins in self.instructions:
+            if ins.vendor == name:
                 return ins
         return None
 
@@ -290,6 +319,16 @@ class Engine:
     opaque: bool = False
     alternates: "tuple[Alternate, ...]" = ()
     display: Display = Display()
+    inert: "tuple[str, ...]" = ()       # fields that never change what a command computes (power, interrupt)
+
+    @property
+    def head_fields(self):
+        """Names of the fields that order or select a command but never change what it computes:
+        the selector fields (of every head), the sync ids and their enable, and `inert`."""
+        names = set(self.selector) | {n for a in self.alternates for n in a.selector} | set(self.inert)
+        names |= {self.own_id} - {None}
+        names |= {f for _, f in self.wait_for} | {f for f, _ in self.enable}
+        return frozenset(names)
 
     @property
     def implicit_ids(self):
@@ -350,8 +389,10 @@ class Engine:
         raise SpecError(f"engine {self.name!r} has no instruction class {name!r}")
 
     def kinds(self, name):
-        """Every (class, Instruction) of the engine whose kind is `name`."""
-        return [(c, ins) for c in self.classes for ins in c.instructions if ins.name == name]
+        """Every (class, Instruction) of the engine whose kind is `name` (its family name, or
+        else its vendor spelling)."""
+        return ([(c, ins) for c in self.classes for ins in c.instructions if ins.name == name]
+                or [(c, ins) for c in self.classes for ins in c.instructions if ins.vendor == name])
 
     def end_command(self):
         """(class, {field: value}) of the command that closes a raw stream, or None."""
@@ -645,13 +686,16 @@ def _field_rows(where, rows, enums, nbytes=None):
             fields.append(plain)
             continue
         at = f"{where}: fields[{i}] ({row.get('name', '?') if isinstance(row, dict) else '?'})"
-        _check_keys(at, row, ("name", "bit", "width", "default", "reserved", "enum"))
+        _check_keys(at, row, ("name", "bit", "width", "default", "reserved", "enum", "vendor"))
         name = row.get("name")
         if not isinstance(name, str) or not name.isidentifier():
             raise SpecError(f"{at}: name must be an identifier, not {name!r}")
         if name in seen:
             raise SpecError(f"{at}: duplicate field name {name!r}")
         seen.add(name)
+        vendor = row.get("vendor", "")
+        if vendor and (not isinstance(vendor, str) or not vendor.isidentifier() or vendor == name):
+            raise SpecError(f"{at}: vendor must be an identifier other than the name, not {vendor!r}")
         top = nbytes * 8 - 1 if nbytes else None
         bit = _check_int(at, "bit", row.get("bit"), 0, top)
         reserved = bool(row.get("reserved", False))
@@ -667,8 +711,10 @@ def _field_rows(where, rows, enums, nbytes=None):
             for ename, ev in enum:
                 _check_int(f"{at}: enum {row['enum']}.{ename}", "value", ev, 0, (1 << width) - 1)
         if width <= MAX_FIELD_BITS:
-            fields.append(Field(name, bit, width, default, reserved, enum))
+            fields.append(Field(name, bit, width, default, reserved, enum, vendor))
             continue
+        if vendor:
+            raise SpecError(f"{at}: a reserved row wider than {MAX_FIELD_BITS} bits takes no vendor spelling")
         for k, lo in enumerate(range(0, width, MAX_FIELD_BITS)):   # a wide reserved row
             part = f"{name}_{k}" if k else name
             if part in seen and k:
@@ -698,22 +744,31 @@ def build_format(where, table, enums=None, keys=()):
     if pos != nbytes * 8:
         raise SpecError(f"{where}: bits [{pos}, {nbytes * 8}) after the last field are not covered")
     by_name = {f.name: f for f in fields}
+    spelled = {}
+    for f in fields:        # the assembler reads names and vendor spellings alike: one field each
+        for n in {f.name, f.vendor} - {""}:
+            if spelled.setdefault(n, f.name) != f.name:
+                raise SpecError(f"{where}: {n!r} names field {spelled[n]!r} and is the vendor spelling of {f.name!r}")
     instructions, seen = [], set()
     for i, row in enumerate(table.get("instructions", [])):
         at = f"{where}: instructions[{i}] ({row.get('name', '?')})"
-        _check_keys(at, row, ("name", "match"), ("name", "match"))
+        _check_keys(at, row, ("name", "match", "vendor"), ("name", "match"))
         if not isinstance(row["name"], str) or not row["name"]:
             raise SpecError(f"{at}: name must be a non-empty string, not {row['name']!r}")
-        if row["name"] in seen:
-            raise SpecError(f"{at}: duplicate instruction kind {row['name']!r}")
-        seen.add(row["name"])
+        vendor = row.get("vendor", "")
+        if vendor and (not isinstance(vendor, str) or vendor == row["name"]):
+            raise SpecError(f"{at}: vendor must be a spelling other than the name, not {vendor!r}")
+        for n in {row["name"], vendor} - {""}:      # a mnemonic names one kind, by either spelling
+            if n in seen:
+                raise SpecError(f"{at}: duplicate instruction kind {n!r}")
+            seen.add(n)
         if not row.get("match"):
             raise SpecError(f"{at}: match must name at least one field")
         for k, v in row["match"].items():
             if k not in by_name:
                 raise SpecError(f"{at}: match names unknown field {k!r}")
             _check_int(f"{at}: match", k, v, 0, by_name[k].max)
-        instructions.append(Instruction(row["name"], tuple(row["match"].items())))
+        instructions.append(Instruction(row["name"], tuple(row["match"].items()), vendor))
     composed = []
     for cname, parts in table.get("composed", {}).items():
         for p in parts:
@@ -847,7 +902,7 @@ def _check_not_shadowed(where, name, ahead, classes, head, main_classes):
 _CHIP_KEYS = ("name", "version", "seed_chip_version", "params", "memory", "cmd_hdr", "engines")
 _CHIP_REQUIRED = ("name", "version", "params", "memory", "cmd_hdr", "engines")
 _ENGINE_KEYS = ("id", "format", "aliases", "own_id", "wait_for", "enable", "inherit_wait", "stream", "ids",
-                "wait_mask", "missing_wait", "messages", "opaque", "display")
+                "wait_mask", "missing_wait", "messages", "opaque", "display", "inert")
 _DISPLAY_KEYS = ("addresses", "address_fields", "joined", "constants", "rounding", "shown", "direction")
 _SPACE_KEYS = ("base", "size", "lane_bytes", "address_mask")
 _STREAM_KEYS = ("slot", "end", "pad_to", "zero_tail", "end_enable")
@@ -997,11 +1052,14 @@ def _engine(chip_name, where, ename, e, all_engines, header, read):
     if not isinstance(aliases, list) or not all(isinstance(a, str) and a.isidentifier() for a in aliases):
         raise SpecError(f"{at}: aliases must be a list of identifiers, not {aliases!r}")
     display = _display(at, e["display"], classes) if "display" in e else Display()
+    inert = e.get("inert", [])
+    if not isinstance(inert, list) or not all(any(n in c.by_name for c in classes) for n in inert):
+        raise SpecError(f"{at}: inert must list fields of the engine's classes, not {inert!r}")
     return Engine(ename, _check_int(at, "id", e["id"], 0, header.by_name["engine_id"].max), classes, head,
                   selector, tuple(aliases), e.get("own_id"), tuple(e.get("wait_for", {}).items()),
                   tuple(e.get("enable", {}).items()), bool(e.get("inherit_wait", False)), stream, index,
                   ids=ids, wait_mask=wait_mask, missing_wait=missing_wait, messages=messages, opaque=opaque,
-                  alternates=alternates, display=display)
+                  alternates=alternates, display=display, inert=tuple(inert))
 
 
 def _display(at, table, classes):

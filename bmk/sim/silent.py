@@ -15,7 +15,7 @@ and out of 8-bit range; random bits) with and without the change:
 
 Each rule is a reason and a test of the command's own fields; tests/sim/test_silent_fields.py
 shows each reason on a command built for it (the field changes the result where the rule's
-condition does not hold). Field meanings: bmk/sim/bm1684x/fields.py and operands.py (HEAD
+condition does not hold). Field meanings: bmk/sim/bm1684x/fields.py and operands.py (head
 fields, layouts, constants, tsk_opd_num), bmk/sim/bm1684/contract.py and common.py (the
 contract's ignored fields, short_X_str layouts, opt_X_const), tpu-mlir
 python/debugger/target_1684x/opparam.py (operand shapes and strides per kind).
@@ -132,8 +132,8 @@ def _tiu_stride(ctx):
 def _head(ctx):
     if ctx.chip != "bm1684x":
         return False
-    from bmk.sim.bm1684x.fields import HEAD
-    return ctx.field in HEAD
+    from bmk.sim.bm1684x.fields import head
+    return ctx.field in head(ctx.spec, ctx.rec.engine)
 
 
 def _contract_ignores(ctx):

@@ -97,11 +97,12 @@ def record_class(chip, record):
 
 
 def kind_of(chip, record):
-    """The record's kind (vendor op name), 'raw', or 'data' (an opaque engine's bytes)."""
+    """The record's kind as listings spell it (the vendor's op name, Instruction.spelling), 'raw',
+    or 'data' (an opaque engine's bytes)."""
     if record.data is not None:
         return DATA
     ins = record_class(chip, record).instruction_of(record.fields)
-    return ins.name if ins is not None else RAW
+    return ins.spelling if ins is not None else RAW
 
 
 def _base(fmt, mode, ins):
@@ -162,7 +163,7 @@ class _Printer:
         return plan
 
     def _plan(self, eng, fmt, ins, mode):
-        kind = ins.name if ins is not None else RAW
+        kind = ins.spelling if ins is not None else RAW      # the vendor's spelling (family names: Record)
         sync = sync_fields(eng)
         synced = {fname for _, fname in sync}
         base = _base(fmt, mode, None if mode == "nonzero" else ins)
@@ -178,7 +179,8 @@ class _Printer:
             for n, v in f.enum:
                 names.setdefault(v, n)
             hexed = _is_address(f.name) or f.name in ("mask", "flags")
-            row = (f.name, _NEVER if mode == "all" or f.name in front else base[f.name], heads.get(f.name, _NEVER),
+            row = (f.name, f.spelling, _NEVER if mode == "all" or f.name in front else base[f.name],
+                   heads.get(f.name, _NEVER),
                    names or None, hexed)
             (first if f.name in front else shown).append(row)
         views = tuple((v, tuple((p, _NEVER if mode == "all" else base[p]) for p in v.parts))
@@ -228,7 +230,7 @@ def format_record(chip, record, fields="changed", position=None):
         for fname, bit, width in (msg.id, msg.count):
             values[fname] &= ~(((1 << width) - 1) << bit)
     covered = _view_tokens(views, values, parts) if views else None
-    for name, base, headv, names, hexed in shown:
+    for name, label, base, headv, names, hexed in shown:
         if covered is not None and name in covered:
             token = covered.pop(name)
             if token:                      # a view's token, at its first part; its other parts print nothing
@@ -241,7 +243,7 @@ def format_record(chip, record, fields="changed", position=None):
             text = names.get(v) if names else None
             if text is None:
                 text = hex(v) if hexed else str(v)
-            parts.append(f"{name}={text}")
+            parts.append(f"{label}={text}")
     if record.header:
         hdr = chip.header
         for k, v in record.header.items():
@@ -598,7 +600,7 @@ class _Parser:
         else:
             cands = eng.kinds(kind)
             if not cands:
-                kinds = sorted({i.name for c in eng.classes for i in c.instructions})
+                kinds = sorted({i.spelling for c in eng.classes for i in c.instructions})     # as listings spell them
                 full = [f"{eng.name}.{k}" for k in kinds] + [f"{eng.name}.{RAW}"]
                 self.error(lineno, col, f"unknown mnemonic '{eng.name}.{kind}'"
                            f"{_suggest(f'{eng.name}.{kind}', full) or ' (expected one of ' + ', '.join(full) + ')'}")
@@ -716,16 +718,18 @@ class _Parser:
                 views[name] = (self._view_value(lineno, vcol, eng, name, text), tcol)
                 continue
             fname = aliases.get(name, name)
+            fname = fmt.by_vendor.get(fname, fname) if fname not in fmt.by_name else fname
             if fname not in fmt.by_name:
                 where = f"{eng.name}" + (f" class {fmt.name}" if len(eng.classes) > 1 else "")
                 self.error(lineno, tcol, f"unknown field {_shown(name)} for {where}"
-                           f"{_suggest(name, list(fmt.by_name) + [a for a, _ in sync_fields(eng)])}")
+                           f"{_suggest(name, [f.spelling for f in fmt.fields] + [a for a, _ in sync_fields(eng)])}")
             if fname in given:
                 first, fcol = given[fname]
                 same = f"field {name!r} given twice" if first == name else f"{first} and {name} name the same field"
                 self.error(lineno, tcol, f"{same} (first at column {fcol})")
             given[fname] = (name, tcol)
-            fields[fname] = self._value(lineno, vcol, fmt.by_name[fname], text)
+            fields[fname] = self._value(lineno, vcol, fmt.by_name[fname], text,
+                                        vendor=name != fname and name in fmt.by_vendor)
             known[tok] = (name, fname, fields[fname])
         if views:
             self._apply_views(lineno, col, eng, kind, views, fields)
@@ -742,8 +746,8 @@ class _Parser:
                        f"which has {eng.name}.{kind}")
         got = _printer(self.chip).instruction(fmt, fields)
         if ins is not None:
-            if got is None or got.name != kind:
-                what = f"{eng.name}.{got.name}" if got else f"{eng.name}.raw"
+            if got is None or kind not in (got.name, got.vendor):
+                what = f"{eng.name}.{got.spelling}" if got else f"{eng.name}.raw"
                 self.error(lineno, col, f"the fields make this a {what}, not {eng.name}.{kind} "
                            f"(expected {' '.join(f'{k}={format_value(fmt.by_name[k], v)}' for k, v in ins.match)} "
                            f"or the mnemonic {what})")
@@ -874,30 +878,31 @@ class _Parser:
                 out.setdefault(f"wait.{a}", fname)
         return out
 
-    def _value(self, lineno, col, field, text, prefix=""):
-        key = (field, text, prefix)
+    def _value(self, lineno, col, field, text, prefix="", vendor=False):
+        """vendor: the line spelled the field the vendor's way (messages say it so)."""
+        key = (field, text, prefix, vendor)
         value = self._values.get(key)
         if value is None:
-            value = self._read_value(lineno, col, field, text, prefix)
+            value = self._read_value(lineno, col, field, text, prefix, field.vendor if vendor else field.name)
             if len(self._values) >= 1024:          # bounded: addresses rarely repeat
                 self._values.clear()
             self._values[key] = value
         return value
 
-    def _read_value(self, lineno, col, field, text, prefix):
+    def _read_value(self, lineno, col, field, text, prefix, label):
         value = parse_int(text)
         if value is None and _long_decimal(text):
-            self.error(lineno, col, f"{prefix}{field.name} must be in [0, {field.max}] ({field.width} bits), "
+            self.error(lineno, col, f"{prefix}{label} must be in [0, {field.max}] ({field.width} bits), "
                        f"not a {_long_decimal(text)}-digit number")
         if value is None and field.enum:
             value = field.enum_value(text)
             if value is None:
                 names = ", ".join(n for n, _ in field.enum)
-                self.error(lineno, col, f"expected an integer or one of {names} for {field.name}, not {_shown(text)}")
+                self.error(lineno, col, f"expected an integer or one of {names} for {label}, not {_shown(text)}")
         if value is None:
-            self.error(lineno, col, f"expected an integer for {field.name}, not {_shown(text)}")
+            self.error(lineno, col, f"expected an integer for {label}, not {_shown(text)}")
         if not 0 <= value <= field.max:
-            self.error(lineno, col, f"{prefix}{field.name} must be in [0, {field.max}] ({field.width} bits), "
+            self.error(lineno, col, f"{prefix}{label} must be in [0, {field.max}] ({field.width} bits), "
                        f"not {text if len(text) <= 40 else _shown(text)}")
         return value
 

@@ -245,8 +245,10 @@ def expand_ignore(chip, names):
     enables), wait.<engine> (the waits for that engine, as the disassembly names them)."""
     fields = set()
     known = {f.name for c in chip.formats for f in c.fields}
+    vendor = {f.vendor: f.name for c in chip.formats for f in c.fields if f.vendor}   # listings' spellings
     shown = _shown_names(chip)
     for name in names:
+        name = vendor.get(name, name) if name not in known else name
         waits = _wait_fields(chip, name)
         if waits is not None:
             fields |= waits
@@ -284,7 +286,7 @@ def _field_changes(chip, ra, rb, ignored):
     else:
         nbytes = fmt.nbytes
         shown = {f: alias for alias, f in sync_fields(chip.engine(ra.engine))}
-        out = [(shown.get(f.name, f.name), ra.fields[f.name], rb.fields[f.name]) for f in fmt.fields
+        out = [(shown.get(f.name, f.spelling), ra.fields[f.name], rb.fields[f.name]) for f in fmt.fields
                if f.name not in ignored and ra.fields[f.name] != rb.fields[f.name]]
         if out and chip.engine(ra.engine).display is not None:
             out = list(view_changes(chip, ra, rb, tuple(out)))     # readable values, as the listing shows them

@@ -49,10 +49,10 @@ BASIS = Basis(checked=True, text="BM1688 measured cycles (resnet50 int8, 2 cores
 
 def _bits(chip, f, names):
     """Bits of the widest of the operands `names` (their prec fields; the TIU prec enum: int8, fp16, ...)."""
-    members = chip.members("tiu", "opt_res0_prec")
+    members = chip.members("tiu", "res0_prec")
     best = 8
     for n in names:
-        v = f.get(f"opt_{n}_prec")
+        v = f.get(f"{n}_prec")          # family names (tools/facts/families.json)
         if v is None:
             continue
         digits = "".join(ch for ch in members.get(v, "") if ch.isdigit())
@@ -68,7 +68,7 @@ def _prec_bits(chip, f, n):
 def _format_bytes(chip, code):
     """Bytes of a GDMA data format code (src_data_format): the codes are the TIU prec codes
     (tools/facts/bm1688.json params.gdma_value_format: 0 int8, 1 fp16, 2 fp32, 3 int16, ...)."""
-    return max(1, _prec_bits(chip, {"opt_res0_prec": code}, "res0") // 8)
+    return max(1, _prec_bits(chip, {"res0_prec": code}, "res0") // 8)
 
 
 class Model:
@@ -85,7 +85,7 @@ class Model:
         self.icp8 = p("ic_parallel_int8")
         self.freq = {"tiu": p("tiu_freq_mhz"), "gdma": p("gdma_freq_mhz")}
         self.bpc = p("gdma_bandwidth_mb_s") / p("gdma_freq_mhz")      # bytes a DMA cycle
-        self.sys_tiu = {"system", "system_tr_wr"}
+        self.sys_tiu = {"sys", "system", "system_tr_wr"}     # sys.*: the family name of system.*
 
     def cycles(self, engine, kind, f):
         if engine == "tiu":
@@ -122,7 +122,7 @@ class Model:
             k = (f.get("opd0_c", 1) or 1) * (f.get("opd0_w", 1) or 1)
             return TIU_STARTUP + n * -(-c // self.npu) * k * -(-w // eu)
         operands = ("opd0", "opd1", "opd2")[:max(1, f.get("tsk_opd_num", 1))]
-        read = sum(_prec_bits(chip, f, o) for o in operands if not f.get(f"opt_{o}_const", 0))
+        read = sum(_prec_bits(chip, f, o) for o in operands if not f.get(f"{o}_const", 0))
         bits = max(read or 8, _prec_bits(chip, f, "res0"))
         return TIU_STARTUP + -(-(self._passes(f, c) * n * h * w * bits) // (self.eu_bytes * 8))
 

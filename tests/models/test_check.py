@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import bmk
 from bmk.cli.main import bmk as bmk_cmd
 from bmk.sim.bm1684x import EXECUTES
-from bmk.sim.bm1684x.fields import HEAD
+from bmk.sim.bm1684x.fields import head
 from tests.models import files as F
 
 CHIP = "bm1684x"
@@ -21,7 +21,7 @@ def _unexecuted(spec, rec):
     """A field of rec's class its kind does not execute (so any value but 0 is refused)."""
     cls = spec.engine(rec.engine).cls(rec.cls)
     done = EXECUTES[(rec.engine, rec.kind)]
-    return next((f for f in cls.fields if not f.reserved and f.name not in HEAD and f.name not in done
+    return next((f for f in cls.fields if not f.reserved and f.name not in head(spec, rec.engine) and f.name not in done
                  and f.name in rec.fields and f.max >= 1), None)
 
 

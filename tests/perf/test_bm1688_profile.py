@@ -34,7 +34,8 @@ def test_profile_records_map_to_every_non_system_command():
         recs = list(bmk.decode("bm1688", streams))
         gdma = [r for r in recs if r.engine == "gdma"]
         unmeasured = {r.kind for j, r in enumerate(gdma) if j not in prof[c]["gdma"]}
-        assert unmeasured <= {"dma.sys.sys_send", "dma.sys.sys_wait", "dma.sys.chain_end"}
+        # dma.sys: the family name of dma.sys.chain_end (tools/facts/families.json)
+        assert unmeasured <= {"dma.sys.sys_send", "dma.sys.sys_wait", "dma.sys"}
 
 
 def test_net_stat_is_core_0():

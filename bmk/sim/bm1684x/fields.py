@@ -4,11 +4,12 @@ kind executes it, or it must hold 0.
 For each kind a family module declares the fields its semantics execute (`FIELDS[kind]`:
 read, and either honoured or refused by value in the kind's function). `check` goes through
 every field of the command's class:
-- HEAD fields never change what a command computes: the sync ids and their enable
-  (cmd_id, cmd_id_dep, cmd_id_en, SYSID's cmd_id_eng1..3: they only order commands), the
-  selector fields that named the kind (cmd_short, tsk_typ, tsk_eu_typ, cmd_type,
-  cmd_special_function), pwr_step (a power/timing knob) and intr_en (raises a host interrupt
-  when the command ends); reserved fields (the spec marks them) carry nothing;
+- head fields never change what a command computes (`head(chip, engine)`, from the spec:
+  Engine.head_fields, under the family's names): the sync ids and their enable (bm1684x
+  cmd_id, cmd_id_dep, cmd_id_en: they only order commands), the selector fields that named
+  the kind (cmd_short, tsk_typ, tsk_eu_typ, cmd_type, cmd_special_function) and the engine's
+  `inert` fields (pwr_step, a power/timing knob; intr_en, a host interrupt when the command
+  ends; SYSID's cmd_id_eng1..3); reserved fields (the spec marks them) carry nothing;
 - a field the kind executes is checked by the kind's function, and where the refusal of a value
   depends on the fields alone (a precision, a flag, a shift count), also here, before any run:
   a family module may export CHECKS = {kind: fn(chip, fields)}, called after the zero rule,
@@ -18,8 +19,11 @@ every field of the command's class:
 """
 from bmk.errors import SimulationError, refused_field
 
-HEAD = frozenset(("cmd_short", "cmd_id", "cmd_id_dep", "cmd_id_en", "tsk_typ", "tsk_eu_typ", "pwr_step",
-                  "intr_en", "cmd_type", "cmd_special_function", "cmd_id_eng1", "cmd_id_eng2", "cmd_id_eng3"))
+
+
+def head(chip, engine):
+    """The names of an engine's head fields (Engine.head_fields of the chip's spec)."""
+    return chip.engine(engine).head_fields
 
 
 def operand(name, shape=False, strides=True):
@@ -57,16 +61,17 @@ def refuse(kind, field, value, rule):
 
 
 def check(chip, engine, fields, executes, checks=None):
-    """SimulationError for a field that is neither HEAD, reserved, nor executed by the kind
+    """SimulationError for a field that is neither a head field, reserved, nor executed by the kind
     (executes: {(engine, kind): frozenset of field names}), and holds a value other than 0;
     then the kind's own static check (checks: {(engine, kind): fn(chip, fields)}), if any."""
     cls, kind = kind_of(chip, engine, fields)
     done = executes.get((engine, kind))
     if done is None:
         return
+    inert = head(chip, engine)
     for fld in cls.fields:
         name = fld.name
-        if fld.reserved or name in HEAD or name in done:
+        if fld.reserved or name in inert or name in done:
             continue
         value = fields.get(name, 0)
         if value:
