@@ -56,6 +56,34 @@ def _zeros(n, dtype):
     return np.frombuffer(mmap.mmap(-1, n * dtype.itemsize), dtype)
 
 
+def _distinct(values):
+    """The distinct values of an integer array, sorted, as a list (np.unique). Owners are few and
+    close together (this run's instructions, BEFORE, 0): counted in a table over their range, a
+    pass over the bytes; np.unique sorts them, seconds for a tensor of millions (issue 32 item 7).
+    Values spread wider than the array (owners of many earlier runs) still go to np.unique."""
+    if not values.size:
+        return []
+    lo, hi = int(values.min()), int(values.max())
+    if lo == hi:
+        return [lo]
+    if hi - lo > max(values.size, 1 << 16):
+        return np.unique(values).tolist()
+    return (np.flatnonzero(np.bincount((values.ravel() - lo).astype(np.intp), minlength=hi - lo + 1)) + lo).tolist()
+
+
+def _distinct_pairs(a, b):
+    """The distinct (a, b) pairs of two integer arrays of one shape, sorted (np.unique(..., axis=0)
+    of their columns), as tuples: one key per pair over the product of the ranges, else np.unique."""
+    if not a.size:
+        return []
+    alo, blo = int(a.min()), int(b.min())
+    span = int(b.max()) - blo + 1
+    if (int(a.max()) - alo + 1) * span <= max(a.size, 1 << 16):
+        keys = _distinct((a.astype(np.int64) - alo) * span + (b.astype(np.int64) - blo))
+        return [(k // span + alo, k % span + blo) for k in keys]
+    return [tuple(r) for r in np.unique(np.stack([a.ravel(), b.ravel()], 1), axis=0).tolist()]
+
+
 class LmemCheck:
     """The owner / seen / lost / prev state of one Simulator's local memory (module docstring)."""
 
@@ -180,13 +208,26 @@ class LmemCheck:
         return np.ndarray(shape, arr.dtype, arr, e * (off * npu + l0), st)
 
     def _where(self, flat, strides, hit):
-        """(lanes, lo, hi) of the bytes of a piece where `hit` (a bool array of its shape) holds:
-        the lanes with one, and the first such lane's offset range."""
-        idx = np.argwhere(hit)
-        pos = flat + idx @ np.array(strides, np.int64)
-        lanes, offs = np.divmod(pos, self.lmem.lane_size)
-        first = lanes.min()
-        return tuple(np.unique(lanes).tolist()), int(offs[lanes == first].min()), int(offs[lanes == first].max()) + 1
+        """(lanes, lo, hi) of the bytes of a piece where `hit` (a bool array of its shape, lanes
+        last: _views) holds: the lanes with one, and the first such lane's offset range. Only the
+        first lane's hits are listed (every hit as an index row costs tens of bytes: hundreds of MB
+        for one uninitialized read of a large tensor, issue 32 item 7)."""
+        lane = self.lmem.lane_size
+        l0, off0 = divmod(flat, lane)
+        inner = strides[:-1]
+        span = [(d - 1) * s for d, s in zip(hit.shape, inner)]
+        if hit.ndim < 2 or strides[-1] != lane or not 0 <= off0 + sum(min(x, 0) for x in span) \
+                or off0 + sum(max(x, 0) for x in span) >= lane:
+            idx = np.argwhere(hit)                 # a piece crossing lanes otherwise: byte by byte
+            pos = flat + idx @ np.array(strides, np.int64)
+            lanes, offs = np.divmod(pos, lane)
+            first = lanes.min()
+            return (tuple(np.unique(lanes).tolist()), int(offs[lanes == first].min()),
+                    int(offs[lanes == first].max()) + 1)
+        on = np.flatnonzero(hit.reshape(-1, hit.shape[-1]).any(axis=0))
+        at = np.nonzero(hit[..., on[0]])
+        offs = off0 + sum((k * s for k, s in zip(at, inner)), np.zeros(len(at[0]), np.int64))
+        return tuple((l0 + on).tolist()), int(offs.min()), int(offs.max()) + 1
 
     def _warn(self, w):
         if len(self.warnings) < MAX_WARNINGS:
@@ -229,12 +270,12 @@ class LmemCheck:
             if self.clobbers:
                 sel = lost >= self.base
                 if sel.any():
-                    plain.update(np.unique(own[~sel]).tolist())
-                    for b, a in np.unique(np.stack([own[sel], lost[sel]], 1), axis=0).tolist():
+                    plain.update(_distinct(own[~sel]))
+                    for b, a in _distinct_pairs(own[sel], lost[sel]):
                         taken.setdefault((b, a), (flat, strides, sel & (own == b) & (lost == a)))
                 else:
                     lo, hi = int(own.min()), int(own.max())
-                    plain.update((lo,) if lo == hi else np.unique(own).tolist())
+                    plain.update((lo,) if lo == hi else _distinct(own))
         for p in pieces:
             p[4][...] = 1
         for (b, a), (flat, strides, hit) in taken.items():
@@ -257,8 +298,8 @@ class LmemCheck:
                 if dead.any():
                     dead &= now != prev
             if dead.any():
-                victims.update(np.unique(own[dead]).tolist())
-                others.update(np.unique(own if mine is None else own[mine]).tolist())
+                victims.update(_distinct(own[dead]))
+                others.update(_distinct(own if mine is None else own[mine]))
                 took = np.where((own >= base) & (own != me), own, 0)
                 if mine is None:
                     lost[...] = took

@@ -1,0 +1,92 @@
+"""A run with race detection on a racy stream of real vendor commands (issue 32 item 7): 40
+shuffled bm1684 yolov5s commands that never wait (tests/race_stream.py), 5 KB, 43 races.
+
+Such a run also checks local memory (checks default to on with races, bmk/sim/lmemcheck.py); the
+check listed every uninitialized byte as an index row and sorted owner values to find the
+distinct ones: 203 MB of tracemalloc peak (+152 MB over a run without races) and 3.3 s CPU for
+this stream, 22.9 s for 80 commands (bench/races.py). Its work now follows the bytes each command
+touches, in passes over them; bounded here by memory (tracemalloc: deterministic, not wall-clock),
+and every result kept."""
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import bmk
+from bmk.sim.lmemcheck import _distinct, _distinct_pairs
+from bmk.sim.memory import LaneLayout
+from tests.race_stream import racy_stream
+
+MB = 1 << 20
+
+
+def _peak(stream, **kw):
+    sim = bmk.Simulator("bm1684")
+    tracemalloc.start()
+    try:
+        report = sim.run(stream, **kw)
+        return report, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.fixture(scope="module")
+def stream():
+    return racy_stream(40, seed=1)
+
+
+def test_races_and_warnings_of_the_racy_stream(stream):
+    report = bmk.Simulator("bm1684").run(stream)
+    assert sum(map(len, stream.values())) == 5120
+    assert len(report.races) == 43 and not report.races_truncated
+    first = report.races[0]
+    assert (first.first, first.second, first.space, first.lo, first.hi) == (0, 28, "lmem", 0x40000, 0x419c0)
+    assert first.lanes == (0, 1, 2) and first.kinds == ("read", "write")
+    assert [(r.first, r.second) for r in report.races] == sorted((r.first, r.second) for r in report.races)
+    assert len(report.warnings) == 20
+    w = report.warnings[0]
+    assert (w.kind, w.index, w.lanes, w.lo, w.hi) == ("uninitialized", 0, tuple(range(64)), 0x40000, 0x40640)
+
+
+def test_the_checks_cost_a_few_mb_over_the_run(stream):
+    """Checks and races add a few MB to what the run itself allocates (was +152 MB)."""
+    plain, base = _peak(stream, races=False)
+    checked, peak = _peak(stream)
+    assert len(checked.races) == 43 and not plain.races
+    assert peak - base < 32 * MB, (peak - base) / MB
+
+
+def test_distinct_is_np_unique():
+    rng = np.random.default_rng(7)
+    for values in (rng.integers(2, 60, (5, 7, 64), dtype=np.int32), np.array([3], np.int32),
+                   np.zeros((0,), np.int32), np.array([0, 1, 2 ** 31 - 2, 5], np.int32),
+                   rng.integers(0, 2 ** 31 - 1, 1000, dtype=np.int32)):
+        assert _distinct(values) == np.unique(values).tolist()
+    a, b = rng.integers(2, 40, 3000, dtype=np.int32), rng.integers(0, 9, 3000, dtype=np.int32)
+    b[::7] = 2 ** 31 - 3             # a spread too wide for one key per pair: np.unique
+    for x, y in ((a, b % 9), (a, b)):
+        want = [tuple(r) for r in np.unique(np.stack([x, y], 1), axis=0).tolist()]
+        assert _distinct_pairs(x, y) == want
+
+
+def test_where_names_the_lanes_and_first_lane_offsets():
+    """The lanes holding a hit and the first one's offset range, without listing every hit."""
+    sim = bmk.Simulator("bm1684")
+    lc = sim._checker(1)
+    lane = sim.lmem.lane_size
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n, h, w, l0, c = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 4), rng.integers(1, 9),
+                                           rng.integers(0, 64), rng.integers(1, 64)))
+        off = int(rng.integers(0, 1000))
+        layout = LaneLayout((off, (n, 1, h, w), (h * w * 4 * 2, 0, w * 4, 4)), l0, min(c, 64 - l0))
+        entry = ("lmem", 0, off, off + 1, False, layout)
+        flat, strides, _, own, *_ = lc._views(entry)[0]
+        hit = rng.random(own.shape) < 0.3
+        if not hit.any():
+            continue
+        idx = np.argwhere(hit)                          # every hit, byte by byte: the reference
+        lanes, offs = np.divmod(flat + idx @ np.array(strides, np.int64), lane)
+        want = (tuple(np.unique(lanes).tolist()), int(offs[lanes == lanes.min()].min()),
+                int(offs[lanes == lanes.min()].max()) + 1)
+        assert lc._where(flat, strides, hit) == want
