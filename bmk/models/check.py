@@ -52,9 +52,9 @@ def stage_findings(model, net, stage, findings, spec, semantics, records=None):
 def chip_semantics(model, purpose):
     """(ChipSpec, Semantics) of the model's chip; ModelError when it has no decoder or no simulator."""
     from bmk.sim.check import no_simulator
-    from bmk.sim.semantics import REGISTRY, semantics_for
+    from bmk.sim.semantics import semantics_for, simulated_chips
     spec = spec_for(model.chip, model.path, purpose)
-    if model.chip not in REGISTRY:
+    if model.chip not in simulated_chips():
         raise ModelError(f"run: {no_simulator(model.chip)}", model.path)
     return spec, semantics_for(model.chip)
 
@@ -89,25 +89,3 @@ def refusal_message(findings):
         return f"run: {first.line()}{more}; nothing was run"
     return (f"run: {count} instruction{'s' * (count != 1)} cannot be simulated{more}; the first: {first.line()}; "
             "nothing was run")
-
-
-def check(source: "Model | bytes | Mapping[str, bytes] | Sequence[Record]", chip: "str | None" = None) -> "Findings":
-    """bmk.check (API.md "Checking, timing and linting models"): every instruction bmk's simulator
-    would refuse, grouped by kind, field and value, without running anything -> [Finding]
-    (bmk/sim/check.py), [] when everything can run.
-
-    source: a Model, a model file's path, a cmd_hdr_t command buffer (bytes), raw streams
-    ({engine: bytes}) or a list of Records; chip: the chip of a buffer (a model names its own)."""
-    import os
-    from bmk.errors import ArgumentError, must
-    from bmk.models import Model, load_model
-    if isinstance(source, (str, os.PathLike)):
-        source = load_model(source)
-    if isinstance(source, Model):
-        if chip is not None and chip != source.chip:
-            raise ArgumentError(must("check", "chip", f"None or the model's chip {source.chip!r}", chip))
-        return check_model(source)[0]
-    if chip is None:
-        raise ArgumentError(must("check", "chip", "a chip name for a command buffer or streams", chip))
-    from bmk.sim.check import check_buffer
-    return check_buffer(source, chip)[0]
