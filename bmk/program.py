@@ -24,7 +24,7 @@ from bmk.emission import Emission, _Packer, encoded_engines
 from bmk.errors import ArgumentError, must
 from bmk.optable import last_to_first, make_method
 from bmk.ordering import Ordering
-from bmk.origins import OriginLog
+from bmk.origin_log import OriginLog
 from bmk.scheduler import Scheduler
 from bmk.templates import CallTemplates
 from bmk.util import is_int
@@ -32,7 +32,7 @@ from bmk.util import is_int
 
 class Program(OriginLog, Emission, Ordering, Acquisition):
     """A chip's command buffer under construction: the shared half of every chip's Context.
-    Its jobs live in one module each (OriginLog: bmk/origins.py, Emission: bmk/emission.py,
+    Its jobs live in one module each (OriginLog: bmk/origin_log.py, Emission: bmk/emission.py,
     Ordering: bmk/ordering.py, Acquisition: bmk/acquisition.py); here: the state they share.
 
     Subclasses set `OPS` (the op table), and may set `CHECK` (their chip's bmk.checks.Check

@@ -21,7 +21,8 @@ import bmk
 ROOT = pathlib.Path(bmk.__file__).parent
 API_CHIPS = sorted(p.name for p in ROOT.iterdir() if (p / "api.py").is_file())
 SIM_CHIPS = sorted(p.name for p in (ROOT / "sim").iterdir() if (p / "__init__.py").is_file())
-MACHINERY = ("bmk.program", "bmk.optable", "bmk.emission", "bmk.ordering", "bmk.acquisition", "bmk.templates")
+MACHINERY = ("bmk.program", "bmk.optable", "bmk.emission", "bmk.ordering", "bmk.acquisition", "bmk.origin_log",
+             "bmk.templates")
 
 
 
@@ -40,7 +41,7 @@ FLOORS = [
     ("asm formatter", ("bmk.text.views", "bmk.text.asm", "bmk.text.listing"), ()),
     ("schedules", ("bmk.timing.schedule", "bmk.timing.basis"), ()),
     ("API machinery", ("bmk.scheduler", "bmk.optable", "bmk.templates", "bmk.checks", "bmk.lmem", "bmk.emission",
-                       "bmk.ordering", "bmk.acquisition", "bmk.origins", "bmk.program"), ("schedules",)),
+                       "bmk.ordering", "bmk.acquisition", "bmk.origins", "bmk.origin_log", "bmk.program"), ("schedules",)),
     ("chip APIs", tuple(f"bmk.{c}" for c in API_CHIPS), ("schedules",)),
     ("simulator", ("bmk.sim",), ("asm formatter", "API machinery", "chip APIs")),
     ("model containers", ("bmk.models",), ("asm formatter", "API machinery", "chip APIs")),
