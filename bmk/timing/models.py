@@ -5,9 +5,10 @@ the model rests on, whether it is checked against a real chip: `bmk chips` print
 
 Which model a chip has is the chip registry's `cost_model` (bmk/isa/registry.py: a module
 `bmk/timing/<chip>.py`, else the chip's simulator). BM1688: bmk/timing/bm1688.py (checked
-against the chip's measured cycles). BM1684X, BM1684, BM1880: the simulator's cost models (bmk/sim/<chip>/__init__.py `cycles`), the same functions
-its reports use, read here through a ChipView (the chip parameters they ask a Simulator for);
-none of them is checked against a real chip (BASES says what each rests on).
+against the chip's measured cycles). BM1684X, BM1684, BM1880: the simulator's cost models
+(bmk/sim/<chip>/__init__.py `cycles`), the same functions its reports use, read here through
+a ChipView (the chip parameters they ask a Simulator for); none of them is checked against a
+real chip (BASES says what each rests on).
 """
 import importlib
 
@@ -52,7 +53,7 @@ class SimModel:
     def __init__(self, chip, semantics):
         self.chip, self.view, self.fn = chip, ChipView(chip), semantics.cycles
         self.freq = {}
-        self.basis = BASES.get(chip.name, NOT_DESCRIBED)       # freq {}: 1 cycle = 1 ns (bm1684x: the 1 GHz of its estimate)
+        self.basis = BASES.get(chip.name, NOT_DESCRIBED)  # freq {}: 1 cycle = 1 ns (bm1684x: its estimate's 1 GHz)
 
     def cycles(self, engine, kind, fields):
         return self.fn(engine, kind, fields, self.view)

@@ -28,8 +28,8 @@ MACHINERY = ("bmk.program", "bmk.optable", "bmk.emission", "bmk.ordering", "bmk.
 
 # The floors, bottom up: (name, module prefixes, lower floors it must not import). A module
 # belongs to the floor of its longest matching prefix; "bmk" itself (the package's lazy
-# front door: bmk.decode, bmk.check, bmk.Simulator ...) sits under the CLI only. A module imports from its own floor or a lower one not
-# excluded: API and simulator are two columns that never meet; model containers, timing and
+# front door: bmk.decode, bmk.check, bmk.Simulator ...) sits under the CLI only. A module
+# imports from its own floor or a lower one not excluded: API and simulator are two columns that never meet; model containers, timing and
 # text tools do not reach into the API machinery; text tools read no simulator (what a chip
 # can do: bmk.isa.registry).
 FLOORS = [
@@ -41,7 +41,8 @@ FLOORS = [
     ("asm formatter", ("bmk.text.views", "bmk.text.asm", "bmk.text.listing"), ()),
     ("schedules", ("bmk.timing.schedule", "bmk.timing.basis"), ()),
     ("API machinery", ("bmk.scheduler", "bmk.optable", "bmk.templates", "bmk.checks", "bmk.lmem", "bmk.emission",
-                       "bmk.ordering", "bmk.acquisition", "bmk.origins", "bmk.origin_log", "bmk.program"), ("schedules",)),
+                       "bmk.ordering", "bmk.acquisition", "bmk.origins", "bmk.origin_log", "bmk.program"),
+     ("schedules",)),
     ("chip APIs", tuple(f"bmk.{c}" for c in API_CHIPS), ("schedules",)),
     ("simulator", ("bmk.sim",), ("asm formatter", "API machinery", "chip APIs")),
     ("model containers", ("bmk.models",), ("asm formatter", "API machinery", "chip APIs")),
