@@ -4,8 +4,9 @@
 valid_lines.txt: one line per instruction kind found in the vendor's own data under tests/
 (golden streams, compiled models): the line as bmk-disasm prints the command alone, and the
 bytes it must assemble to, whose descriptor part is the vendor's (the cmd_hdr_t frame in front
-is bmk's, or the vendor's for CV18xx). Chips without data of their own borrow a same-layout
-sibling's commands: cv180x and cv182x cv181x's, cv183x bm1880's.
+is bmk's, or the vendor's for CV18xx). A chip whose spec is generated from another chip's facts
+file (tools/specgen.py GENERATORS: cv180x and cv182x from cv181x.json, cv183x from bm1880.json)
+borrows that chip's commands: the same layouts. A chip with no commands at all is refused.
 invalid_lines.txt: the same mistakes made on every chip (unknown mnemonics, engines, fields,
 too-wide values, enum names, malformed tokens) with the exact error each gives.
 
@@ -26,7 +27,14 @@ from bmk.text import asm  # noqa: E402
 
 TESTS = ROOT / "tests"
 OUT = TESTS / "asm" / "fixtures"
-SIBLING = {"cv180x": "cv181x", "cv182x": "cv181x", "cv183x": "bm1880"}
+
+
+def source_of(chip):
+    """The chip whose vendor commands `chip`'s fixtures are made from: the one its facts file is
+    named after (tools/specgen.py GENERATORS), the chip itself for any other."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from specgen import GENERATORS
+    return Path(GENERATORS.get(chip, (f"{chip}.json",))[0]).stem
 
 
 def _with_bytes(chip, data):
@@ -74,7 +82,7 @@ def vendor_records(chip):
 
 def valid(chip):
     spec = load_chip(chip)
-    source = SIBLING.get(chip, chip)
+    source = source_of(chip)
     records, where = vendor_records(source)
     if not any(r.kind is not None for r, _ in records):
         raise SystemExit(f"{chip}: no vendor commands to make fixtures from: put real streams in tests/golden/{source}/ "

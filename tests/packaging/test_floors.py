@@ -17,10 +17,11 @@ import sys
 import pytest
 
 import bmk
+from bmk.isa.registry import chips_with
 
 ROOT = pathlib.Path(bmk.__file__).parent
-API_CHIPS = sorted(p.name for p in ROOT.iterdir() if (p / "api.py").is_file())
-SIM_CHIPS = sorted(p.name for p in (ROOT / "sim").iterdir() if (p / "__init__.py").is_file())
+API_CHIPS = list(chips_with("api"))             # the chip registry: bmk/<chip>/api.py
+SIM_CHIPS = list(chips_with("simulator"))       # bmk/sim/<chip>/__init__.py
 MACHINERY = ("bmk.program", "bmk.optable", "bmk.emission", "bmk.ordering", "bmk.acquisition", "bmk.origin_log",
              "bmk.templates")
 
@@ -196,6 +197,10 @@ def _under(name, package):
 
 def test_the_chips_are_found():
     assert {"bm1880", "bm1684", "bm1684x"} <= set(API_CHIPS) and set(API_CHIPS) <= set(SIM_CHIPS)
+    # every package folder of bmk/ and bmk/sim/ named after a chip is the registry's
+    spec_chips = set(bmk.isa.chips())
+    assert {p.name for p in ROOT.iterdir() if p.name in spec_chips and (p / "__init__.py").is_file()} == set(API_CHIPS)
+    assert {p.name for p in (ROOT / "sim").iterdir() if (p / "__init__.py").is_file()} == set(SIM_CHIPS)
 
 
 @pytest.mark.parametrize("chip", API_CHIPS)
