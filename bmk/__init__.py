@@ -15,19 +15,38 @@ __all__ = ["AllocError", "ArgumentError", "BmkError", "CmdbufOverflowError", "De
 
 
 def chips():
-    """The chips whose kernel API this build offers (an API module `bmk.<chip>` with a `Context`, and specs).
+    """The chips whose kernel API this build offers: specs and an API package `bmk.<chip>` (its op
+    table `api.py` and a `Context`), as the chip registry finds them (bmk/isa/registry.py).
 
     Every chip with specs (`bmk.isa.chips()`) decodes, encodes raw records and disassembles;
     `bmk chips` tells per chip what works."""
-    import importlib
-    from bmk.isa import chips as spec_chips
+    from bmk.isa.registry import chips_with
+    return chips_with("api")
 
-    def has_api(chip):
-        try:
-            return hasattr(importlib.import_module(f"bmk.{chip}"), "Context")
-        except ImportError:
-            return False
-    return tuple(c for c in spec_chips() if has_api(c))
+
+def check(source: "Model | bytes | Mapping[str, bytes] | Sequence[Record]", chip: "str | None" = None) -> "Findings":
+    """bmk.check (API.md "Checking, timing and linting models"): every instruction bmk's simulator
+    would refuse, grouped by kind, field and value, without running anything -> [Finding]
+    (bmk/sim/check.py), [] when everything can run. It lives here, above the model
+    containers, because loading a model imports models/run.py, which uses models/check.py.
+
+    source: a Model, a model file's path, a cmd_hdr_t command buffer (bytes), raw streams
+    ({engine: bytes}) or a list of Records; chip: the chip of a buffer (a model names its own)."""
+    import os
+    from bmk.errors import must
+    from bmk.models import load_model
+    from bmk.models.check import check_model
+    from bmk.models.model import Model
+    if isinstance(source, (str, os.PathLike)):
+        source = load_model(source)
+    if isinstance(source, Model):
+        if chip is not None and chip != source.chip:
+            raise ArgumentError(must("check", "chip", f"None or the model's chip {source.chip!r}", chip))
+        return check_model(source)[0]
+    if chip is None:
+        raise ArgumentError(must("check", "chip", "a chip name for a command buffer or streams", chip))
+    from bmk.sim.check import check_buffer
+    return check_buffer(source, chip)[0]
 
 
 def __dir__():
@@ -43,9 +62,6 @@ def __getattr__(name):
     if name == "load_model":
         from bmk.models import load_model
         return load_model
-    if name == "check":
-        from bmk.models.check import check
-        return check
     if name == "lint":
         from bmk.models.lint import lint
         return lint

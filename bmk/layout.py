@@ -5,7 +5,7 @@ channel c lives on lane (s + c) % npu_num in channel slot (s + c) // npu_num, so
 ceil((s + C) / npu_num) slots (bm1684 `okk_channle_num_per_npu`, bm1684x TPU-Kernel). Element
 (n, c, h, w) is at lane offset off + itemsize * (n*ns + slot*cs + h*hs + w*ws).
 
-bm1880 keeps its own TensorLmem helpers in bmk/tensor.py (there s = 0 and the alignment is
+bm1880 keeps its own TensorLmem helpers in bmk/bm1880/tensor.py (there s = 0 and the alignment is
 eu_num elements of one byte, which is `aligned_stride(shape, 1, eu_num, npu_num)`).
 """
 from typing import NamedTuple

@@ -113,12 +113,10 @@ class OriginLog:
     def listing(self, fields="changed", width=None):
         """acquire_cmdbuf's instructions as assembly text (bmk-asm reads it back), each line
         ending with a comment that names the API call and the user's line behind it. width:
-        wrap longer lines to fit it (the origin then on a comment line of its own before)."""
-        from bmk.encoders.framing import decode_cmdbuf
-        from bmk.text.asm import disassemble
-        records = decode_cmdbuf(self.chip, self.acquire_cmdbuf())
-        return disassemble(self.chip, records, fields, locations=True,
-                           notes=[None if o is None else str(o) for o in self.origins()], width=width)
+        wrap longer lines to fit it (the origin then on a comment line of its own before). Made
+        by bmk/text/listing.py, on the asm formatter's floor below this one."""
+        from bmk.text.listing import listing
+        return listing(self.chip, self.acquire_cmdbuf(), self.origins(), fields, width)
 
     def save(self, path, raw=False):
         """Write the program, with each file's origins beside it (`<file>.origins.json`, which

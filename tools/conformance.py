@@ -82,10 +82,10 @@ def decodes(m):
 
 def check(m):
     """'clean', 'no decoder', 'no simulator' or 'N refused (K refusals), first: ...' (bmk.check)."""
-    from bmk.sim.semantics import REGISTRY
+    from bmk.sim.semantics import simulated_chips
     if not m.decodable:
         return "no decoder"
-    if m.chip not in REGISTRY:
+    if m.chip not in simulated_chips():
         return "no simulator"
     try:
         findings = bmk.check(m)
@@ -104,10 +104,10 @@ def zeros(m, net=0, stage=0):
 
 def runs(m):
     """('yes' | 'no simulator' | 'no: why', outputs or None)."""
-    from bmk.sim.semantics import REGISTRY
+    from bmk.sim.semantics import simulated_chips
     if not m.decodable:
         return "no decoder", None
-    if m.chip not in REGISTRY:
+    if m.chip not in simulated_chips():
         return "no simulator", None
     try:
         t = time.perf_counter()

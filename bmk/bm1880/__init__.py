@@ -6,26 +6,13 @@
     ctx.gdma_load(a, 0x1000, bm1880.CTRL_NULL)
     buf = ctx.acquire_cmdbuf()
 """
-import attrs
-
 from bmk.bm1880 import api
 from bmk.bm1880.constants import CTRL_AL, CTRL_NULL, CTRL_RA, CTRL_RELU, CTRL_TP, FMT_I8, FMT_U8
-from bmk.bm1880.context import Context, Op
+from bmk.bm1880.context import ChipInfo, Context, Op
 from bmk.bm1880.params import *  # noqa: F401,F403  (the op records: MulParam, ConvParam, ...)
 from bmk.bm1880.params import __dict__ as _params
+from bmk.bm1880.tensor import Shape, Stride, TensorGmem, TensorLmem, shape_t2, shape_t4, stride_t2, stride_t4
 from bmk.bm1880.weights import conv_weight_from_image, conv_weight_image, conv_weight_image_shape
-from bmk.tensor import Shape, Stride, TensorGmem, TensorLmem, shape_t2, shape_t4, stride_t2, stride_t4
-
-
-@attrs.frozen
-class ChipInfo:
-    """bmk1880_chip_info_t (seed 4.6)."""
-    version: int
-    npu_num: int
-    eu_num: int
-    lmem_size: int
-    lmem_banks: int
-    lmem_bank_size: int
 
 
 def register(chip_version=1880, cmdbuf_size=1 << 20):

@@ -1,5 +1,5 @@
 """Constants of the BMKernel 1880 API (seed 4.1; ctrl flags as in the public v2 library)."""
-from bmk.tensor import FMT_I8, FMT_U8
+from bmk.bm1880.tensor import FMT_I8, FMT_U8
 
 CTRL_NULL = 0
 CTRL_AL = 1       # tl_alloc: aligned strides

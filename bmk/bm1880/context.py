@@ -5,17 +5,30 @@ The API functions are the rows of the op table (api.py), turned into methods by
 acquisition. Here: what only bm1880 has, the chip check of `register`, chip_info and the
 lmem tensor allocators (tl_*).
 """
+import attrs
+
 from bmk.bm1880 import api
 from bmk.bm1880.checks.common import Check
 from bmk.bm1880.constants import CTRL_AL, CTRL_NULL
+from bmk.bm1880.tensor import FMT_I8, FMT_U8, TensorLmem, align_up, as_shape, default_lmem_stride, matrix_layout_shape
 from bmk.errors import AllocError, ArgumentError, must
 from bmk.isa import load_chip
 from bmk.optable import Op, last_to_last
 from bmk.program import Program
-from bmk.tensor import FMT_I8, FMT_U8, TensorLmem, align_up, as_shape, default_lmem_stride, matrix_layout_shape
 from bmk.util import is_int, plain
 
 __all__ = ["Context", "Op"]
+
+
+@attrs.frozen
+class ChipInfo:
+    """bmk1880_chip_info_t (seed 4.6)."""
+    version: int
+    npu_num: int
+    eu_num: int
+    lmem_size: int
+    lmem_banks: int
+    lmem_bank_size: int
 
 
 class Context(Program):
@@ -44,7 +57,6 @@ class Context(Program):
     # -- chip and memory (seed 4.6-4.11) --------------------------------------------------------
     def chip_info(self):
         """bmk1880_chip_info (seed 4.6)."""
-        from bmk.bm1880 import ChipInfo
         p = self.chip.param
         return ChipInfo(self.chip_version, p("npu_num"), p("eu_num"), p("lmem_size"), p("lmem_banks"),
                         p("lmem_bank_size"))

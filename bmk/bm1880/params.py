@@ -7,7 +7,7 @@ Tensors compare by identity, so records hash cheaply and lowering can be memoize
 """
 import attrs
 
-from bmk.tensor import Stride, TensorGmem, TensorLmem, as_stride
+from bmk.bm1880.tensor import Stride, TensorGmem, TensorLmem, as_stride
 
 T = "TensorLmem | None"
 

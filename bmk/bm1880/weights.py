@@ -12,7 +12,7 @@ the array to load instead:
 import numpy as np
 
 from bmk.errors import ArgumentError, must
-from bmk.tensor import Shape, shape_t4
+from bmk.bm1880.tensor import Shape, shape_t4
 
 
 def _weight(call, name, value, ndim):

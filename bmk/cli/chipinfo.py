@@ -1,29 +1,29 @@
-"""`bmk chips`: what works on each chip of this build, found by looking, not by a list.
+"""`bmk chips`: what works on each chip of this build, from the chip registry
+(bmk/isa/registry.py: found by looking, not by a list).
 
-- encode API: an API module `bmk.<chip>` exists (`bmk.chips()`); the others are decode-only;
+- encode API: the chip's API package `bmk.<chip>` (`bmk.chips()`); the others are decode-only;
 - decode, disasm, asm, diff: every chip with specs (`bmk.isa.chips()`): they are spec-driven
   (the row says the chip's cmd_hdr_t magic, engines, implicit ids and cores, from its spec);
-- simulate: the chip's registered semantics (`bmk.sim.semantics.REGISTRY`), how many of its
-  spec's instruction kinds they model, and whether they model every kind its API emits (the
-  kinds its op-table rows declare);
+- simulate: the chip's semantics (`bmk.sim.<chip>`), how many of its spec's instruction kinds
+  they model, and whether they model every kind its API emits (the kinds its op-table rows
+  declare);
 - time: the chip's cost model (bmk/timing/models.py), what it rests on and whether it is
-  checked against a real chip's measured cycles.
+  checked against a real chip's measured cycles;
+- demo: `bmk demo --chip <chip>` when bmk/cli/demo_<chip>.py exists.
 """
-from bmk.errors import BmkError
 
 
-def _simulate(spec):
+def _simulate(spec, caps):
     from bmk.sim.semantics import semantics_for, spec_kinds
-    try:
-        sem = semantics_for(spec.name)
-    except BmkError:
+    if caps.simulator is None:
         return f"no (no bmk.sim.{spec.name} semantics)"
+    sem = semantics_for(spec.name)
     total = len(spec_kinds(spec))
     done = total - len(sem.missing(spec))
     if not done:
         return f"no (bmk.sim.{spec.name} models no instruction kind yet)"
     text = f"yes (bmk.sim.{spec.name}): {done} of {total} kinds"
-    emitted = _api_kinds(spec.name)
+    emitted = _api_kinds(caps)
     if emitted is not None:
         modelled = {f"{e}.{k}" for e, k in sem.kinds}
         lacking = sorted(emitted - modelled)
@@ -33,14 +33,12 @@ def _simulate(spec):
     return text
 
 
-def _api_kinds(chip):
+def _api_kinds(caps):
     """The "engine.kind"s a chip's API may emit (its op-table rows' kinds); None without an API."""
     import importlib
-    try:
-        ctx = importlib.import_module(f"bmk.{chip}").Context
-    except (ImportError, AttributeError):
+    if caps.api is None:
         return None
-    return {k for row in ctx.OPS for k in row.kinds}
+    return {k for row in importlib.import_module(caps.api).Context.OPS for k in row.kinds}
 
 
 def _decode(spec):
@@ -71,18 +69,18 @@ def _time(name):
 
 
 def chip_rows():
-    """[(chip, {capability: "yes" | "no" ...})] for every spec chip."""
-    import bmk
-    from bmk.isa import chips, load_chip
-    api = set(bmk.chips())
+    """[(chip, {capability: "yes" | "no" ...})] for every spec chip (bmk.isa.registry)."""
+    from bmk.isa import load_chip
+    from bmk.isa.registry import registry
     rows = []
-    for name in chips():
-        spec = load_chip(name)
+    for caps in registry():
+        name, spec = caps.chip, load_chip(caps.chip)
         rows.append((name, {
-            "encode API": f"yes (bmk.{name})" if name in api else "no (decode-only: specs, no API)",
+            "encode API": f"yes ({caps.api})" if caps.api else "no (decode-only: specs, no API)",
             "decode/disasm/asm/diff": _decode(spec),
-            "simulate": _simulate(spec),
+            "simulate": _simulate(spec, caps),
             "time": _time(name),
+            "demo": f"yes (bmk demo --chip {name})" if caps.demo else "no",
         }))
     return rows
 

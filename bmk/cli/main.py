@@ -9,30 +9,18 @@ Long inputs stream: text is read in chunks and output written as it is made (iss
 import functools
 import json
 import os
-import pathlib
 import sys
 
 import click
 
+from bmk.cli.files import EXIT_BAD_INPUT, _load_input, _prog, _read, _write, _write_lines, fail  # noqa: F401
 from bmk.encoders.framing import PAD, frame_stream
 from bmk.errors import BmkError
+from bmk.isa.registry import chips_with
 
-EXIT_BAD_INPUT = 2
 EXIT_PIPE = 141      # stdout closed early (`| head`): what a shell reports for SIGPIPE
 FIELDS_HELP = ("which fields to print: changed = those that differ from the reset default "
                "(default), nonzero = every non-zero field, all = every field")
-
-
-def _prog():
-    ctx = click.get_current_context(silent=True)
-    return ctx.find_root().info_name or "bmk" if ctx else "bmk"
-
-
-def fail(message, code=EXIT_BAD_INPUT):
-    """Print one line '<prog>: <message>' on stderr and exit."""
-    message = " ".join(str(message).split("\n"))
-    click.echo(f"{_prog()}: {message}", err=True)
-    sys.exit(code)
 
 
 def _message(e, debug=False):
@@ -138,45 +126,6 @@ class Group(_Guard, click.Group):
 
 debug_option = click.option("--debug", is_flag=True, expose_value=False,
                             help="on failure, print the traceback too")
-
-
-def _read(path):
-    if path == "-":
-        return sys.stdin.buffer.read()
-    with open(path, "rb") as f:
-        return f.read()
-
-
-def _write(path, data):
-    binary = isinstance(data, (bytes, bytearray))
-    if path == "-":
-        out = sys.stdout.buffer if binary else sys.stdout
-        out.write(data)
-        out.flush()
-        return
-    mode = "wb" if binary else "w"
-    with open(path, mode) as f:
-        f.write(data)
-
-
-def _write_lines(path, lines, batch=4096):
-    """Write text lines (no newlines) as they come, in batches: a long listing never sits in memory whole."""
-    out = sys.stdout if path == "-" else open(path, "w")
-    try:
-        chunk = []
-        for line in lines:
-            chunk.append(line)
-            if len(chunk) >= batch:
-                chunk.append("")
-                out.write("\n".join(chunk))
-                chunk = []
-        if chunk:
-            chunk.append("")
-            out.write("\n".join(chunk))
-        out.flush()
-    finally:
-        if out is not sys.stdout:
-            out.close()
 
 
 chip_option = click.option("--chip", metavar="CHIP", default=None,
@@ -505,19 +454,6 @@ def _iter_grouped(grouped, fields):
         yield from lines
 
 
-def _load_input(file, chip, raw):
-    from bmk.text import loading
-    if raw:
-        if file:
-            fail("give either FILE or --raw ENGINE FILE, not both")
-        return loading.load_raw(raw, chip)
-    if not file:
-        fail("missing FILE (or --raw ENGINE FILE)")
-    if file == "-":
-        return loading.load(_read(file), chip, "<stdin>")
-    return loading.load_path(file, chip)
-
-
 # ----------------------------------------------------------------------------- diff
 
 @click.command("diff", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
@@ -809,7 +745,7 @@ def extract(model, out_dir, no_verify):
 
 
 # ----------------------------------------------------------------------------- demo
-DEMO_CHIPS = ["bm1880"] + sorted(p.stem[len("demo_"):] for p in pathlib.Path(__file__).parent.glob("demo_*.py"))
+DEMO_CHIPS = chips_with("demo")          # bmk/cli/demo_<chip>.py (bmk/isa/registry.py)
 
 
 @click.command("demo", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
@@ -817,7 +753,7 @@ DEMO_CHIPS = ["bm1880"] + sorted(p.stem[len("demo_"):] for p in pathlib.Path(__f
 @click.option("--fields", type=click.Choice(["changed", "nonzero", "all"]), default="changed",
               show_default=True, help=FIELDS_HELP)
 @click.option("--chip", type=click.Choice(DEMO_CHIPS), default="bm1880", show_default=True,
-              help="whose demo: bm1880 (the BMKernel samples) or a chip with a cli/demo_<chip>.py")
+              help="whose demo: a chip with a bmk/cli/demo_<chip>.py (bm1880: the BMKernel samples)")
 @guarded
 def demo(fields, chip):
     """Build the seed's samples and a small conv layer, disassemble, simulate, check with numpy."""

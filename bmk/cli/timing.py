@@ -33,7 +33,7 @@ def read_streams(chip, streams):
 def time_input(files, chip, raw, streams):
     """(chip name, timeline entries, what was read) of `bmk time`'s input."""
     from bmk.cli import models
-    from bmk.cli.main import _load_input, fail
+    from bmk.cli.files import _load_input, fail
     from bmk.timing.timeline import timeline
     if streams:
         if files or raw:
@@ -70,7 +70,7 @@ def read_layer_log(path):
 
 def run_time(files, chip, raw, streams, per_layer, per_kind, trace, layers=None):
     """`bmk time` (bmk/cli/main.py `time_cmd`): the timeline's summary printed, its trace written."""
-    from bmk.cli.main import _write_lines
+    from bmk.cli.files import _write_lines
     from bmk.timing.report import per_kind_lines, per_layer_lines, summary_lines, write_trace
     t0 = time.perf_counter()
     name, entries, what = time_input(files, chip, raw, streams)
@@ -97,7 +97,7 @@ def run_time(files, chip, raw, streams, per_layer, per_kind, trace, layers=None)
 def run_profile(profile, streams, chip, net_stat, trace, layers=None):
     """`bmk profile` (bmk/cli/main.py `profile_cmd`): the measured timeline's summary, the per-kind
     table of measured vs estimated, the measured trace."""
-    from bmk.cli.main import _write_lines, fail
+    from bmk.cli.files import _write_lines, fail
     from bmk.timing.compare import compare, measured_timeline, summary, table
     from bmk.timing.report import per_layer_lines, summary_lines, write_trace
     if not streams:

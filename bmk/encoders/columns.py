@@ -35,6 +35,7 @@ import numpy as np
 
 from bmk.encoders.codec import codec_for
 from bmk.encoders.merge import MessageLog, Queue, merge_runs
+from bmk.encoders.records import MAX_PAD, Record, opaque_record, padding, rule_pad
 
 BLOCK = 4096                # commands whose fields are extracted together
 CHUNK = 1 << 22             # bytes of a stream classified at once
@@ -397,9 +398,9 @@ def scan(chip, eng, data, core=0):
         if rest <= limit and not any(data[offset:]):
             break
         if ended and rule.pad_to:
-            skip = _padding(data, offset, rule.pad_to)
+            skip = padding(data, offset, rule.pad_to)
             if skip and offset + skip < n:
-                if skip > _max_pad():
+                if skip > MAX_PAD:
                     raise Fallback
                 pads[count_of(offsets) - 1] = skip
                 offset += skip
@@ -427,9 +428,9 @@ def scan(chip, eng, data, core=0):
     last = len(offsets) - 1
     if not len(offsets) and pad:
         raise Fallback           # zero bytes and no command: decode_stream's error
-    if len(offsets) and (pad != _rule_pad(rule, offset) or last in pads):
+    if len(offsets) and (pad != rule_pad(rule, offset) or last in pads):
         total = pads.get(last, 0) + pad
-        if total > _max_pad():
+        if total > MAX_PAD:
             raise Fallback
         pads[last] = total
     return Stream(eng, core, data, offsets, classes, pads)
@@ -485,18 +486,6 @@ def _is_end(eng, cls, data, offset):
     return ins is not None and ins.name == eng.stream.end
 
 
-def _padding(data, offset, pad_to):
-    from bmk.encoders.framing import _padding as padding
-    return padding(data, offset, pad_to)
-
-
-def _rule_pad(rule, used):
-    return (-used) % rule.pad_to if rule.pad_to else 0
-
-
-def _max_pad():
-    from bmk.encoders.framing import MAX_PAD
-    return MAX_PAD
 
 
 # -------------------------------------------------------------------------------------------- order
@@ -564,7 +553,6 @@ class StreamRecords(MutableSequence):
     the memory of a block)."""
 
     def __init__(self, chip, streams, order):
-        from bmk.encoders.framing import Record
         self.chip, self.streams = chip, streams
         self.order_q, self.order_j = order
         self._make = Record             # what makes a Record from its values (a test counts its calls)
@@ -716,7 +704,6 @@ class OpaqueStream:
         return np.zeros(1, bool)
 
     def record(self, j, make):
-        from bmk.encoders.framing import opaque_record
         return opaque_record(self.chip, self.engine, bytes(self.data), self.engine.name, 0, None, self.core)
 
     def make_record(self, j, c, k, offset, make):

@@ -19,46 +19,11 @@ import attrs
 
 from bmk.encoders.codec import codec_for
 from bmk.encoders.merge import merge_cores
+from bmk.encoders.records import (MAX_PAD, OPAQUE, PAD, Record, opaque_record,  # noqa: F401 (re-exported)
+                                 padding as _padding, rule_pad as _rule_pad)
 from bmk.errors import DecodeError, EncodeError
 
 HEADER_IMPLIED = ("magic", "len", "engine_id")   # header fields that follow from the record
-PAD = "pad"      # Record.header key of a raw stream's last command: zero bytes after it
-OPAQUE = "opaque"   # Record.cls of an opaque engine's bytes
-# The most zero bytes a raw stream holds after one command (PAD): the vendor's streams end
-# within their rule's pad_to bytes; this bound keeps a few bytes of text or of a hand-made
-# Record from asking for gigabytes, and decode refuses longer zero runs, so that whatever
-# decodes also encodes.
-MAX_PAD = 1 << 24
-
-
-@attrs.frozen(eq=True, hash=False)
-class Record:
-    """One decoded (or to-be-encoded) instruction.
-
-    engine: engine name; cls: its instruction class; kind: the instruction kind (vendor op
-    name) or None when no kind matches; fields: {field: value}, every field of the class;
-    stream: the raw stream it came from (None for a cmd_hdr_t buffer); offset: byte offset in
-    that buffer or stream; header: cmd_hdr_t fields other than magic/len/engine_id that are
-    non-zero (or `len` = 0 for a command that fits `len`; `magic` when it is one of the chip's
-    legacy magics), or for a raw stream's last command {"pad": zero bytes after it} when that
-    differs from the stream rule; core: the core whose streams it came from (several cores:
-    `decode` of a list); data: an opaque engine's bytes (cls OPAQUE, no fields), else None.
-    """
-
-    engine: str
-    cls: str
-    kind: "str | None"
-    fields: dict
-    stream: "str | None" = None
-    offset: int = 0
-    header: dict = attrs.field(factory=dict)
-    core: int = 0
-    data: "bytes | None" = None
-
-    @property
-    def name(self):
-        """The mnemonic: '<engine>.<kind>' (vendor op names), '<engine>.raw' if no kind matches."""
-        return f"{self.engine}.{self.kind or 'raw'}"
 
 
 class Streams(dict):
@@ -133,11 +98,6 @@ def _opaque_bytes(chip, record):
         raise EncodeError(f"{record.engine}: a record with data bytes needs an opaque engine; "
                           f"{chip.name} {record.engine} has instruction classes")
     return bytes(record.data)
-
-
-def opaque_record(chip, eng, data, stream=None, offset=0, header=None, core=0):
-    """The Record of an opaque engine's bytes (a whole raw stream, or one cmd_hdr_t record)."""
-    return Record(eng.name, OPAQUE, None, {}, stream, offset, dict(header or {}), core, bytes(data))
 
 
 # ------------------------------------------------------------------------------ cmd_hdr_t
@@ -319,22 +279,6 @@ def decode_cmdbuf(chip, data):
 
 
 # ---------------------------------------------------------------------------- raw streams
-
-def _rule_pad(rule, used):
-    """Zero bytes the stream rule puts after `used` bytes of commands."""
-    return (-used) % rule.pad_to if rule.pad_to else 0
-
-
-def _padding(data, offset, pad_to):
-    """Zero bytes at `offset` that pad a stream after its end command: up to the next multiple
-    of pad_to, then whole zero blocks of pad_to bytes; 0 if they are not all zero."""
-    n = (-offset) % pad_to
-    if any(data[offset:offset + n]):
-        return 0
-    while offset + n + pad_to <= len(data) and not any(data[offset + n:offset + n + pad_to]):
-        n += pad_to
-    return n
-
 
 def decode_stream(chip, engine, data, core=0):
     """One raw engine stream -> Records (stream = engine name; core: Record.core), by the

@@ -11,7 +11,6 @@ own checks (bmk/sim/check.py), all of them, grouped into Findings.
 from bmk.errors import ModelError
 from bmk.models.chips import spec_for
 from bmk.models.decoding import split_engines
-from bmk.models.model import Subnet
 
 
 def stage_findings(model, net, stage, findings, spec, semantics, records=None):
@@ -75,9 +74,9 @@ def cpu_findings(model, net, stage, sn, findings):
 def chip_semantics(model, purpose):
     """(ChipSpec, Semantics) of the model's chip; ModelError when it has no decoder or no simulator."""
     from bmk.sim.check import no_simulator
-    from bmk.sim.semantics import REGISTRY, semantics_for
+    from bmk.sim.semantics import semantics_for, simulated_chips
     spec = spec_for(model.chip, model.path, purpose)
-    if model.chip not in REGISTRY:
+    if model.chip not in simulated_chips():
         raise ModelError(f"run: {no_simulator(model.chip)}", model.path)
     return spec, semantics_for(model.chip)
 
@@ -104,7 +103,7 @@ def check_model(model):
     for i, net in enumerate(model.nets):
         for s in range(len(net.stages)):
             n += sum(len(records) for g, records in stage_findings(model, i, s, findings, spec, semantics)
-                     if not isinstance(g, Subnet))
+                     if not _is_subnet(g))
     return findings.result(), n
 
 
@@ -120,23 +119,7 @@ def refusal_message(findings):
             "nothing was run")
 
 
-def check(source: "Model | bytes | Mapping[str, bytes] | Sequence[Record]", chip: "str | None" = None) -> "Findings":
-    """bmk.check (API.md "Checking, timing and linting models"): every instruction bmk's simulator
-    would refuse, grouped by kind, field and value, without running anything -> [Finding]
-    (bmk/sim/check.py), [] when everything can run.
-
-    source: a Model, a model file's path, a cmd_hdr_t command buffer (bytes), raw streams
-    ({engine: bytes}) or a list of Records; chip: the chip of a buffer (a model names its own)."""
-    import os
-    from bmk.errors import ArgumentError, must
-    from bmk.models import Model, load_model
-    if isinstance(source, (str, os.PathLike)):
-        source = load_model(source)
-    if isinstance(source, Model):
-        if chip is not None and chip != source.chip:
-            raise ArgumentError(must("check", "chip", f"None or the model's chip {source.chip!r}", chip))
-        return check_model(source)[0]
-    if chip is None:
-        raise ArgumentError(must("check", "chip", "a chip name for a command buffer or streams", chip))
-    from bmk.sim.check import check_buffer
-    return check_buffer(source, chip)[0]
+def _is_subnet(item):
+    """A CPU Subnet among a stage's groups (a Group has no kind; bmk.models.model is not imported
+    here: it imports models/run.py, which imports this module)."""
+    return getattr(item, "kind", None) == "cpu"

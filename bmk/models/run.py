@@ -36,7 +36,6 @@ import numpy as np
 from bmk.errors import ArgumentError, BmkError, ModelError, SimulationError
 from bmk.models import storage
 from bmk.models.cpu.runner import run_cpu_in_memory
-from bmk.models.model import Subnet
 
 
 def _stage(model, net, stage):
@@ -102,7 +101,7 @@ def prepare(model, net=0, stage=0, records=None, sim=None):
         sim = Simulator(spec, semantics=sem)
     programs, groups, steps = [], [], []
     for g, recs in planned:
-        if isinstance(g, Subnet):       # a CPU subnet, set up by stage_findings: run between the groups
+        if getattr(g, "kind", None) == "cpu":       # a CPU Subnet (a Group has no kind), set up by stage_findings: run between the groups
             steps.append(("cpu", g, recs))
             continue
         steps.append(("tpu", len(groups)))

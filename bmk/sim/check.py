@@ -176,16 +176,16 @@ def _hashable(value):
 
 def no_simulator(chip_name):
     """The reason a chip's instructions cannot be simulated at all."""
-    from bmk.sim.semantics import REGISTRY
-    return f"chip {chip_name} has no simulator (chips with one: {', '.join(sorted(REGISTRY))})"
+    from bmk.sim.semantics import simulated_chips
+    return f"chip {chip_name} has no simulator (chips with one: {', '.join(sorted(simulated_chips()))})"
 
 
 def check_records(spec, records):
     """[Finding] of decoded Records of chip `spec`: each refusal of its simulator, or one
     finding (buffer chip = its name) when the chip has none."""
-    from bmk.sim.semantics import REGISTRY, semantics_for
+    from bmk.sim.semantics import semantics_for, simulated_chips
     findings = Findings()
-    if spec.name not in REGISTRY:
+    if spec.name not in simulated_chips():
         findings.add(("chip",), "buffer", "chip", spec.name, no_simulator(spec.name))
         return findings.result()
     return refusals(spec, semantics_for(spec.name), records, findings).result()

@@ -53,7 +53,6 @@ from bmk.sim.races import find_races
 from bmk.sim.report import Instructions, Report
 from bmk.sim.semantics import Semantics, semantics_for
 from bmk.timing.schedule import list_schedule, multi_busy
-from bmk.tensor import FMT_I8, TensorLmem
 from bmk.util import is_int
 
 MAX_RACES = 1000
@@ -261,9 +260,13 @@ class Simulator:
             raise ArgumentError(must(call, "n", "a byte count (an integer >= 0)", n))
         return int(n)
 
-    @staticmethod
-    def _check_tensor(call, t):
-        if not isinstance(t, TensorLmem):
+    # What the simulator reads of a bm1880 TensorLmem (bmk/bm1880/tensor.py), asked of the value
+    # rather than imported: the simulator never loads a chip's API package (tests/packaging).
+    _TENSOR_ATTRS = ("la", "shape", "stride", "layout", "is_matrix", "signed")
+
+    @classmethod
+    def _check_tensor(cls, call, t):
+        if isinstance(t, type) or not all(hasattr(t, a) for a in cls._TENSOR_ATTRS):
             raise ArgumentError(must(call, "t", "a TensorLmem", t))
 
     def _gmem_offset(self, call, addr):
@@ -406,7 +409,7 @@ class Simulator:
         """A bm1880 TensorLmem's values in logical order: (N, C, H, W), or (rows, cols) for a matrix."""
         self._check_tensor("lmem_read_tensor", t)
         arr = np.array(self._tensor_view(t).read())
-        if t.fmt == FMT_I8:
+        if t.signed:
             arr = arr.view(np.int8)
         if t.is_matrix:
             arr = arr.reshape(t.layout.n, -1)[:, :t.shape.col].copy()

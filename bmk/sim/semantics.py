@@ -20,21 +20,21 @@
 - init(m): fills what a fresh chip holds before any command runs (e.g. the lookup tables in
   L2 SRAM); called once at the end of `Simulator.__init__`. Default: nothing (zeroed memories).
 
-`Simulator(chip)` finds a chip's Semantics through `REGISTRY` (chip -> module path, imported
-lazily on first use; the module exports `SEMANTICS`); `Simulator(chip, semantics=...)` takes
-any Semantics (tests, chips under construction).
+`Simulator(chip)` finds a chip's Semantics through the chip registry (bmk/isa/registry.py: the
+package `bmk.sim.<chip>` when it exists, imported lazily on first use; it exports `SEMANTICS`);
+`Simulator(chip, semantics=...)` takes any Semantics (tests, chips under construction).
 """
 import importlib
 
 import attrs
 
 from bmk.errors import SimulationError
+from bmk.isa.registry import chips_with
 
-REGISTRY = {
-    "bm1880": "bmk.sim.bm1880",
-    "bm1684": "bmk.sim.bm1684",
-    "bm1684x": "bmk.sim.bm1684x",
-}
+
+def simulated_chips():
+    """The chips with simulator semantics (a `bmk.sim.<chip>` package: bmk/isa/registry.py)."""
+    return chips_with("simulator")
 
 
 def planned(build):
@@ -90,9 +90,10 @@ def spec_kinds(chip):
 
 def semantics_for(chip_name):
     """The registered Semantics of a chip (its module imported on first use)."""
-    path = REGISTRY.get(chip_name)
-    if path is None:
-        raise SimulationError(f"chip must have simulator semantics (one of {sorted(REGISTRY)}), not {chip_name!r}")
+    simulated = simulated_chips()
+    if chip_name not in simulated:
+        raise SimulationError(f"chip must have simulator semantics (one of {sorted(simulated)}), not {chip_name!r}")
+    path = f"bmk.sim.{chip_name}"
     sem = getattr(importlib.import_module(path), "SEMANTICS", None)
     if not isinstance(sem, Semantics):
         raise SimulationError(f"{path}.SEMANTICS must be a Semantics, not {sem!r}")

@@ -335,18 +335,6 @@ def engine_name(chip, engine):
     return eng.name
 
 
-def stream_error(path, engine, e):
-    """A DecodeError of one raw stream, re-raised naming the file and the stream's byte offset."""
-    msg = str(e)
-    if e.offset is not None:
-        msg = msg.removeprefix(f"byte {e.offset}: ")
-    msg = msg.replace(f" in the {engine} stream", "")           # said once, up front
-    where = f"{engine} stream byte {e.offset}" if e.offset is not None else f"{engine} stream"
-    err = DecodeError(f"{path}: {where}: {msg}")
-    err.offset = e.offset
-    return err
-
-
 def decode_raw(chip, streams):
     """{engine: (name, bytes or FileBytes)} -> (records merged in program order, {engine: name}):
     a raw.RawRecords, columns over the streams' bytes (issue 24 item 2).

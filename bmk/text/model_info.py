@@ -13,8 +13,8 @@ from bmk.util import printable
 
 
 def simulator_for(chip):
-    from bmk.sim.semantics import REGISTRY
-    return chip in REGISTRY
+    from bmk.isa.registry import chips_with
+    return chip in chips_with("simulator")
 
 
 def missing_decoder(model):

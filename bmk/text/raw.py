@@ -268,10 +268,21 @@ class RawRecords(Sequence):
         return f"<{len(self)} {self.chip.name} records of raw streams>"
 
 
+def stream_error(path, engine, e):
+    """A DecodeError of one raw stream, re-raised naming the file and the stream's byte offset."""
+    msg = str(e)
+    if e.offset is not None:
+        msg = msg.removeprefix(f"byte {e.offset}: ")
+    msg = msg.replace(f" in the {engine} stream", "")           # said once, up front
+    where = f"{engine} stream byte {e.offset}" if e.offset is not None else f"{engine} stream"
+    err = DecodeError(f"{path}: {where}: {msg}")
+    err.offset = e.offset
+    return err
+
+
 def load_streams(chip, streams, paths):
     """{engine name: bytes or FileBytes} (one core) -> RawRecords in program order. Errors name
     the stream's file (`paths[engine]`) and the byte offset in that stream (as decode_raw's)."""
-    from bmk.text.loading import stream_error
     raw = {}
     for name, data in streams.items():
         eng = chip.engine(name)

@@ -3,10 +3,12 @@
 when the chip's clocks are not in its facts: then a cycle counts as 1 ns) and `basis` (what
 the model rests on, whether it is checked against a real chip: `bmk chips` prints it).
 
-BM1688: bmk/timing/bm1688.py (checked against the chip's measured cycles). BM1684X, BM1684,
-BM1880: the simulator's cost models (bmk/sim/<chip>/__init__.py `cycles`), the same functions
-its reports use, read here through a ChipView (the chip parameters they ask a Simulator for);
-none of them is checked against a real chip (BASES says what each rests on).
+Which model a chip has is the chip registry's `cost_model` (bmk/isa/registry.py: a module
+`bmk/timing/<chip>.py`, else the chip's simulator). BM1688: bmk/timing/bm1688.py (checked
+against the chip's measured cycles). BM1684X, BM1684, BM1880: the simulator's cost models
+(bmk/sim/<chip>/__init__.py `cycles`), the same functions its reports use, read here through
+a ChipView (the chip parameters they ask a Simulator for); none of them is checked against a
+real chip (BASES says what each rests on).
 """
 import importlib
 
@@ -24,7 +26,7 @@ BASES = {
     "bm1880": Basis(False, "made-up formulas monotone in the work (startup + work / EU width, bytes / a "
                            "bandwidth; bmk/sim/bm1880); its clock is not in its facts, so 1 cycle counts as 1 ns"),
 }
-MODULES = {"bm1688": "bmk.timing.bm1688"}
+NOT_DESCRIBED = Basis(False, "the simulator's cost model (bmk/sim/<chip>), not described in bmk/timing/models.py")
 
 
 class ChipView:
@@ -51,31 +53,40 @@ class SimModel:
     def __init__(self, chip, semantics):
         self.chip, self.view, self.fn = chip, ChipView(chip), semantics.cycles
         self.freq = {}
-        self.basis = BASES[chip.name]       # freq {}: 1 cycle = 1 ns (bm1684x: the 1 GHz of its estimate)
+        self.basis = BASES.get(chip.name, NOT_DESCRIBED)  # freq {}: 1 cycle = 1 ns (bm1684x: its estimate's 1 GHz)
 
     def cycles(self, engine, kind, fields):
         return self.fn(engine, kind, fields, self.view)
 
 
+def _module(name):
+    """The module of a chip's cost model (the registry's cost_model), or None."""
+    from bmk.isa.registry import chips_with, capabilities
+    return capabilities(name).cost_model if name in chips_with("cost_model") else None
+
+
 def has_cost_model(name):
-    return name in MODULES or name in BASES
+    return _module(name) is not None
 
 
 def basis(name):
     """The Basis of a chip's cost model, or None when it has none (no module imported)."""
-    if name in BASES:
-        return BASES[name]
-    if name in MODULES:
-        return importlib.import_module(MODULES[name]).BASIS
-    return None
+    module = _module(name)
+    if module is None:
+        return None
+    if module.startswith("bmk.timing."):
+        return importlib.import_module(module).BASIS
+    return BASES.get(name, NOT_DESCRIBED)
 
 
 def cost_model(chip):
     """The cost model of a ChipSpec; ArgumentError naming the chips that have one."""
-    if chip.name in MODULES:
-        return importlib.import_module(MODULES[chip.name]).Model(chip)
-    if chip.name in BASES:
+    module = _module(chip.name)
+    if module is not None and module.startswith("bmk.timing."):
+        return importlib.import_module(module).Model(chip)
+    if module is not None:
         from bmk.sim.semantics import semantics_for
         return SimModel(chip, semantics_for(chip.name))
-    raise ArgumentError(f"timeline: chip must have a cost model (one of {sorted(set(MODULES) | set(BASES))}), "
+    from bmk.isa.registry import chips_with
+    raise ArgumentError(f"timeline: chip must have a cost model (one of {sorted(chips_with('cost_model'))}), "
                         f"not {chip.name!r}")

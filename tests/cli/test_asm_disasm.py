@@ -4,7 +4,7 @@ from click.testing import CliRunner
 
 from bmk.cli.main import asm, bmk, disasm
 from bmk.encoders import decode_cmdbuf, decode_stream, merge_streams
-from bmk.isa import load_chip
+from bmk.isa import load_chip, magic_table
 from tests.goldens import GOLDEN_BUFFERS, GOLDEN_IDS, golden
 
 CHIP = load_chip("bm1880")
@@ -96,8 +96,9 @@ def _buf():
 
 CORRUPT = [
     ("bad magic", lambda b: b[:72] + b"\x5a" + b[73:], "byte 72: bad magic 0x5a, expected 0xa5 for bm1880"),
-    ("first byte", lambda b: b"\x00" + b[1:], "byte 0: bad magic 0x00, expected one of 0x84 (bm1684), 0x86 (bm1684x), 0x88 (bm1688), 0x90 (bm1690), "
-                   "0xa5 (bm1880), 0xa8 (cv180x), 0xa7 (cv181x), 0xa6 (cv182x), 0x94 (cv184x)"),
+    # every chip whose magic picks it (specs/<chip>/chip.toml [cmd_hdr] detect), in chips() order
+    ("first byte", lambda b: b"\x00" + b[1:], "byte 0: bad magic 0x00, expected one of "
+     + ", ".join(f"0x{m.magic:02x} ({m.name})" for m in magic_table() if m.detect)),
     ("truncated header", lambda b: b[:77], "byte 72: truncated cmd_hdr_t: 5 bytes left, a header is 8"),
     ("truncated descriptor", lambda b: b[:102], "byte 72: truncated tdma command: 22 of 64 bytes"),
     ("unknown engine", lambda b: b[:74] + b"\x07" + b[75:], "byte 72: unknown engine id 7"),

@@ -40,7 +40,7 @@ def model_cores(path):
     return load_chip(m.chip), [[by_core[c] for c in sorted(by_core)] for by_core in out.values()]
 
 
-@pytest.mark.parametrize("chip", ["bm1684", "bm1684x"])
+@pytest.mark.parametrize("chip", vendor.CHIPS)
 @pytest.mark.parametrize("copies", [1, 3])
 def test_vendor_streams_give_the_same_records(chip, copies):
     spec = load_chip(chip)

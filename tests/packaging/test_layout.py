@@ -20,7 +20,11 @@ def test_layout_is_simple_so_editable_installs_use_a_path_entry():
     tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert tool["package-dir"] == {"": "."}
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "bmk").rglob("__init__.py")}
-    assert sorted(tool["packages"]) == sorted(found)         # every package listed, each at its dotted path
+    # every package found (setuptools' discovery, as `pip install` runs it), each at its dotted path
+    from setuptools import find_packages
+    find = tool["packages"]["find"]
+    assert find["include"] == ["bmk", "bmk.*"] and find["namespaces"] is False
+    assert sorted(find_packages(str(ROOT / find["where"][0]), include=find["include"])) == sorted(found)
     assert {p.name for p in (ROOT / "bmk").iterdir() if (p / "__init__.py").is_file()} >= {"isa", "encoders", "cli",
                                                                                           "specs", "sim", "bm1880"}
 

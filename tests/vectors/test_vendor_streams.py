@@ -7,7 +7,7 @@ import bmk
 from bmk.isa import load_chip
 from tests.vectors import vendor
 
-CHIPS = vendor.CHIPS
+CHIPS = vendor.CHECKED          # the vendor-checked layer: streams with their .reg.test and .mlir.test
 # bm1684: the vendor disassembler prints a description per tsk_typ (mlir.test); bmk's kinds
 # are the vendor's per-eu op names, whose prefix says the same.
 BM1684_DESCRIPTION = {"convolution neuron": ("conv",), "depthwise or pooling": ("pord",),

@@ -1,24 +1,55 @@
-"""The vendor's real BM1684 / BM1684X streams (tests/golden/<chip>/, from tpu-mlir test/TDB)
-and the expectations its disassembler's FileCheck files state about them."""
+"""Real streams under tests/golden/<chip>/ (the vendor's BM1684 / BM1684X yolov5s streams, from
+tpu-mlir test/TDB) and, as a separate optional layer, the expectations the vendor's
+disassembler states about them (FileCheck files).
+
+Found, never listed: a chip folder of tests/golden holding `<name>.<engine>.bin` (one program's
+raw streams, one file per engine) is a stream chip (CHIPS): decode, encode, disasm, asm and diff
+round trips run on it, whatever the chip (tests/vectors/test_golden_roundtrip.py). When the
+folder also holds the vendor disassembler's `<name>.reg.test` and `<name>.mlir.test`, the chip
+is vendor-checked (CHECKED: tests/vectors/test_vendor_streams.py). API_CHIPS: the stream chips
+with a kernel API (bmk/isa/registry.py), for the tests that replay the streams through it.
+"""
 import json
 import pathlib
 import re
 
+from bmk.isa import load_chip
+from bmk.isa.registry import chips_with
+
 GOLDEN = pathlib.Path(__file__).resolve().parent.parent / "golden"
-# Found, never listed: each chip folder of tests/golden holding raw streams (<name>.tiu.bin,
-# <name>.gdma.bin and the disassembler's <name>.reg.test / .mlir.test) -> that name.
-VECTORS = {p.parent.name: p.name[:-len(".tiu.bin")] for p in sorted(GOLDEN.glob("*/*.tiu.bin"))}
-CHIPS = sorted(VECTORS)
 ENGINE = {"tiu": "tiu", "dma": "gdma"}          # reg.test cmd_type -> bmk engine
 
 
+def find_streams(golden=GOLDEN):
+    """{chip: {engine: path}} of every chip folder of `golden` holding <name>.<engine>.bin files
+    (the first name, in sorted order, when a folder holds several programs)."""
+    out = {}
+    for folder in sorted(p for p in golden.iterdir() if p.is_dir()):
+        files = sorted(folder.glob("*.*.bin"))
+        if files:
+            name = files[0].name.rsplit(".", 2)[0]
+            found = {f.name.rsplit(".", 2)[1]: f for f in files if f.name.rsplit(".", 2)[0] == name}
+            order = [e.name for e in load_chip(folder.name).engines]      # the spec's engine order
+            assert set(found) <= set(order), f"{folder}: {sorted(set(found) - set(order))} are no engines of the chip"
+            out[folder.name] = {e: found[e] for e in order if e in found}
+    return out
+
+
+STREAMS = find_streams()
+VECTORS = {chip: next(iter(paths.values())).name.rsplit(".", 2)[0] for chip, paths in STREAMS.items()}
+CHIPS = sorted(STREAMS)
+CHECKED = [c for c in CHIPS if (GOLDEN / c / f"{VECTORS[c]}.reg.test").is_file()
+           and (GOLDEN / c / f"{VECTORS[c]}.mlir.test").is_file()]
+API_CHIPS = [c for c in CHIPS if c in chips_with("api")]
+
+
 def streams(chip):
-    base = GOLDEN / chip / VECTORS[chip]
-    return {"tiu": (base.with_suffix(".tiu.bin")).read_bytes(), "gdma": (base.with_suffix(".gdma.bin")).read_bytes()}
+    """{engine: bytes} of the chip's golden program."""
+    return {engine: path.read_bytes() for engine, path in STREAMS[chip].items()}
 
 
 def stream_path(chip, engine):
-    return GOLDEN / chip / f"{VECTORS[chip]}.{engine}.bin"
+    return STREAMS[chip][engine]
 
 
 def reg_blocks(chip):

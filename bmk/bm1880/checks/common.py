@@ -15,7 +15,7 @@ Field-width limits are checked once more, generically, when the lowered descript
 (bmk.emission.Emission._pack).
 """
 from bmk import checks
-from bmk.tensor import FMT_NAMES, TensorLmem
+from bmk.bm1880.tensor import FMT_NAMES, TensorLmem
 from bmk.util import is_int
 
 

@@ -1,7 +1,7 @@
 """Checks of mdsum, lut (seed 4.38-4.39), convolution and pooling (seed 4.41-4.45), with the
 BM1880v2 layout rules (isa-facts/bm1880-notes.md, "v2 layout checks"). Window parameters fit
 the TIU fields the lowering writes them to (a dilation d as d - 1)."""
-from bmk.tensor import FMT_I8
+from bmk.bm1880.tensor import FMT_I8
 
 TIU = "tiu"
 KERNEL_MAX = 255     # kh, kw are u8 in the seed structs

@@ -3,7 +3,7 @@ fit the TDMA fields the lowering writes them to (specs/bm1880/tdma.toml; the src
 fields have the same widths); TDMA has no gmem w stride, so that one is 1."""
 from bmk.bm1880.constants import CTRL_NULL, CTRL_TP
 from bmk.bm1880.lowering.dma import gmem_tensor_side
-from bmk.tensor import TensorGmem, TensorLmem
+from bmk.bm1880.tensor import TensorGmem, TensorLmem
 
 TDMA = "tdma"
 NULL_OR_TP = [("CTRL_NULL", CTRL_NULL), ("CTRL_TP", CTRL_TP)]

@@ -3,7 +3,7 @@ its parameters. A 16-bit operand is two planes (`pair`), a shift fits its opt_*_
 a constant the C type of its seed struct field (s8/u8, or 16 bits for add_const). Every result
 plane is each source plane exactly (in place) or apart from it (`results_apart`, issue 32.14;
 mac's res, read and written, is no source of this rule)."""
-from bmk.tensor import FMT_I8
+from bmk.bm1880.tensor import FMT_I8
 
 TIU = "tiu"
 

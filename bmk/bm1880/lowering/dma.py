@@ -2,7 +2,7 @@
 store (with _tp under CTRL_TP), copy_gmem, copy_lmem and fill (specs/bm1880/tdma.toml)."""
 from bmk.bm1880.constants import CTRL_TP
 from bmk.bm1880.lowering.common import TDMA, gmem_addr, tdma
-from bmk.tensor import Stride
+from bmk.bm1880.tensor import Stride
 
 
 def _side(chip, f, side, dims, stride, with_n=False):

@@ -247,3 +247,25 @@ def storer(m, f, kind, compute, slot="res0", shape=None, stride=None, into=None)
             values = np.broadcast_to(values, shape)
         w[0](values)
     return run
+
+
+def operand(m, f, slot, dtype, shape=None):
+    """A reader () -> values of operand `slot` as dtype: a constant, a per-channel (1, C, 1, 1)
+    array or an (N, C, H, W) array of res0's shape (bmk/sim/bm1684/elementwise.py's docstring; compare.py
+    and linear.py read their operands the same way)."""
+    shape = res0_shape(f) if shape is None else shape
+    if f.get(f"opt_{slot}_const"):
+        value = const(f, slot, dtype)
+        return lambda: value
+    if f.get(f"{slot}_neq1"):
+        # one batch, read by every batch of res0: (1, C, H, W) with the operand's own strides (in
+        # the 4N / 2N storage the element of batch 0, the low byte / half of each word), broadcast
+        one = (1,) + tuple(shape[1:])
+        read = reader(m, f, slot, dtype, one)
+        return read
+    if member(m, f"short_{slot}_str", f[f"short_{slot}_str"]) == "offset":
+        per_channel = (1, shape[1], 1, 1)
+        start = local_offset(m, f, slot) // m.lmem.lane_size
+        stride = chip_layout.compact_stride(per_channel, m.npu_num, start)
+        return reader(m, f, slot, dtype, per_channel, stride)
+    return reader(m, f, slot, dtype, shape)

@@ -33,19 +33,17 @@ def _opd3(m, f):
         value = np.uint32(f["opd3_addr"] & 0xFFFFFFFF).view(np.float32)
         return lambda: value
     g = {**f, "opd2_addr": f["opd3_addr"], "opt_opd2_const": 0}
-    from bmk.sim.bm1684.elementwise import operand
-    return operand(m, g, "opd2", FP32)
+    return c.operand(m, g, "opd2", FP32)
 
 
 def _build(m, f, kind, eu):
-    from bmk.sim.bm1684.elementwise import operand
     for slot in ("res0", "opd0", "opd1", "opd2"):
         if c.prec_name(m, f, slot) != "fp32":
             raise SimulationError(f"{kind}: opt_{slot}_prec must be fp32 (integer compares are not modelled), "
                                   f"not {c.prec_name(m, f, slot)}")
-    a, b = operand(m, f, "opd0", FP32), operand(m, f, "opd1", FP32)
+    a, b = c.operand(m, f, "opd0", FP32), c.operand(m, f, "opd1", FP32)
     want_y, want_r = eu in ("cmp", "cmp_select"), eu in ("select", "cmp_select")
-    cc, d = (operand(m, f, "opd2", FP32), _opd3(m, f)) if want_r else (None, None)
+    cc, d = (c.operand(m, f, "opd2", FP32), _opd3(m, f)) if want_r else (None, None)
     y_out = c.storer(m, f, kind, lambda: (FP32, state["y"])) if want_y else None
     r_out = None
     if want_r:

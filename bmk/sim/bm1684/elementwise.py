@@ -89,6 +89,7 @@ from bmk import numerics
 from bmk.errors import SimulationError, refused_field
 from bmk.sim.bm1684 import common as c
 from bmk.sim.bm1684 import sfu
+from bmk.sim.bm1684.common import operand
 from bmk.sim.bm1684.contract import contract, refused
 from bmk.sim.semantics import planned
 
@@ -126,27 +127,6 @@ def _mode(m, f, kind, slots):
         return "int"
     raise SimulationError(f"{kind}: precisions must be all fp32 or all int8/int16/int32, not "
                           f"{', '.join(f'{s} {c.prec_name(m, f, s)}' for s in ('res0', *slots))}")
-
-
-def operand(m, f, slot, dtype, shape=None):
-    """A reader () -> values of operand `slot` as dtype: a constant, a per-channel (1, C, 1, 1)
-    array or an (N, C, H, W) array of res0's shape (module docstring)."""
-    shape = c.res0_shape(f) if shape is None else shape
-    if f.get(f"opt_{slot}_const"):
-        value = c.const(f, slot, dtype)
-        return lambda: value
-    if f.get(f"{slot}_neq1"):
-        # one batch, read by every batch of res0: (1, C, H, W) with the operand's own strides (in
-        # the 4N / 2N storage the element of batch 0, the low byte / half of each word), broadcast
-        one = (1,) + tuple(shape[1:])
-        read = c.reader(m, f, slot, dtype, one)
-        return read
-    if c.member(m, f"short_{slot}_str", f[f"short_{slot}_str"]) == "offset":
-        per_channel = (1, shape[1], 1, 1)
-        start = c.local_offset(m, f, slot) // m.lmem.lane_size
-        stride = chip_layout.compact_stride(per_channel, m.npu_num, start)
-        return c.reader(m, f, slot, dtype, per_channel, stride)
-    return c.reader(m, f, slot, dtype, shape)
 
 
 def _ints(m, f, slot, exact=False):

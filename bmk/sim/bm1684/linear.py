@@ -37,9 +37,8 @@ def _fp32(m, f, kind, *slots):
 
 
 def _mac(m, f):
-    from bmk.sim.bm1684.elementwise import operand
     _fp32(m, f, "md_linear.mac", "res0", "opd0", "opd1", "opd2")
-    a, b, s = (operand(m, f, slot, FP32) for slot in ("opd0", "opd1", "opd2"))
+    a, b, s = (c.operand(m, f, slot, FP32) for slot in ("opd0", "opd1", "opd2"))
 
     def compute():
         with np.errstate(all="ignore"):
@@ -49,13 +48,12 @@ def _mac(m, f):
 
 def _square(kind, op):
     def build(m, f):
-        from bmk.sim.bm1684.elementwise import operand
         _fp32(m, f, kind, "res0", "opd0", "opd1")
         if f["opd2_addr"] or f["opt_opd2_const"]:
             raise SimulationError(f"{kind}: field opd2_addr = {f['opd2_addr']:#x} (opt_opd2_const "
                                   f"{f['opt_opd2_const']}) is not modelled: the square kinds are executed as "
                                   f"(opd0 +- opd1)^2 with no third operand")
-        a, b = operand(m, f, "opd0", FP32), operand(m, f, "opd1", FP32)
+        a, b = c.operand(m, f, "opd0", FP32), c.operand(m, f, "opd1", FP32)
 
         def compute():
             with np.errstate(all="ignore"):

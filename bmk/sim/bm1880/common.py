@@ -24,7 +24,7 @@ from bmk import dtypes
 from bmk.errors import SimulationError
 from bmk import numerics
 from bmk.sim.memory import AccessLog
-from bmk.tensor import align_up, ceil_div  # noqa: F401  (re-exported to the semantics modules)
+from bmk.layout import align_up, ceil_div  # noqa: F401  (re-exported to the semantics modules)
 
 OPERANDS = ("res0", "opd0", "opd1", "opd2")
 
