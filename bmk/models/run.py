@@ -101,7 +101,8 @@ def prepare(model, net=0, stage=0, records=None, sim=None):
         sim = Simulator(spec, semantics=sem)
     programs, groups, steps = [], [], []
     for g, recs in planned:
-        if getattr(g, "kind", None) == "cpu":       # a CPU Subnet (a Group has no kind), set up by stage_findings: run between the groups
+        if getattr(g, "kind", None) == "cpu":       # a CPU Subnet (a Group has no kind), set up by
+            # stage_findings: run between the groups
             steps.append(("cpu", g, recs))
             continue
         steps.append(("tpu", len(groups)))
