@@ -104,15 +104,16 @@ class Emission:
         tys = tuple(map(type, vals))
         if call in self._templated:
             lowered = self._templates.lowered(call.name, vals, tys)
-            lowered = self._lowering(call, vals, tys, record) if lowered is None else lowered + ((call, vals),)
+            if lowered is None:
+                records, codes, size, shown = self._lowering(call, vals, tys, record)
+            else:
+                (records, codes, size), shown = lowered, (call, vals)
         else:
             try:
                 lowered = self._lowered.get((call, vals, tys))
             except TypeError:       # an unhashable argument: no memo
                 lowered = None
-            if lowered is None:
-                lowered = self._lowering(call, vals, tys, record)
-        records, codes, size, shown = lowered
+            records, codes, size, shown = self._lowering(call, vals, tys, record) if lowered is None else lowered
         nbytes = self._nbytes + size
         if nbytes > self.cmdbuf_size:
             raise CmdbufOverflowError(f"{call.name}: the command buffer would grow to {nbytes} "
