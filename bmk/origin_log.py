@@ -9,8 +9,17 @@ import numpy as np
 from bmk.origins import Origin, args_text, write_sidecar
 from bmk.util import plain
 
-_UNKNOWN = types.SimpleNamespace(f_code=types.SimpleNamespace(co_filename="<unknown>", co_lines=lambda: ()),
-                                 f_lasti=0)
+class _UnknownCode:
+    """The code object of a call no frame outside bmk made (origins.caller's "<unknown>", 0)."""
+
+    co_filename = "<unknown>"
+
+    @staticmethod
+    def co_lines():
+        return ()
+
+
+_UNKNOWN = types.SimpleNamespace(f_code=_UnknownCode(), f_lasti=0)     # the frame _user_frame finds then
 
 
 def _own(f):

@@ -198,3 +198,17 @@ def test_origins_follow_the_caller_across_modules_helpers_and_long_calls():
     got = [(o.file, o.line) for o in ctx.origins()]
     assert got == expected
     assert all(o.call == "tpu_relu" and o.args.startswith("ofmap=") for o in ctx.origins())
+
+
+
+def test_a_call_with_no_frame_outside_bmk_has_an_unknown_origin():
+    """When every frame is bmk's own, the call is kept with origin_log._UNKNOWN's frame: its
+    origin names file <unknown>, line 0 (as origins.caller does)."""
+    from bmk import origin_log
+    ctx = bm1880.register()
+    t = ctx.tl_prealloc(0, bm1880.shape_t4(1, 32, 8, 8), bm1880.FMT_I8)
+    ctx.tpu_relu(ofmap=t, ifmap=t)
+    ctx._call_codes[0], ctx._call_lastis[0] = origin_log._UNKNOWN.f_code, origin_log._UNKNOWN.f_lasti
+    o = ctx.origin(0)
+    assert (o.call, o.file, o.line) == ("tpu_relu", "<unknown>", 0)
+    assert str(o).startswith("<unknown>:0 tpu_relu(ofmap=")
