@@ -14,9 +14,9 @@ the compiler cannot fold them), the addresses are computed per call from the mix
 expression. Both sides must produce the same bytes (sha256) or the bench stops.
 
 Sync ids (C): serial mode, as bmk.scheduler numbers a program without links: each descriptor
-takes ++its engine's counter and waits for the other engine's last id; a descriptor taking its
-engine's largest id ends a chunk and every counter restarts; a TDMA descriptor that would wait for
-no TIU id in a new chunk keeps the previous one (inherit_wait).
+takes ++its engine's counter and waits for the other engine's last id when that changed since its
+engine last waited (else 0; a TDMA descriptor, inherit_wait, repeats the id it waited for); a
+descriptor taking its engine's largest id ends a chunk, and the counters and waits restart.
 
 Figures: the best, over --repeat interleaved rounds, of each side's CPU time for setup + every
 call + acquire_cmdbuf (bmk: bench/encode.py's run_speed, in its own process; C: its own
@@ -92,7 +92,8 @@ def generate(ctx, cycles, mix, distinct):
     out += pack_fn("hdr", chip.header, hwords)
     for e in engines:
         out += pack_fn(e.name, e.format, e.format.nbytes // 4)
-    out += ["", "typedef struct { uint8_t *buf; size_t size, cap; uint8_t *eng; uint32_t *off; size_t n, ncap; } ctx_t;",
+    out += ["",
+            "typedef struct { uint8_t *buf; size_t size, cap; uint8_t *eng; uint32_t *off; size_t n, ncap; } ctx_t;",
             "static uint8_t *alloc_cmd(ctx_t *k, int engine, size_t len) {",
             "  if (k->size + len > k->cap) { k->cap = 2 * k->cap + len; k->buf = realloc(k->buf, k->cap); }",
             "  if (k->n == k->ncap) { k->ncap = 2 * k->ncap + 64; k->eng = realloc(k->eng, k->ncap);",
@@ -150,7 +151,8 @@ def generate(ctx, cycles, mix, distinct):
         for other, name in e.wait_for:
             o = code[other]
             keep = f"waited[{c}][{o}]" if e.inherit_wait else "0"
-            lines.append(f"      uint64_t w{o} = cnt[{o}] != waited[{c}][{o}] ? (waited[{c}][{o}] = cnt[{o}]) : {keep};")
+            lines.append(f"      uint64_t w{o} = cnt[{o}] != waited[{c}][{o}] ? (waited[{c}][{o}] = cnt[{o}])"
+                         f" : {keep};")
             lines.append(f"      or_bits(p, {sf[name].bit}, {sf[name].width}, w{o});")
         lines.append(f"      if (own == {e.id_max}) {{ for (int x = 0; x < {len(engines)}; x++) "
                      "{ cnt[x] = 0; for (int y = 0; y < "
