@@ -141,8 +141,14 @@ class OriginLog:
         `sim.run(ctx.acquire_streams()).named(ctx.origins(streams=True))`."""
         starts = list(self._call_starts) + [len(self._records)]
         out = [None] * starts[0]
-        for k in range(len(self._call_codes)):
-            out += [self._origin_of(k)] * (starts[k + 1] - starts[k])
+        made = {}       # equal calls from one line share their values (the memo's): one Origin
+        codes, lastis, shown = self._call_codes, self._call_lastis, self._call_args
+        for k in range(len(codes)):
+            key = (id(codes[k]), lastis[k], id(shown[k]))      # all alive while this runs
+            origin = made.get(key)
+            if origin is None:
+                origin = made[key] = self._origin_of(k)
+            out += [origin] * (starts[k + 1] - starts[k])
         out = tuple(out) + (None,) * len(self._end)
         if not streams:
             return out
