@@ -91,7 +91,9 @@ def program(mix, ops, distinct):
         for slot in mix["cycle"]:
             method = getattr(ctx, slot["api"])
             params = inspect.signature(method).parameters
-            fixed = {k: value(v, names) for k, v in slot["args"].items() if k != "gaddr"}
+            # keyword names interned, as in a program's source (json.loads' strings are not: CPython
+            # would then match each one against the parameters by string comparison)
+            fixed = {sys.intern(k): value(v, names) for k, v in slot["args"].items() if k != "gaddr"}
             if "gaddr" in slot["args"]:
                 where = _address(slot["args"]["gaddr"], distinct)
                 order = [k for k in params if k in slot["args"]]      # positional, as in C

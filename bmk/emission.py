@@ -2,11 +2,13 @@
 per context and served by call templates; `_Packer` packs a lowered descriptor's fields into
 cmd_hdr_t + command bytes with its sync fields zeroed (they are written at acquisition)."""
 import operator
+from sys import _getframe
 
 from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import encode_header
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError
 from bmk.optable import _NUMPY_SCALARS, Op, _new_op
+from bmk.origin_log import _shown
 from bmk.templates import Sym
 from bmk.util import is_int, plain
 
@@ -101,18 +103,17 @@ class Emission:
             raise ArgumentError(f"{call.name}: the context was cleaned up (cleanup)")
         tys = tuple(map(type, vals))
         if call in self._templated:
-            key, lowered = None, self._templates.lowered(call.name, vals, tys)
+            lowered = self._templates.lowered(call.name, vals, tys)
+            if lowered is None:
+                records, codes, size, shown = self._lowering(call, vals, tys, record)
+            else:
+                (records, codes, size), shown = lowered, (call, vals)
         else:
-            key = (call, vals, tys)
             try:
-                lowered = self._lowered.get(key)
-            except TypeError:
-                lowered = key = None
-        if lowered is None:
-            lowered, key = self._lowering(call, vals, tys, record)
-            if key is not None and key[1] is not vals:      # numpy integers made plain
-                vals = key[1]
-        records, codes, size = lowered
+                lowered = self._lowered.get((call, vals, tys))
+            except TypeError:       # an unhashable argument: no memo
+                lowered = None
+            records, codes, size, shown = self._lowering(call, vals, tys, record) if lowered is None else lowered
         nbytes = self._nbytes + size
         if nbytes > self.cmdbuf_size:
             raise CmdbufOverflowError(f"{call.name}: the command buffer would grow to {nbytes} "
@@ -123,19 +124,25 @@ class Emission:
         bodies += records
         self._codes += codes
         if self._recording:
-            if given is not None and not _NUMPY_SCALARS.isdisjoint(map(type, given[0] + tuple(given[1].values()))):
-                given = (tuple(map(plain, given[0])), {k: plain(v) for k, v in given[1].items()})
-            arguments = record if record is not None else list(given) if given is not None and given[1] else \
-                given[0] if given is not None else call.text(vals) if call.text is not None else vals
-            self._record_origin(start, call.name, key if given is None else None, arguments)
+            # The origin, kept raw (OriginLog makes its text when asked): the caller's code object
+            # and instruction offset (f_lineno would cost more than the rest), the call and its
+            # values ((call, vals): the memo's, shared by equal calls).
+            f = _getframe(2)        # _emit <- the generated method <- its caller
+            if f.f_globals is not self._user_globals:
+                f = self._user_frame(f)     # a new module, or a call through bmk's own code
+            self._call_starts.append(start)
+            self._call_codes.append(f.f_code)
+            self._call_lastis.append(f.f_lasti)
+            self._call_args.append(shown if record is None and given is None else _shown(call, record, given))
         if self._handles:
             return _new_op(Op, (self, self._generation, call.name, start, start + len(codes)))
         return None
 
     def _lowering(self, call, vals, tys, record):
-        """(lowered, memo key or None) of a call the memo did not have (or the template tried
-        first did not serve): the memo, a template, or the ordinary path (checks, lowering,
-        packing), which the memo and the templates then learn."""
+        """(records, codes, size, (call, vals)) of a call the memo did not have (or the template
+        tried first did not serve): the memo, a template, or the ordinary path (checks, lowering,
+        packing), which the memo and the templates then learn. (call, vals): what its origin
+        shows (numpy integers made plain; the memo's own for a call it had)."""
         key = (call, vals, tys)
         try:
             lowered = self._lowered.get(key)
@@ -152,24 +159,25 @@ class Emission:
                 lowered = key = None
         if lowered is not None:
             self._templated.discard(call)
-            return lowered, key
+            return lowered
         if key is not None and record is None:
             lowered = self._templates.lowered(call.name, vals, tys)
             if lowered is not None:
                 self._templated.add(call)
-                return lowered, key
+                return lowered + ((call, vals),)
         row = call.row
         descriptors = tuple(row.lower(self.chip, self._checked(row, call.make(vals) if record is None else record)))
         lowered = self._pack(call.name, descriptors)
         if key is not None:
             if len(self._lowered) >= MEMO_SIZE:
                 self._lowered.clear()
-            self._lowered[key] = lowered
+            self._lowered[key] = lowered = lowered + ((call, vals),)
             if record is None:
                 self._templates.learn(call.name, vals, tys, lowered, descriptors,
                                       lambda v: row.lower(self.chip, self._checked(row, call.make(v))),
                                       lambda engine, fields: self._packers[engine].varying(fields))
-        return lowered, key
+            return lowered
+        return lowered + ((call, vals),)
 
     def _checked(self, row, record):
         """The record, once the row's checks have passed."""

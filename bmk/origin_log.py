@@ -2,21 +2,68 @@
 instructions (bmk/origins.py: Origin, the sidecar files), recorded cheaply per call and turned
 into text only when asked for (ctx.origin(i), ctx.origins(), ctx.listing(), ctx.save())."""
 import bisect
-import sys
+import types
 
 import numpy as np
 
-from bmk.origins import Origin, args_text, caller, write_sidecar
+from bmk.origins import Origin, args_text, write_sidecar
+from bmk.util import plain
 
-ARGS_KEPT = 1 << 14             # distinct argument lists a context keeps shared (OriginLog._record_origin)
+class _UnknownCode:
+    """The code object of a call no frame outside bmk made (origins.caller's "<unknown>", 0)."""
+
+    co_filename = "<unknown>"
+
+    @staticmethod
+    def co_lines():
+        return ()
+
+
+_UNKNOWN = types.SimpleNamespace(f_code=_UnknownCode(), f_lasti=0)     # the frame _user_frame finds then
+
+
+def _own(f):
+    """Whether frame f is bmk's own code (its module's __name__, as origins.caller tells)."""
+    name = f.f_globals.get("__name__")
+    return type(name) is str and (name == "bmk" or name.startswith("bmk."))
+
+
+class _Shown:
+    """What the origin of a call that passed a record, or keywords to a positional function,
+    shows (Emission._emit keeps (call, vals) of the others)."""
+
+    __slots__ = ("call", "arguments")
+
+    def __init__(self, call, arguments):
+        self.call, self.arguments = call, arguments
+
+
+def _shown(call, record, given):
+    """_Shown of a call that passed `record` (its op record) or `given` ((args, kwargs))."""
+    if record is not None:
+        return _Shown(call, record)
+    args, kwargs = given
+    if any(plain(v) is not v for v in args + tuple(kwargs.values())):      # numpy integers as ints
+        args, kwargs = tuple(map(plain, args)), {k: plain(v) for k, v in kwargs.items()}
+    return _Shown(call, [args, kwargs] if kwargs else args)
+
+
+def _line(code, lasti):
+    """The line of the instruction at byte offset lasti of code (what a frame's f_lineno says)."""
+    for start, end, line in code.co_lines():
+        if start <= lasti < end:
+            return line if line is not None else 0
+    return 0
 
 
 class OriginLog:
     """The origins half of a Program: the call and the user's line behind each instruction
     (bmk/program.py holds the state it reads and resets it in _start)."""
 
-    # Recording costs about a microsecond and keeps the call's arguments alive (a few hundred
-    # bytes) per call: a program of millions of calls that needs no origins turns it off with
+    # Recording (in Emission._emit) keeps four words per call: its first instruction, the
+    # caller's code object and instruction offset, (the call, its values) (shared by equal calls
+    # through the lowering memo): a few tenths of a microsecond; text is made when asked for. A program
+    # of millions of calls that needs no origins may still turn it off with
     # `ctx.record_origins = False` (calls made meanwhile have none, and cost nothing).
     @property
     def record_origins(self):
@@ -28,7 +75,8 @@ class OriginLog:
         on = bool(on)
         if self._recording and not on:       # the calls from here on have no origin
             self._call_starts.append(len(self._records))
-            self._call_sites.append(-1)
+            self._call_codes.append(None)
+            self._call_lastis.append(0)
             self._call_args.append(None)
         self._recording = on
 
@@ -51,42 +99,40 @@ class OriginLog:
             return None
         return self._origin_of(k)
 
-    def _record_origin(self, start, name, key, arguments):
-        """Keep this call's origin: its site (file, line, name; each kept once) and its
-        arguments (equal ones, by their memo key, kept once: a bounded table)."""
-        f = sys._getframe(3)          # _record_origin <- _emit <- the generated method <- its caller
-        g = f.f_globals.get("__name__")
-        if type(g) is str and g != "bmk" and not g.startswith("bmk."):
-            site = (f.f_code.co_filename, f.f_lineno, name)
-        else:
-            site = (*caller(3), name)      # called through bmk's own code: the first frame outside it
-        k = self._site_index.get(site)
-        if k is None:
-            k = self._site_index[site] = len(self._sites)
-            self._sites.append(site)
-        if key is not None:
-            shared = self._shared_args.get(key)
-            if shared is None:
-                if len(self._shared_args) >= ARGS_KEPT:
-                    self._shared_args.clear()
-                self._shared_args[key] = arguments
-            else:
-                arguments = shared
-        self._call_starts.append(start)
-        self._call_sites.append(k)
-        self._call_args.append(arguments)
+    def _user_frame(self, f):
+        """The first frame from f outwards outside the bmk package (a call made through bmk's
+        own code names the user's line); _UNKNOWN if none. Remembers the user module's globals:
+        Emission._emit skips this while its caller is in the module it saw last."""
+        if not _own(f):
+            self._user_globals = f.f_globals
+            return f
+        while f is not None and _own(f):
+            f = f.f_back
+        return _UNKNOWN if f is None else f
 
     def _origin_of(self, k):
-        site = self._call_sites[k]
-        if site < 0:
+        code = self._call_codes[k]
+        if code is None:
             return None
-        file, line, name = self._sites[site]
-        args = self._call_args[k]
+        shown = self._call_args[k]
+        if type(shown) is _Shown:
+            call, args = shown.call, shown.arguments
+        else:
+            call, args = shown
+            if call.text is not None:
+                args = call.text(args)      # the keywords given, from the values in field order
         if type(args) is tuple:
             args = (args, {})
         elif type(args) is list:
             args = tuple(args)
-        return Origin(name, args_text(args), file, line)
+        lines = self._lines.get(code)
+        if lines is None:
+            lines = self._lines[code] = {}
+        lasti = self._call_lastis[k]
+        line = lines.get(lasti)
+        if line is None:
+            line = lines[lasti] = _line(code, lasti)
+        return Origin(call.name, args_text(args), code.co_filename, line)
 
     def origins(self, streams=False):
         """The Origin of every instruction acquire_cmdbuf returns (end commands: None). With
@@ -95,8 +141,14 @@ class OriginLog:
         `sim.run(ctx.acquire_streams()).named(ctx.origins(streams=True))`."""
         starts = list(self._call_starts) + [len(self._records)]
         out = [None] * starts[0]
-        for k in range(len(self._call_sites)):
-            out += [self._origin_of(k)] * (starts[k + 1] - starts[k])
+        made = {}       # equal calls from one line share their values (the memo's): one Origin
+        codes, lastis, shown = self._call_codes, self._call_lastis, self._call_args
+        for k in range(len(codes)):
+            key = (id(codes[k]), lastis[k], id(shown[k]))      # all alive while this runs
+            origin = made.get(key)
+            if origin is None:
+                origin = made[key] = self._origin_of(k)
+            out += [origin] * (starts[k + 1] - starts[k])
         out = tuple(out) + (None,) * len(self._end)
         if not streams:
             return out

@@ -87,10 +87,12 @@ class Program(OriginLog, Emission, Ordering, Acquisition):
         self._sched = Scheduler(self._engines)
         self._codes = self._sched.codes     # its engine code per descriptor: appended to per call
         self._lowered = {}      # (call, arguments, their types) -> (records, engine codes, size)
-        # per API call: its first instruction, its site (an index of _sites: (file, line, call
-        # name), each kept once; -1: none) and its arguments
-        self._call_starts, self._call_sites, self._call_args = array("q"), array("q"), []
-        self._sites, self._site_index, self._shared_args = [], {}, {}
+        # per API call (OriginLog): its first instruction, the caller's code object (None: no
+        # origin) and instruction offset, (the call, its values) or a _Shown
+        self._call_starts, self._call_lastis = array("q"), array("q")
+        self._call_codes, self._call_args = [], []
+        self._lines = {}            # code object -> {instruction offset: line} (OriginLog._origin_of)
+        self._user_globals = None   # the module of the last caller outside bmk (Emission._emit)
         self._templates = CallTemplates()
         self._templated = set()     # the calls whose last call took a template (_emit)
         self._generation += 1

@@ -4,7 +4,7 @@ buffer it returns."""
 import gc
 import tracemalloc
 
-from bmk import acquisition, bm1880, emission, origin_log
+from bmk import acquisition, bm1880, emission
 from bmk.bm1880 import CTRL_NULL, FMT_I8
 
 CYCLES = 5_000         # x 6 calls
@@ -14,7 +14,6 @@ def test_bytes_per_op_while_building_and_at_acquisition(monkeypatch):
     # the lowering memo and the patch blocks are bounded (constants, not per op): small here, so
     # a short program shows what each op costs
     monkeypatch.setattr(emission, "MEMO_SIZE", 256)
-    monkeypatch.setattr(origin_log, "ARGS_KEPT", 256)
     monkeypatch.setattr(acquisition, "PATCH_BLOCK", 1024)
     ctx = bm1880.register(cmdbuf_size=1 << 30)
     s = bm1880.shape_t4(1, 32, 8, 8)

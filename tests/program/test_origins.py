@@ -169,3 +169,46 @@ def test_origins_in_the_order_of_the_raw_streams():
     report = Simulator("bm1684x").run(streams).named(by_stream)
     (race,) = report.races
     assert sorted(race.origins) == sorted([str(o) for o in by_stream if o is not None and o.line in (load_line, min_line)])
+
+
+def test_origins_follow_the_caller_across_modules_helpers_and_long_calls():
+    """The origin is recorded raw (the caller's code and instruction) and made into text when
+    asked: calls alternating between two user modules, through a module of bmk's own, and a
+    call spread over several lines each name the line Python reports for the call."""
+    import types
+    ctx = bm1880.register()
+    t = ctx.tl_prealloc(0, bm1880.shape_t4(1, 32, 8, 8), bm1880.FMT_I8)
+    other = types.ModuleType("user_kernel_b")
+    exec(compile("import sys\ndef relu(ctx, t):\n    ctx.tpu_relu(ofmap=t, ifmap=t)\n"
+                 "    return sys._getframe().f_lineno - 1\n", "kernel_b.py", "exec"), other.__dict__)
+    helper = types.ModuleType("bmk.helper_for_test")        # a frame of bmk's own: skipped
+    exec(compile("def relu(ctx, t):\n    ctx.tpu_relu(ofmap=t, ifmap=t)\n", "bmk_helper.py", "exec"), helper.__dict__)
+    expected = []
+    for i in range(3):
+        ctx.tpu_relu(ofmap=t, ifmap=t)
+        expected.append((__file__, _line() - 1))
+        expected.append(("kernel_b.py", other.relu(ctx, t)))
+        helper.relu(ctx, t)
+        expected.append((__file__, _line() - 1))
+    ctx.tpu_relu(
+        ofmap=t,
+        ifmap=t)
+    call_line = _line() - 3
+    expected.append((__file__, call_line))
+    got = [(o.file, o.line) for o in ctx.origins()]
+    assert got == expected
+    assert all(o.call == "tpu_relu" and o.args.startswith("ofmap=") for o in ctx.origins())
+
+
+
+def test_a_call_with_no_frame_outside_bmk_has_an_unknown_origin():
+    """When every frame is bmk's own, the call is kept with origin_log._UNKNOWN's frame: its
+    origin names file <unknown>, line 0 (as origins.caller does)."""
+    from bmk import origin_log
+    ctx = bm1880.register()
+    t = ctx.tl_prealloc(0, bm1880.shape_t4(1, 32, 8, 8), bm1880.FMT_I8)
+    ctx.tpu_relu(ofmap=t, ifmap=t)
+    ctx._call_codes[0], ctx._call_lastis[0] = origin_log._UNKNOWN.f_code, origin_log._UNKNOWN.f_lasti
+    o = ctx.origin(0)
+    assert (o.call, o.file, o.line) == ("tpu_relu", "<unknown>", 0)
+    assert str(o).startswith("<unknown>:0 tpu_relu(ofmap=")
