@@ -497,7 +497,7 @@ def gen_bm1684(facts: dict, out: Path):
         f"base = {hexs(gl[0])}",
         f"size = {hexs(gl[1] - gl[0])}",
         "",
-        CMD_HDR.format(magic="0x84", legacy="0xA6"),
+        CMD_HDR.format(magic=CHIPS["bm1684"]["magic"], legacy=CHIPS["bm1684"]["legacy_magic"]),
         "",
         "# Engines: id in cmd_hdr_t (the vendor's engine numbers: eng0 = BD/TIU, eng1 = GDMA),",
         "# descriptor format, and the fields that carry ordering.",
@@ -839,7 +839,7 @@ def gen_bm1684x(facts: dict, out: Path):
         f"base = {hexs(gl[0])}",
         f"size = {hexs(gl[1] - gl[0])}",
         "",
-        CMD_HDR.format(magic="0x86", legacy="0xA7"),
+        CMD_HDR.format(magic=CHIPS["bm1684x"]["magic"], legacy=CHIPS["bm1684x"]["legacy_magic"]),
         "",
         "# Engines: id in cmd_hdr_t (bmk's choice: tiu 0, gdma 1, as for BM1684), descriptor format,",
         "# and the fields that carry ordering. Each engine's cmd_id is its own counter; cmd_id_dep",
@@ -894,25 +894,10 @@ def gen_bm1684x(facts: dict, out: Path):
 # version: bmk's label for the chip (the vendor's chip id where one is known).
 # magic: bmk's own cmd_hdr_t magic (the vendor has no cmd_hdr_t for these chips): never a vendor
 #   magic (0xA5..0xA8) nor a byte that starts UTF-8 text; the low byte of the chip's number.
-NEWER = {
-    "bm1688": {
-        "title": "BM1688 / CV186X (tpu-mlir debugger target_1688)", "version": "0x1688", "magic": "0x88",
-        "messages": {"tiu": ("system.send_msg", "system.wait_msg", "imm", (0, 7), (16, 3)),
-                     "gdma": ("dma.sys.sys_send", "dma.sys.sys_wait", "constant_value", (0, 7), (8, 7))},
-        "cores": 2,
-    },
-    "bm1690": {
-        "title": "BM1690 / SG2260 (tpu-mlir debugger target_1690)", "version": "0x1690", "magic": "0x90",
-        "messages": {"tiu": ("system.send_msg", "system.wait_msg", "imm", (0, 9), (16, 7)),
-                     "gdma": ("dma.sys.sys_send", "dma.sys.sys_wait", "constant_value", (0, 9), (9, 7))},
-        "cores": 8,
-    },
-    "cv184x": {
-        "title": "CV184X (tpu-mlir debugger target_mars3)", "version": "0x184", "magic": "0x94",
-        "messages": {},     # single core: SYS has no imm and the debugger decodes no message ids (cv184x.json sync)
-        "cores": 1,
-    },
-}
+# Per chip: what the facts give in prose only, as data: tools/facts/chips.json (magic, version,
+# title, cores, messages), read by generate(). messages: (kind, field, (id bit, width), (count bit,
+# width)) per engine; wait_mask: the engines' dependency_mask ("only the low 20 bits count").
+CHIPS: dict = {}
 NEWER_ENGINE_IDS = {"tiu": 0, "gdma": 1, "sdma": 2, "cdma": 3, "hau": 4}     # bmk's cmd_hdr_t engine ids
 # CDMA classes whose selector bits carry other data (bm1690.json notes): one kind for the class
 NEWER_CLASS_KINDS = {"CDMA_tcp_send": "cdma.tcp_send", "CDMA_tcp_receive": "cdma.tcp_receive"}
@@ -1081,9 +1066,8 @@ def _newer_engine(facts_engine: dict, engine: str, sub: str, enums_of: dict, fam
 
 def gen_newer(chip: str):
     """BM1688 / BM1690 / CV184X: TIU and GDMA (BM1690: also SDMA, CDMA, HAU) from <chip>.json."""
-    conf = NEWER[chip]
-
     def gen(facts: dict, out: Path):
+        conf = CHIPS[chip]          # read when generating: generate() loads tools/facts/chips.json
         p, eng, ops = facts["params"], facts["engines"], facts["opcodes"]
         src = f"tools/facts/{chip}.json"
         prec = {ident(v): int(k) for k, v in sorted(ops[next(k for k in ops if k.startswith("prec_codes"))].items(),
@@ -1518,6 +1502,8 @@ def generate(out: Path = OUT, facts: Path = FACTS, chips=None) -> list[Path]:
     """Write the spec folders of `chips` (default: every generated chip) under `out`; the written files."""
     written = []
     FAMILIES.clear()
+    CHIPS.clear()
+    CHIPS.update({k: v for k, v in json.loads((facts / "chips.json").read_text()).items() if not k.startswith("_")})
     fam_file = facts / "families.json"
     if fam_file.is_file():
         FAMILIES.update(json.loads(fam_file.read_text()))
