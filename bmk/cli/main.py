@@ -635,23 +635,31 @@ def check(files, chip, raw, as_json):
         fail("missing MODEL|FILE (or --raw ENGINE FILE)")
     if raw and files:
         fail("give either FILE or --raw ENGINE FILE, not both")
+    def report(path):
+        if models.sniff(path) and not raw:
+            if chip:
+                fail("--chip does not apply to a model (it names its chip)")
+            return check_report(path, model=models.load(path))
+        return check_report(path, listing=_load_input(None if raw else path, chip, raw))
+    _report_each(files or ["<raw streams>"], report, as_json)
+
+
+def _report_each(files, report, as_json):
+    """bmk check / bmk lint: report(path) of each file, printed as made (or one JSON list at the
+    end); an unreadable file among several is a line on stderr and the others are still read.
+    Exit 1 when a report has findings, 2 when a file did not read (the last line), else 0."""
     reports, unreadable = [], []
-    for path in files or ["<raw streams>"]:
+    for path in files:
         try:
-            if models.sniff(path) and not raw:
-                if chip:
-                    fail("--chip does not apply to a model (it names its chip)")
-                report = check_report(path, model=models.load(path))
-            else:
-                report = check_report(path, listing=_load_input(None if raw else path, chip, raw))
-        except (BmkError, OSError) as e:      # the other files are still checked
+            made = report(path)
+        except (BmkError, OSError) as e:      # the other files are still read
             if _debugging() or len(files) < 2:
                 raise
             unreadable.append(_message(e))
             continue
-        reports.append(report)
+        reports.append(made)
         if not as_json:
-            _write_lines("-", report.lines())
+            _write_lines("-", made.lines())
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in reports], indent=2))
     for i, message in enumerate(unreadable):
@@ -682,30 +690,14 @@ def lint(files, as_json):
     from bmk.cli.lint import lint_report
     if not files:
         fail("missing MODEL")
-    reports, unreadable = [], []
-    for path in files:
-        try:
-            if not models.sniff(path):
-                from bmk.errors import ModelError
-                raise ModelError("not a compiled model (.bmodel or .cvimodel): bmk lint reads models; "
-                                 "bmk check takes command buffers", path, 0)
-            report = lint_report(path, models.load(path))
-        except (BmkError, OSError) as e:      # the other files are still linted
-            if _debugging() or len(files) < 2:
-                raise
-            unreadable.append(_message(e))
-            continue
-        reports.append(report)
-        if not as_json:
-            _write_lines("-", report.lines())
-    if as_json:
-        click.echo(json.dumps([r.to_dict() for r in reports], indent=2))
-    for i, message in enumerate(unreadable):
-        if i + 1 < len(unreadable):
-            click.echo(f"{_prog()}: {message}", err=True)
-        else:
-            fail(message)
-    sys.exit(1 if any(r.findings for r in reports) else 0)
+
+    def report(path):
+        if not models.sniff(path):
+            from bmk.errors import ModelError
+            raise ModelError("not a compiled model (.bmodel or .cvimodel): bmk lint reads models; "
+                             "bmk check takes command buffers", path, 0)
+        return lint_report(path, models.load(path))
+    _report_each(files, report, as_json)
 
 
 # ----------------------------------------------------------------------------- models
