@@ -9,8 +9,9 @@ their addresses (Neuron::toTpu)). The routines run in their file order (Program:
 Addresses are the tensors' own (IOTensor.address). A cvimodel's carry the runtime's memory
 region in bits 40-42 (cviruntime src/common/neuron.cpp, Neuron::reserveIonMem: index into the
 program's base addresses, 0 shared, 1 weights, 2 private, 3 and up one io buffer each), which
-the simulator given to `run_cpu_in_memory` must map: CV18xx has no simulator in bmk yet, so the
-hook runs today on BM1684/BM1684X models (tests/models/test_cpu_functions.py). Bytes read and
+the simulator given to `run_cpu_in_memory` must map: the CV18xx simulators (bmk/sim/cv181x) still
+refuse every test cvimodel before it runs, so the hook runs today on BM1684/BM1684X models
+(tests/models/test_cpu_functions.py). Bytes read and
 written are the tensor's logical size (shape x element size), not a VPSS-aligned `size`.
 """
 import math
