@@ -19,8 +19,13 @@ the instruction kind, the field, the value and the rule: `check`, before anythin
 - double_conv is executed as nothing: cvikernel src/cv181x/tiu_convolution.c sets it by itself
   ("always automatically enable double conv") when can_do_double_conv, so it cannot change the
   result, only the speed;
-- TDMA intra_cmd_paral must be 0 (not modelled); src_base_reg_sel and dst_base_reg_sel must be 0
-  (bm1880's semantics ignore them; a cvimodel's region base registers are not modelled yet).
+- TDMA intra_cmd_paral must be 0 (not modelled);
+- TDMA src_base_reg_sel / dst_base_reg_sel are executed: a global address is the base register
+  they pick plus the descriptor's address (cviruntime: the runtime loads one base register per
+  memory region, Neuron::reserveIonMem: 0 shared, 1 weights, 2 private, 3 and up one io buffer
+  each; a cvimodel's tensor addresses carry that index in bits 40-42). The runtime chooses the
+  register values; bmk's (`init`, `region_base`): the global window cut in one equal slice per
+  register, register k at k * (global size / 2^width of the field), held in `m.base_regs`.
 Kinds bm1880 has no function for (ge, min_pool) are absent: `Semantics.missing` lists them and the
 simulator refuses them by kind. Cost model: bm1880's (`cycles`), on this chip's npu_num and eu_num.
 """
@@ -33,9 +38,6 @@ SLOTS = ("res0", "opd0", "opd1", "opd2")
 _ZERO = (("tiu", "opt_relu_value"), ("tiu", "cmd_pre_exe"), ("tiu", "cmd_pre_exe_typ"),
          ("tdma", "intra_cmd_paral"))
 _RELU = (0, 1)
-# bm1880's TDMA semantics read the address alone; cvimodels pick a region base register (cviruntime
-# Neuron::reserveIonMem: 1 weights, 2 private, 3 and up io): refused until the simulator holds them.
-_BASE_REG_SEL = ("src_base_reg_sel", "dst_base_reg_sel")
 
 
 def _kind(chip, engine, f):
@@ -65,10 +67,6 @@ def check(chip, engine, f):
         if getattr(e, "field", None) is None:
             raise
         raise refused_field(f"{engine}.{_kind(chip, engine, f)}: {e}", e.field, e.value) from None
-    if engine == "tdma":        # after bm1880's rules: a format or compression refusal says more
-        for name in _BASE_REG_SEL:
-            if f[name]:
-                raise _refuse(chip, engine, f, name, "0 (the runtime's base registers are not modelled yet)")
 
 
 def as_bm1880(chip, engine, f):
@@ -95,6 +93,20 @@ def cycles(engine, kind, f, m):
     return bm1880.cycles(engine, kind, as_bm1880(m.chip, engine, f), m)
 
 
+def region_base(chip, sel):
+    """The global offset bmk's base register `sel` holds (module docstring): sel * slice."""
+    count = 1 << chip.field("tdma", "src_base_reg_sel").width
+    if not 0 <= sel < count:
+        raise SimulationError(f"a base register must be in [0, {count}), not {sel!r}")
+    return sel * (chip.space("global").size // count)
+
+
+def init(m):
+    """The region base registers the runtime would load (bmk's placement: `region_base`)."""
+    count = 1 << m.chip.field("tdma", "src_base_reg_sel").width
+    m.base_regs = tuple(region_base(m.chip, k) for k in range(count))
+
+
 # Every bm1880 kind: mdsum has no CV18xx encoding (cv181x.json classes), so the decoder never names it.
 SEMANTICS = Semantics({(engine, kind): _adapted(engine, fn) for engine, table in bm1880.KINDS.items()
-                       for kind, fn in table.items()}, check, cycles)
+                       for kind, fn in table.items()}, check, cycles, init)

@@ -118,14 +118,13 @@ def test_tdma_intra_cmd_paral_refused_by_name():
 
 def test_check_lists_what_the_hand_gesture_model_refuses():
     """bf16 (opd_typ 1), VLC-compressed loads (compress_en), bf16 TDMA formats (src_fmt /
-    dst_fmt 2), per-channel quantized matrices (opt_chl_quan) and the runtime's region base registers
-    (src_base_reg_sel): each by kind, field and value, an instruction by its first refusal."""
+    dst_fmt 2) and per-channel quantized matrices (opt_chl_quan): each by kind, field and value, an
+    instruction by its first refusal."""
     findings = bmk.check(bmk.load_model(HAND_181X))
     got = {(f.kind, f.field, f.value): f.count for f in findings}
     assert got == {
         ("tdma.copy_lmem", "dst_fmt", 2): 1, ("tdma.copy_lmem", "src_fmt", 2): 6, ("tdma.load", "compress_en", 1): 4,
         ("tdma.load", "dst_fmt", 2): 2, ("tdma.load", "src_fmt", 2): 7, ("tdma.store", "src_fmt", 2): 5,
-        ("tdma.load", "src_base_reg_sel", 1): 4, ("tdma.load", "src_base_reg_sel", 3): 1,
         ("tiu.avg_pool", "opd_typ", 1): 1, ("tiu.copy", "opd_typ", 1): 2, ("tiu.lut", "opd_typ", 1): 4,
         ("tiu.mac", "opd_typ", 1): 1, ("tiu.matrix_mac", "opt_chl_quan", 1): 4, ("tiu.max_pool", "opd_typ", 1): 1,
         ("tiu.mul", "opd_typ", 1): 5, ("tiu.sub", "opd_typ", 1): 2}
@@ -135,8 +134,6 @@ def test_check_lists_the_topformer_refusals():
     findings = bmk.check(bmk.load_model(TOPFORMER_181X))
     got = {(f.kind, f.field, f.value): f.count for f in findings}
     assert got == {("tdma.load", "dst_fmt", 2): 2, ("tdma.store", "src_fmt", 2): 2,
-                   ("tdma.load", "src_base_reg_sel", 1): 110, ("tdma.load", "src_base_reg_sel", 3): 10,
-                   ("tdma.load", "src_base_reg_sel", 4): 20, ("tdma.load", "src_base_reg_sel", 5): 10,
                    ("tiu.conv", "opt_chl_quan", 1): 187, ("tiu.depthwise", "opt_chl_quan", 1): 105,
                    ("tiu.mul", "opd_typ", 1): 2}
 
@@ -144,14 +141,29 @@ def test_check_lists_the_topformer_refusals():
 def test_run_refuses_by_name_before_running():
     model = bmk.load_model(HAND_181X)
     x = np.zeros(model.nets[0].stages[0].inputs[0].shape, np.float32)
-    rule = r"50 instructions .*16 refusals.*tdma.load: src_base_reg_sel must be 0.*, not 3.*nothing was run"
+    rule = r"45 instructions .*14 refusals.*tdma.load: compress_en must be 0, not 1.*nothing was run"
     with pytest.raises(ModelError, match=rule):
         model.run([x])
 
 
-def test_tdma_base_reg_sel_refused_by_name():
-    """bm1880's TDMA semantics ignore *_base_reg_sel; on a CV18xx chip it picks a runtime region."""
-    rec = _hand_record("tdma.copy_lmem")
-    rec = attrs.evolve(rec, fields=dict(rec.fields, dst_base_reg_sel=2, wait_id_tpu=0, src_fmt=1, dst_fmt=1))
-    with pytest.raises(SimulationError, match=r"tdma.copy_lmem: dst_base_reg_sel must be 0 \(.*\), not 2"):
-        bmk.Simulator("cv181x").run([rec], races=False)
+def test_tdma_base_reg_sel_picks_the_region_base_register():
+    """The hand-gesture model's first load (src_base_reg_sel 3: its input buffer) reads at base
+    register 3 + its address; the same bytes at the address alone are not what it loads."""
+    rec = _hand_record("tdma.load")
+    f = dict(rec.fields, wait_id_tpu=0)
+    assert f["src_base_reg_sel"] == 3 and f["dst_base_reg_sel"] == 0
+    m = bmk.Simulator("cv181x")
+    base = m.base_regs[3]
+    assert base == 3 * (1 << 32) // 8          # bmk's placement: one eighth of the 4 GiB window each
+    fmt = load_chip("cv181x").fmt("tdma")
+    addr = fmt.compose("src_addr", f)
+    span = f["src_n_stride"] * f["src_n"] + fmt.compose("src_c_stride", f) * f["src_c"] + 4096
+    data = np.random.default_rng(5).integers(0, 256, span, dtype=np.uint8)
+    data[0] = 77
+    m.gmem_write(base + addr, data.tobytes())
+    m.run([attrs.evolve(rec, fields=f)], races=False)
+    assert m.lmem_read(fmt.compose("dst_addr", f), 1)[0] == 77
+    other = bmk.Simulator("cv181x")             # the bytes at the address alone: not what it loads
+    other.gmem_write(addr, data.tobytes())
+    other.run([attrs.evolve(rec, fields=f)], races=False)
+    assert other.lmem_read(fmt.compose("dst_addr", f), 1)[0] == 0
