@@ -167,3 +167,25 @@ def test_tdma_base_reg_sel_picks_the_region_base_register():
     other.gmem_write(addr, data.tobytes())
     other.run([attrs.evolve(rec, fields=f)], races=False)
     assert other.lmem_read(fmt.compose("dst_addr", f), 1)[0] == 0
+
+
+def test_model_addresses_map_to_the_registers_its_tdma_picks():
+    """Slice b: the hand-gesture model's input x (region 3 in bits 40-42), output (region 4) and
+    weights (region 1) land where its TDMA descriptors read and write them: base register 3 + 0
+    for its first load, base register 4 for its output stores."""
+    from bmk.models.regions import device_address
+    model = bmk.load_model(HAND_181X)
+    st = model.nets[0].stages[0]
+    m = bmk.Simulator("cv181x")
+    (x,), (y,) = st.inputs, st.outputs
+    assert device_address(m, x.address) == m.base_regs[3] + 0
+    assert device_address(m, y.address) == m.base_regs[4] + 0
+    assert device_address(m, st.coeff.address) == m.base_regs[1]
+    fmt = load_chip("cv181x").fmt("tdma")
+    recs = [r for g in model.groups() for r in model.records(g) if r.engine == "tdma"]
+    load = next(r.fields for r in recs if r.fields["src_base_reg_sel"] == 3)
+    assert (load["src_base_reg_sel"], fmt.compose("src_addr", load)) == (3, 0)
+    assert {r.fields["dst_base_reg_sel"] for r in recs if r.name == "tdma.store"} == {0, 4}
+    assert device_address(bmk.Simulator("bm1880"), x.address) == x.address     # no base registers: as given
+    with pytest.raises(ModelError, match=r"memory region in \[0, 8\)"):
+        device_address(m, 9 << 40, "tensor 'z'")
