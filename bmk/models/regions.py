@@ -2,10 +2,10 @@
 
 BM1684/BM1684X bmodels carry absolute global-memory addresses: taken as they are. A cvimodel's
 carry the runtime's memory region in bits 40-42 above a 40-bit offset (REGION_TAG_BITS: the
-weight map's offsets in the files checked, bmk/models/cvimodel.py; cviruntime src/common/neuron.cpp, Neuron::reserveIonMem: 0 shared, 1 weights,
-2 private, 3 and up one io buffer each), and its TDMA descriptors pick the same region by
-*_base_reg_sel: on a Simulator with base registers (`m.base_regs`, bmk/sim/cv181x) the address
-is the region's register plus the offset.
+weight map's offsets in the files checked, bmk/models/cvimodel.py; cviruntime src/common/neuron.cpp,
+Neuron::reserveIonMem: 0 shared, 1 weights, 2 private, 3 and up one io buffer each), and its TDMA
+descriptors pick the same region by *_base_reg_sel: on a Simulator with base registers
+(`m.base_regs`, bmk/sim/cv181x) the address is the region's register plus the offset.
 """
 from bmk.errors import ModelError
 
