@@ -1332,6 +1332,12 @@ CV18XX_ENUMS = {
 # four operand layouts), one table for the four fields.
 CV183X_TIU_ENUMS = {**CV18XX_ENUMS["tiu"], "short_str": {"aligned": 0, "weight": 1, "bias": 2, "explicit": 3}}
 CV183X_FIELD_ENUMS = {f"short_{slot}_str": "short_str" for slot in ("res0", "opd0", "opd1", "opd2")}
+# CV181X / CV180X / CV182X: the same short_*_str values (cvikernel src/cv181x/tiu_convolution.c writes
+# short_res0_str = 3, "Manual instead of h/w", for the explicit strides) and opt_*_seg, the operand's
+# planes: 1 one 8-bit plane (bf16 too: one plane), 0 two 8-bit planes b_str apart (tiu_add.c, tiu_sub.c:
+# opt_res0_seg = (res_high == NULL)).
+CV18XX_TIU_ENUMS = {**CV183X_TIU_ENUMS, "seg": {"int16": 0, "int8": 1}}
+CV18XX_FIELD_ENUMS = {**CV183X_FIELD_ENUMS, **{f"opt_{slot}_seg": "seg" for slot in ("res0", "opd0", "opd1", "opd2")}}
 CV18XX_COMPOSED = ('composed = { src_c_stride = ["src_c_stride_low", "src_c_stride_high"], '
                    'dst_c_stride = ["dst_c_stride_low", "dst_c_stride_high"], '
                    'src_addr = ["src_base_addr_low", "src_base_addr_high"], '
@@ -1372,10 +1378,11 @@ def _cv18xx_chip(chip, title, src, params, magic, version, detect=True, seed=Non
     return lines
 
 
-def _cv18xx_tail(magic, detect, global_base, global_size, lmem_total=None, lane=None):
+def _cv18xx_tail(magic, detect, global_base, global_size, lmem_total=None, lane=None, local_base=0):
     lines = []
     if lmem_total is not None:
-        lines += ["", "[memory.local]", "base = 0", f"size = {hexs(lmem_total)}", f"lane_bytes = {lane}"]
+        lines += ["", "[memory.local]", f"base = {hexs(local_base)}", f"size = {hexs(lmem_total)}",
+                  f"lane_bytes = {lane}"]
     lines += ["", "[memory.global]", f"base = {hexs(global_base)}", f"size = {hexs(global_size)}"]
     if global_base:
         lines.append("address_mask = 0xFFFFFFFFFF")
@@ -1431,8 +1438,8 @@ def gen_cv18xx(chip: str):
         fam = renames_of(chip)
         fam.apply_fields("tiu", "tiu", tfields, head_names=("cmd_en", "tsk_typ", "tsk_eu_typ"))
         write(out / chip / "tiu.toml", _cv18xx_engine("tiu", tiu["command_bits"] // 8, tfields,
-                                                      CV18XX_TIU_KINDS["cv181x"], CV18XX_ENUMS["tiu"], src,
-                                                      family=_family_note(fam, "tiu")))
+                                                      CV18XX_TIU_KINDS["cv181x"], CV18XX_TIU_ENUMS, src,
+                                                      field_enums=CV18XX_FIELD_ENUMS, family=_family_note(fam, "tiu")))
         tdma = facts["engines"]["tdma"]
         (dcls,) = tdma["classes"].values()
         draw = dcls["fields"]
@@ -1446,10 +1453,12 @@ def gen_cv18xx(chip: str):
                   "lmem_banks": p["local_mem_banks"], "lmem_bank_size": p["local_mem_bank_bytes"]}
         lines = _cv18xx_chip(chip, title, src, params, p["cmd_hdr_magic"], p["version_code"])
         lines += ["", "# Global memory from 0 (addresses emitted as given; *_base_reg_sel picks a base register the",
-                  "# runtime adds: params.tdma_address_encoding). TDMA local addresses are lane offsets in the",
-                  "# other address space (trans_dir says which), so the map lists global memory only."]
+                  "# runtime adds: params.tdma_address_encoding). Local memory: npu_num lanes of lmem_size",
+                  "# bytes; a TDMA local address is lane * lmem_size + offset (as bm1880's) in its own space",
+                  "# (trans_dir says which), so its base here is bmk's, above the global window (host access)."]
         lines += _cv18xx_tail(p["cmd_hdr_magic"], True, int(p["global_mem_start_addr"], 16),
-                              int(p["global_mem_bytes"], 16))
+                              int(p["global_mem_bytes"], 16), p["npu_num"] * p["local_mem_bytes_per_npu"],
+                              p["local_mem_bytes_per_npu"], int(p["global_mem_bytes"], 16))
         write(out / chip / "chip.toml", lines)
         fam.check()
 

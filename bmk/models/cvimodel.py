@@ -18,11 +18,12 @@ from bmk.errors import ModelError
 from bmk.models import chips, magic
 from bmk.models.flat import FlatBuffer
 from bmk.models.model import Blob, Group, IOTensor, Model, Net, Region, Stage, Subnet
+from bmk.models.regions import REGION_TAG_BITS
 
 MAGIC = magic.CVIMODEL
 HEADER = struct.Struct("<8sIBB16s16s2s")     # magic, body_size, major, minor, md5, chip, padding
 HEADER_SIZE = HEADER.size                    # 48
-REGION_TAG_BITS = 40                         # Weight.offset = tag << 40 | offset in the WEIGHT section
+# Weight.offset = tag << REGION_TAG_BITS | offset in the WEIGHT section (the fact: bmk/models/regions.py)
 
 # Tensor.dtype / Weight.type (cvimodel.fbs DType).
 DATA_TYPES = {0: dtypes.FP32, 1: dtypes.INT32, 2: dtypes.UINT32, 3: dtypes.BF16, 4: dtypes.INT16,

@@ -36,6 +36,7 @@ import numpy as np
 from bmk.errors import ArgumentError, BmkError, ModelError, SimulationError
 from bmk.models import storage
 from bmk.models.cpu.runner import run_cpu_in_memory
+from bmk.models.regions import device_address
 
 
 def _stage(model, net, stage):
@@ -217,16 +218,20 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
     from bmk.sim import Simulator
     st, sem, groups, programs, spec, steps = prepared or prepare(model, net, stage)
     values = _inputs(model, st, inputs, exact)
-    if st.coeff is not None and st.coeff.size:
-        _check_region(model, spec, "coefficients", st.coeff.address, st.coeff.size)
-    for t in st.inputs + st.outputs:
-        _check_region(model, spec, f"tensor {t.name!r}", t.address, _nbytes(t, model.path))
     if sim is None:
         sim = Simulator(spec, semantics=sem)
+    # a cvimodel's addresses carry their memory region: bmk/models/regions.py
+    at = {t.name: device_address(sim, t.address, f"tensor {t.name!r}", model.path) for t in st.inputs + st.outputs}
+    coeff = None
     if st.coeff is not None and st.coeff.size:
-        sim.gmem_write(st.coeff.address, model.coefficients(st, verify=verify))
+        coeff = device_address(sim, st.coeff.address, "coefficients", model.path)
+        _check_region(model, spec, "coefficients", coeff, st.coeff.size)
+    for t in st.inputs + st.outputs:
+        _check_region(model, spec, f"tensor {t.name!r}", at[t.name], _nbytes(t, model.path))
+    if coeff is not None:
+        sim.gmem_write(coeff, model.coefficients(st, verify=verify))
     for t in st.inputs:
-        sim.gmem_write(t.address, storage.to_device(values[t.name], t.storage, t.name))
+        sim.gmem_write(at[t.name], storage.to_device(values[t.name], t.storage, t.name))
     reports = []
     for step in steps or [("tpu", i) for i in range(len(groups))]:
         if step[0] == "cpu":
@@ -244,7 +249,7 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
             raise ModelError(f"run: {g.label}: {e}", model.path) from None
     outputs = {}
     for t in st.outputs:
-        data = sim.gmem_read(t.address, _nbytes(t, model.path))
+        data = sim.gmem_read(at[t.name], _nbytes(t, model.path))
         outputs[t.name] = storage.from_device(data, t.shape, t.dtype, t.storage, t.name)
     return outputs, reports, sim
 

@@ -9,8 +9,9 @@ their addresses (Neuron::toTpu)). The routines run in their file order (Program:
 Addresses are the tensors' own (IOTensor.address). A cvimodel's carry the runtime's memory
 region in bits 40-42 (cviruntime src/common/neuron.cpp, Neuron::reserveIonMem: index into the
 program's base addresses, 0 shared, 1 weights, 2 private, 3 and up one io buffer each), which
-the simulator given to `run_cpu_in_memory` must map: CV18xx has no simulator in bmk yet, so the
-hook runs today on BM1684/BM1684X models (tests/models/test_cpu_functions.py). Bytes read and
+the simulator given to `run_cpu_in_memory` maps (bmk/models/regions.py: its base registers); the
+CV18xx simulators (bmk/sim/cv181x) still refuse every test cvimodel before it runs, so the hook
+runs today on BM1684/BM1684X models (tests/models/test_cpu_functions.py). Bytes read and
 written are the tensor's logical size (shape x element size), not a VPSS-aligned `size`.
 """
 import math
@@ -19,6 +20,7 @@ import numpy as np
 
 from bmk.errors import BmkError, ModelError
 from bmk.models import cpu, storage
+from bmk.models.regions import device_address
 
 
 def where_of(subnet, net=0, stage=0):
@@ -73,8 +75,10 @@ def run_cpu_in_memory(model, subnet, sim, net=0, stage=0, prepared=None):
     tensors = {}
     for t in subnet.inputs:
         n = storage.device_nbytes(t.shape, t.dtype, t.storage, t.name)
-        tensors[t.name] = storage.from_device(sim.gmem_read(t.address, n), t.shape, t.dtype, t.storage, t.name)
+        data = sim.gmem_read(device_address(sim, t.address, f"tensor {t.name!r}"), n)
+        tensors[t.name] = storage.from_device(data, t.shape, t.dtype, t.storage, t.name)
     out = run_cpu_subnet(model, subnet, tensors, net, stage, prepared)
     for t in subnet.outputs:
-        sim.gmem_write(t.address, storage.to_device(out[t.name], t.storage, t.name))
+        sim.gmem_write(device_address(sim, t.address, f"tensor {t.name!r}"),
+                       storage.to_device(out[t.name], t.storage, t.name))
     return out

@@ -23,6 +23,9 @@ def _addr(m, f, side, space):
     if raw < m.gmem_offset:
         raise SimulationError(f"{side}_addr must be a gmem address encoded as (addr & 0x{m.gmem_mask:x}) + "
                               f"0x{m.gmem_offset:x}, not 0x{raw:x}")
+    regs = getattr(m, "base_regs", None)       # a CV18xx chip's region base registers (bmk/sim/cv181x)
+    if regs is not None:
+        return raw - m.gmem_offset + regs[f[f"{side}_base_reg_sel"]]
     return raw - m.gmem_offset
 
 

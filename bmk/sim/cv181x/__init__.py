@@ -1,0 +1,112 @@
+"""CV181X instruction semantics: bm1880's, read through the CV18xx TIU descriptor (issue 30).
+
+The CV18xx family (CV181X, CV180X, CV182X = BM1822) shares BM1880v2's TDMA layout (plus
+intra_cmd_paral) and a 112-byte TIU descriptor whose fields carry bm1880's names where they are
+the same register (tools/facts/families.json). So every kind runs bm1880's function
+(bmk/sim/bm1880: tiu.py, tdma.py) on the chip's own parameters (npu_num, eu_num, lmem_size are
+read from `m.chip`), after one translation of the field dict:
+
+- opt_X_int8 (bm1880: one 8-bit plane or two) is opt_X_seg == `seg.int8` (specs/cv181x/tiu.toml
+  enum seg; cvikernel src/cv181x/tiu_add.c: opt_res0_seg = (res_high == NULL)).
+
+Every field bm1880's semantics do not read is executed or refused by name (SimulationError naming
+the instruction kind, the field, the value and the rule: `check`, before anything runs):
+- bm1880's own rules (bmk/sim/bm1880 _LEGAL): opd_typ 1 (bf16), opt_chl_quan 1 (per-channel
+  quantization, the `*_qm` / `pt_*` convolutions), ps32_md (partial sums), opt_left_tran ...
+- opt_X_seg must be a member of the seg enum (int8 or int16);
+- opt_relu must be 0 or 1 (cvikernel's opt_relu_typ; other values are not modelled), opt_relu_value
+  0, cmd_pre_exe and cmd_pre_exe_typ 0 (not modelled);
+- double_conv is executed as nothing: cvikernel src/cv181x/tiu_convolution.c sets it by itself
+  ("always automatically enable double conv") when can_do_double_conv, so it cannot change the
+  result, only the speed;
+- TDMA intra_cmd_paral must be 0 (not modelled);
+- TDMA src_base_reg_sel / dst_base_reg_sel are executed: a global address is the base register
+  they pick plus the descriptor's address (cviruntime: the runtime loads one base register per
+  memory region, Neuron::reserveIonMem: 0 shared, 1 weights, 2 private, 3 and up one io buffer
+  each; a cvimodel's tensor addresses carry that index in bits 40-42). The runtime chooses the
+  register values; bmk's (`init`, `region_base`): the global window cut in one equal slice per
+  register, register k at k * (global size / 2^width of the field), held in `m.base_regs`.
+Kinds bm1880 has no function for (ge, min_pool) are absent: `Semantics.missing` lists them and the
+simulator refuses them by kind. Cost model: bm1880's (`cycles`), on this chip's npu_num and eu_num.
+"""
+from bmk.errors import SimulationError, refused_field
+from bmk.sim import bm1880
+from bmk.sim.semantics import Semantics
+
+SLOTS = ("res0", "opd0", "opd1", "opd2")
+# (engine, field, legal values) beyond bm1880's rules; see the module docstring for the sources.
+_ZERO = (("tiu", "opt_relu_value"), ("tiu", "cmd_pre_exe"), ("tiu", "cmd_pre_exe_typ"),
+         ("tdma", "intra_cmd_paral"))
+_RELU = (0, 1)
+
+
+def _kind(chip, engine, f):
+    ins = chip.fmt(engine).instruction_of(f)
+    return ins.name if ins is not None else "?"
+
+
+def _refuse(chip, engine, f, name, rule):
+    return refused_field(f"{engine}.{_kind(chip, engine, f)}: {name} must be {rule}, not {f[name]!r}", name, f[name])
+
+
+def check(chip, engine, f):
+    """Refuse (SimulationError naming kind, field, value, rule) what the semantics do not model."""
+    for eng, name in _ZERO:
+        if eng == engine and f[name]:
+            raise _refuse(chip, engine, f, name, "0 (not modelled)")
+    if engine == "tiu":
+        if f["opt_relu"] not in _RELU:
+            raise _refuse(chip, engine, f, "opt_relu", f"one of {list(_RELU)}")
+        for slot in SLOTS:
+            name = f"opt_{slot}_seg"
+            if chip.member("tiu", name, f[name]) is None:
+                raise _refuse(chip, engine, f, name, "a member of the seg enum (int8 1, int16 0)")
+    try:
+        bm1880.check(chip, engine, as_bm1880(chip, engine, f))
+    except SimulationError as e:    # bm1880's message, prefixed with the kind
+        if getattr(e, "field", None) is None:
+            raise
+        raise refused_field(f"{engine}.{_kind(chip, engine, f)}: {e}", e.field, e.value) from None
+
+
+def as_bm1880(chip, engine, f):
+    """The field dict as bm1880's semantics read it (module docstring)."""
+    if engine != "tiu":
+        return f
+    g = dict(f)
+    for slot in SLOTS:
+        g[f"opt_{slot}_int8"] = int(chip.member("tiu", f"opt_{slot}_seg", f[f"opt_{slot}_seg"]) == "int8")
+    return g
+
+
+def _adapted(engine, fn):
+    if engine != "tiu":
+        return fn
+
+    def run(m, f):
+        fn(m, as_bm1880(m.chip, engine, f))
+    run.__doc__ = fn.__doc__
+    return run
+
+
+def cycles(engine, kind, f, m):
+    return bm1880.cycles(engine, kind, as_bm1880(m.chip, engine, f), m)
+
+
+def region_base(chip, sel):
+    """The global offset bmk's base register `sel` holds (module docstring): sel * slice."""
+    count = 1 << chip.field("tdma", "src_base_reg_sel").width
+    if not 0 <= sel < count:
+        raise SimulationError(f"a base register must be in [0, {count}), not {sel!r}")
+    return sel * (chip.space("global").size // count)
+
+
+def init(m):
+    """The region base registers the runtime would load (bmk's placement: `region_base`)."""
+    count = 1 << m.chip.field("tdma", "src_base_reg_sel").width
+    m.base_regs = tuple(region_base(m.chip, k) for k in range(count))
+
+
+# Every bm1880 kind: mdsum has no CV18xx encoding (cv181x.json classes), so the decoder never names it.
+SEMANTICS = Semantics({(engine, kind): _adapted(engine, fn) for engine, table in bm1880.KINDS.items()
+                       for kind, fn in table.items()}, check, cycles, init)
