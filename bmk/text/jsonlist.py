@@ -89,7 +89,7 @@ def _record(spec, obj, name, where):
     engine = obj.get("engine")
     try:
         eng = spec.engine(engine) if isinstance(engine, str) else None
-    except Exception:
+    except BmkError:            # SpecError: no such engine
         eng = None
     if eng is None:
         _fail(name, where, f"engine must be one of {[e.name for e in spec.stream_engines]}, not {engine!r}")
