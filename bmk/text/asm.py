@@ -19,7 +19,6 @@ the parser skips. An engine with several instruction classes (bm1684x) gets the 
 selector fields (`framing.class_of`); the printer always shows the selector fields that differ
 from the head defaults, so the text names the class. See docs/asm.md. The text is lossless: every descriptor and header bit survives.
 """
-import difflib
 import re
 import sys
 
@@ -450,6 +449,7 @@ def _logical_lines(lines):
 
 
 def _suggest(name, names):
+    import difflib  # lazy: ~5 ms of start-up, needed only for a misspelt name's hint
     close = difflib.get_close_matches(name, list(names), n=3)
     return f" (did you mean {', '.join(close)}?)" if close else ""
 
