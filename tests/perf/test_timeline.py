@@ -92,7 +92,7 @@ def test_one_core_alone_and_bad_input():
     with pytest.raises(bmk.ArgumentError):
         timeline("bm1688", 42)
     with pytest.raises(bmk.ArgumentError):
-        timeline("cv183x", {})
+        timeline("bm1690", {})                        # a chip with no cost model (the registry's cost_model)
 
 
 def test_waits_that_can_never_be_met_are_a_simulation_error():
