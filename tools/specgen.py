@@ -1147,7 +1147,7 @@ def gen_newer(chip: str):
             *_timing_lines(p),
             "",
         ]
-        lines += NEWER_MEMORY[chip](p)
+        lines += _memory_newer(chip, p)
         lines += ["", CMD_HDR_NEWER.format(magic=conf["magic"]), ""]
         lines += [
             "# Engines: bmk's cmd_hdr_t ids; ids implicit: no command carries its own id, a command's id",
@@ -1238,62 +1238,22 @@ fields = [
 ]"""
 
 
-def _memory_bm1688(p):
-    return [
-        "# Address spaces (params.address_encoding): TIU operands and DMA local addresses have bit 39",
-        "# clear (bit 23 set: static memory); global addresses have bit 39 set, a tag in bits 36..38",
-        "# (1 weight, 2 activation, 3..7 IO) and the offset in bits 0..34.",
-        "[memory.local]",
-        "base = 0x0",
-        f"size = {hexs(p['local_mem_total_bytes'])}",
-        f"lane_bytes = {p['local_mem_bytes_per_npu']}",
-        "",
-        "[memory.static]",
-        "base = 0x800000",
-        f"size = {hexs(p['static_mem_bytes'])}",
-        "",
-        "[memory.global]",
-        "base = 0x8000000000",
-        "size = 0x8000000000",
-    ]
+def _memory_newer(chip, p):
+    """chip.toml's [memory] of a newer chip from tools/facts/chips.json: each space's keys are
+    hex literals or the names of the chip's params facts (lane_bytes a plain count)."""
+    conf = CHIPS[chip]["memory"]
+    lines = [f"# {line}" for line in conf["about"]]
+    for k, (name, note, keys) in enumerate(conf["spaces"]):
+        head = f"[memory.{name}]"
+        lines += ([""] if k else []) + [f"{head.ljust(30)}# {note}" if note else head]
+        for key, value in keys.items():
+            if value.startswith("0x"):
+                lines.append(f"{key} = {value}")
+            else:
+                lines.append(f"{key} = {p[value] if key == 'lane_bytes' else hexs(p[value])}")
+    return lines
 
 
-def _memory_bm1690(p):
-    return [
-        "# Address spaces (params.address_encoding): 45-bit addresses, a tag in bits 40..44 (0 local memory",
-        "# as TIU operands, 1 weight, 2 activation, 30 L2 SRAM, 31 local/static memory as DMA sees it),",
-        "# the offset in bits 0..39.",
-        "[memory.local]",
-        "base = 0x0",
-        f"size = {hexs(p['local_mem_total_bytes'])}",
-        f"lane_bytes = {p['local_mem_bytes_per_npu']}",
-        "",
-        "[memory.global]               # tags 1..29",
-        "base = 0x10000000000",
-        "size = 0x1D0000000000",
-        "",
-        "[memory.l2sram]               # tag 30",
-        "base = 0x1E0000000000",
-        f"size = {hexs(p['l2_sram_bytes'])}",
-    ]
-
-
-def _memory_cv184x(p):
-    return [
-        "# Address spaces (params.address_encoding): a tag in bits 40..44 (0 or 31 local memory, others",
-        "# global: 1 weight, 2 activation), the offset in bits 0..39; DRAM starts at 0x80000000.",
-        "[memory.local]",
-        "base = 0x0",
-        f"size = {hexs(p['local_mem_total_bytes'])}",
-        f"lane_bytes = {p['local_mem_bytes_per_npu']}",
-        "",
-        "[memory.global]               # tags 1..30",
-        "base = 0x10000000000",
-        "size = 0x1E0000000000",
-    ]
-
-
-NEWER_MEMORY = {"bm1688": _memory_bm1688, "bm1690": _memory_bm1690, "cv184x": _memory_cv184x}
 
 
 # ---------------------------------------- CV18xx: CV183X (BM1880v2), CV182X (BM1822), CV181X, CV180X
@@ -1486,9 +1446,9 @@ def gen_cv183x(facts: dict, out: Path):
     params = {"npu_num": cp["npu_num"], "eu_num": cp["eu_num"], "lmem_size": cp["lmem_size"],
               "lmem_banks": cp["lmem_banks"], "lmem_bank_size": cp["lmem_bank_size"]}
     lines = _cv18xx_chip("cv183x", "CV183X = BM1880v2 (the encoder bmk's bm1880 API follows)", src, params,
-                         "0xA5", cp["version"])
+                         CHIPS["cv183x"]["magic"], cp["version"])
     lines += ["", "# As bm1880: TDMA writes a gmem address as (addr & address_mask) + base (gmem_address_encoding)."]
-    lines += _cv18xx_tail("0xA5", False, cp["gmem_start"], (1 << 40) - cp["gmem_start"],
+    lines += _cv18xx_tail(CHIPS["cv183x"]["magic"], False, cp["gmem_start"], (1 << 40) - cp["gmem_start"],
                           cp["npu_num"] * cp["lmem_size"], cp["lmem_size"])
     write(out / "cv183x" / "chip.toml", lines)
 
