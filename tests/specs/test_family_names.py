@@ -163,8 +163,9 @@ def test_the_rename_rows_are_what_the_rules_derive(family):
     for chip, rows in fam["chips"].items():
         derived, notes = FAMILY.derive(ref, load_chip(chip), fam["explicit"])
         assert derived == rows and notes == [], chip
-    assert sum(len(m) for rows in fam["chips"].values() for m in rows["fields"].values()) == \
-        {"bm1684x": 60, "bm1880": 6}[family]
+    pinned = {"bm1684x": {"bm1688": 20, "bm1690": 20, "cv184x": 20},       # field rows per chip: an emptied
+              "bm1880": {"cv181x": 2, "cv180x": 2, "cv182x": 2}}[family]   # table fails here
+    assert {chip: sum(len(m) for m in fam["chips"][chip]["fields"].values()) for chip in pinned} == pinned
 
 
 @pytest.mark.parametrize("chip", ["cv180x", "cv181x", "cv182x"])
