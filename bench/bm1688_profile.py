@@ -11,14 +11,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bmk.timing.compare import compare, summary, table  # noqa: E402
-
-DATA = ROOT / "tests" / "perf" / "bm1688_resnet50"
-STREAMS = [("cmd_125ada000_0_0.dat", "cmd_125ade000_0_1.dat"), ("cmd_125ae2000_1_0.dat", "cmd_125ae3000_1_1.dat")]
+from tests.perf import DATA, cores  # noqa: E402
 
 
 def main():
-    cores = [{"tiu": (DATA / t).read_bytes(), "gdma": (DATA / g).read_bytes()} for t, g in STREAMS]
-    cmp = compare("bm1688", cores, (DATA / "iter0.profile").read_bytes(), (DATA / "net_stat.sim").read_text())
+    cmp = compare("bm1688", cores(), (DATA / "iter0.profile").read_bytes(), (DATA / "net_stat.sim").read_text())
     print("\n".join(table(cmp)))
     print()
     print("\n".join(summary(cmp)))

@@ -9,10 +9,11 @@ from click.testing import CliRunner
 import bmk
 from bmk.cli.main import bmk as cli
 from tests.goldens import golden
+from tests.perf import DATA, STREAMS as PERF_STREAMS
 
-DATA = pathlib.Path(__file__).parent.parent / "perf" / "bm1688_resnet50"
-STREAMS = [("0", "tiu", "cmd_125ada000_0_0.dat"), ("0", "gdma", "cmd_125ade000_0_1.dat"),
-           ("1", "tiu", "cmd_125ae2000_1_0.dat"), ("1", "gdma", "cmd_125ae3000_1_1.dat")]
+# --streams CORE ENGINE FILE of every core's streams
+STREAMS = [(str(core), engine, name) for core, pair in enumerate(PERF_STREAMS)
+           for engine, name in zip(("tiu", "gdma"), pair)]
 YOLO_1684X = pathlib.Path(__file__).parent.parent / "golden" / "bm1684x" / "yolov5s_bm1684x_int8_sym."
 
 

@@ -1,21 +1,13 @@
 """The BM1688 cost model against the chip's measured cycles (issue 31 goals), and the profile
 reader against the file's own layout (tests/perf/bm1688_resnet50: a BM1688 resnet50 int8 on two
 cores, the vendor's iter0.profile and net_stat.sim, copied from /work/shared/perf)."""
-import pathlib
-
 import pytest
 
 import bmk
 from bmk.isa import load_chip
 from bmk.timing.compare import compare
 from bmk.timing.profile import read_net_stat, read_profile
-
-DATA = pathlib.Path(__file__).parent / "bm1688_resnet50"
-STREAMS = [("cmd_125ada000_0_0.dat", "cmd_125ade000_0_1.dat"), ("cmd_125ae2000_1_0.dat", "cmd_125ae3000_1_1.dat")]
-
-
-def cores():
-    return [{"tiu": (DATA / t).read_bytes(), "gdma": (DATA / g).read_bytes()} for t, g in STREAMS]
+from tests.perf import DATA, cores
 
 
 @pytest.fixture(scope="module")

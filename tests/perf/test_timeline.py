@@ -1,18 +1,10 @@
 """bmk.timeline honours waits and cross-core messages (issue 31): read back from the fields
 themselves, not from the timeline's own dependency lists."""
-import pathlib
-
 import pytest
 
 import bmk
 from bmk.timing.timeline import timeline
-
-DATA = pathlib.Path(__file__).parent / "bm1688_resnet50"
-STREAMS = [("cmd_125ada000_0_0.dat", "cmd_125ade000_0_1.dat"), ("cmd_125ae2000_1_0.dat", "cmd_125ae3000_1_1.dat")]
-
-
-def cores():
-    return [{"tiu": (DATA / t).read_bytes(), "gdma": (DATA / g).read_bytes()} for t, g in STREAMS]
+from tests.perf import cores
 
 
 @pytest.fixture(scope="module")
