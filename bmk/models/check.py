@@ -103,7 +103,7 @@ def check_model(model):
     for i, net in enumerate(model.nets):
         for s in range(len(net.stages)):
             n += sum(len(records) for g, records in stage_findings(model, i, s, findings, spec, semantics)
-                     if not _is_subnet(g))
+                     if not is_cpu_subnet(g))
     return findings.result(), n
 
 
@@ -119,7 +119,7 @@ def refusal_message(findings):
             "nothing was run")
 
 
-def _is_subnet(item):
+def is_cpu_subnet(item):
     """A CPU Subnet among a stage's groups (a Group has no kind; bmk.models.model is not imported
     here: it imports models/run.py, which imports this module)."""
     return getattr(item, "kind", None) == "cpu"

@@ -84,7 +84,7 @@ def prepare(model, net=0, stage=0, records=None, sim=None):
     changed and decoded again: tools/silent_fields.py), checked the same way; such a Prepared
     is neither kept nor taken from what is kept; sim: the Simulator to compile them on (its
     plans are made once: the one they will run on), default a new one."""
-    from bmk.models.check import chip_semantics, refusal_message, stage_findings
+    from bmk.models.check import chip_semantics, is_cpu_subnet, refusal_message, stage_findings
     from bmk.sim.check import Findings
     st = _stage(model, net, stage)
     spec, sem = chip_semantics(model, "; run needs its decoder and simulator")
@@ -102,8 +102,7 @@ def prepare(model, net=0, stage=0, records=None, sim=None):
         sim = Simulator(spec, semantics=sem)
     programs, groups, steps = [], [], []
     for g, recs in planned:
-        if getattr(g, "kind", None) == "cpu":       # a CPU Subnet (a Group has no kind), set up by
-            # stage_findings: run between the groups
+        if is_cpu_subnet(g):            # set up by stage_findings: run between the groups
             steps.append(("cpu", g, recs))
             continue
         steps.append(("tpu", len(groups)))
