@@ -52,16 +52,22 @@ def _eltwise(chip, eu, **fields):
     return attrs.evolve(rec, fields=f, kind=kind)
 
 
-@pytest.mark.parametrize("chip", ["cv180x", "cv181x", "cv182x"])
-@pytest.mark.parametrize("eu, op", [(2, np.add), (3, np.subtract), (4, np.maximum), (9, np.bitwise_xor)])
-def test_int8_eltwise_matches_numpy_on_each_chip(chip, eu, op):
-    rng = np.random.default_rng(eu)
+def _operands(chip, seed):
+    """A simulator of `chip` with random int8 operands a, b at A and B: (sim, strides, a, b)."""
+    rng = np.random.default_rng(seed)
     a = rng.integers(-128, 128, SHAPE).astype(np.int8)
     b = rng.integers(-128, 128, SHAPE).astype(np.int8)
     m = bmk.Simulator(chip)
     st = _strides(chip)
     m.lmem_write_array(A, a, st, "int8")
     m.lmem_write_array(B, b, st, "int8")
+    return m, st, a, b
+
+
+@pytest.mark.parametrize("chip", ["cv180x", "cv181x", "cv182x"])
+@pytest.mark.parametrize("eu, op", [(2, np.add), (3, np.subtract), (4, np.maximum), (9, np.bitwise_xor)])
+def test_int8_eltwise_matches_numpy_on_each_chip(chip, eu, op):
+    m, st, a, b = _operands(chip, eu)
     m.run([_eltwise(chip, eu)], races=False)
     want = np.clip(op(a.astype(np.int32), b.astype(np.int32)), -128, 127)
     np.testing.assert_array_equal(m.lmem_read_array(R, SHAPE, st, "int8"), want)
@@ -70,13 +76,7 @@ def test_int8_eltwise_matches_numpy_on_each_chip(chip, eu, op):
 def test_int16_result_by_seg_two_planes():
     """opt_res0_seg 0 (int16, cvikernel tiu_add.c: res_high given): low and high planes b_str apart."""
     chip = "cv181x"
-    rng = np.random.default_rng(7)
-    a = rng.integers(-128, 128, SHAPE).astype(np.int8)
-    b = rng.integers(-128, 128, SHAPE).astype(np.int8)
-    m = bmk.Simulator(chip)
-    st = _strides(chip)
-    m.lmem_write_array(A, a, st, "int8")
-    m.lmem_write_array(B, b, st, "int8")
+    m, st, a, b = _operands(chip, 7)
     m.run([_eltwise(chip, 0, opt_res0_seg=0, res0_b_str=0x200)], races=False)     # mul
     lo = m.lmem_read_array(R, SHAPE, st, "uint8").astype(np.int32)
     hi = m.lmem_read_array(R + 0x200, SHAPE, st, "int8").astype(np.int32)
