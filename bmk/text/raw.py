@@ -25,7 +25,6 @@ from bmk.encoders.framing import PAD, StreamScan, make_record, opaque_record
 from bmk.encoders.merge import MessageLog, Queue, merge_order
 from bmk.errors import DecodeError
 
-RELEASE = 1 << 26           # bytes of a file's stream read between two releases of its window
 WINDOW = 1 << 16            # bytes a FileBytes reads at once (and the size up to which a file is simply read)
 
 
@@ -99,9 +98,8 @@ class FileBytes:
         self.f.close()
 
 
-def release(data, upto=None):
-    """Drop what is held of a file's stream (its window): a pass over a long stream keeps its
-    memory flat. `upto`: the byte the pass has reached (kept for the callers' rhythm)."""
+def release(data):
+    """Drop what is held of a file's stream (its window) after a pass over it."""
     if isinstance(data, FileBytes):
         data.release()
 
@@ -137,7 +135,7 @@ class RawStream:
         names = [eng.own_id if explicit else None] + [f for _, f in eng.wait_for]
         log = MessageLog(eng.messages) if eng.messages is not None else None
         scan = StreamScan(self.chip, eng, data)
-        offsets, classes, mark = self.offsets, self.classes, RELEASE
+        offsets, classes = self.offsets, self.classes
         for offset, cls in scan:
             got = positions.get(cls.name)
             if got is None:
@@ -153,9 +151,6 @@ class RawStream:
                 w.append(-1 if f is None else (word >> f.bit) & f.max)
             if log is not None:
                 log.add(len(offsets) - 1, self.record(len(offsets) - 1))
-            if offset > mark:
-                release(data, offset)
-                mark = offset + RELEASE
         self.pads = dict(scan.pads)
         release(data)
         msgs = log.result() if log is not None else ({}, {}, {})
@@ -220,19 +215,11 @@ class RawRecords(Sequence):
         return self.streams[self.order_q[i]].record(self.order_j[i])
 
     def _walk(self):
-        """(stream, index) of each command in program order, the mapped pages given back as it goes."""
-        streams, count = self.streams, 0
-        marks, last = [RELEASE] * len(streams), [0] * len(streams)
+        """(stream, index) of each command in program order (a file's stream holds one window of
+        its bytes throughout: FileBytes), the windows dropped at the end."""
+        streams = self.streams
         for q, j in zip(self.order_q, self.order_j):
-            last[q] = j
             yield streams[q], j
-            count += 1
-            if count & 0xFFFF == 0:
-                for k, t in enumerate(streams):
-                    at = t.offsets[last[k]] if len(t.offsets) else 0
-                    if at > marks[k]:
-                        release(t.data, at)
-                        marks[k] = at + RELEASE
         self.release()
 
     def __iter__(self):
