@@ -66,6 +66,16 @@ STATIC_TABLES_1684X = (
     ("static_log_coeff_table", 1152, 64, "fp32 0, then (-1)^(k+1) / k: the taylor coefficients of ln(1 + x)"),
     ("static_seq_table", 1472, 64, "int32 k: the sequence 0, 1, 2, ..."),
 )
+# BM1688 static memory (tpu-mlir python/debugger/target_1688/cmodel.py `gen_lookup_table`: EXP_COEFF
+# 32 words, LOG_COEFF 64, ERF_COEFF 16, SEQ_COEFF 64, ... no EXP_TABLE; the shared tdl_models
+# streams' tsbc.s_distribute reads SEQ at 448). Its TIU commands name a static operand by its
+# offset in static memory (the debugger's memmap puts static memory at 0): tiu_static_offset.
+STATIC_TABLES_1688 = (
+    ("static_exp_coeff_table", 0, 32, "fp32 1 / k!: the taylor coefficients of e^x"),
+    ("static_log_coeff_table", 128, 64, "fp32 0, then (-1)^(k+1) / k: the taylor coefficients of ln(1 + x)"),
+    ("static_seq_table", 448, 64, "int32 k: the sequence 0, 1, 2, ..."),
+)
+STATIC_TABLES = {"bm1688": STATIC_TABLES_1688}
 TAYLOR_LEN_1684 = 64
 
 
@@ -222,6 +232,12 @@ def code_enum(codes: dict, *, skip=()) -> dict:
         assert k not in out, (k, codes)
         out[k] = int(code)
     return out
+
+
+# res0_str / opd*_str layout codes (isa-facts "short_str layout codes"): bm1684x's names; BM1688 and
+# later list 0..3 and the SG classes' 4 (T4)
+LAYOUT_ENUM = {"aligned": 0, "compact": 1, "offset": 2, "free": 3, "T4": 4, "T5": 5}
+NEWER_LAYOUTS = 4
 
 
 def composed_line(byname) -> list[str]:
@@ -641,7 +657,7 @@ def gen_bm1684x(facts: dict, out: Path):
     # prec_codes (res0_prec/opd*_prec) of the JSON, with identifier names
     assert len(ops["prec_codes (res0_prec/opd*_prec)"]) == 8
     prec_enum = {"int8": 0, "fp16": 1, "fp32": 2, "int16": 3, "int32": 4, "bf16": 5, "int4": 6, "fp8": 7}
-    layout_enum = {"aligned": 0, "compact": 1, "offset": 2, "free": 3, "T4": 4, "T5": 5}
+    layout_enum = LAYOUT_ENUM
 
     # ---------------- TIU
     tiu = eng["tiu"]
@@ -1059,6 +1075,8 @@ def _newer_engine(facts_engine: dict, engine: str, sub: str, enums_of: dict, fam
         if cn in alt_of:
             lines.append(f'head = "{alt_of[cn]}"')
         lines.append(keys_line(keys))
+        if engine != "tiu":     # DMA addresses and lane masks split in two fields
+            lines += composed_line(dict.fromkeys(f.name for f in fields))
         lines += fields_block("fields", fields)
         lines += instr_block(instrs, vendor=vendor_kinds)
     return lines, kinds_of
@@ -1084,6 +1102,9 @@ def gen_newer(chip: str):
             for f in c["fields"]:
                 if re.fullmatch(r"opt_(res0|opd\d)_prec", f["name"]):
                     enums_of[f["name"]] = "prec"
+                if re.fullmatch(r"short_(res0|opd\d)_str", f["name"]):
+                    enums_of[f["name"]] = "layout"
+        layouts = {k: v for k, v in LAYOUT_ENUM.items() if v <= NEWER_LAYOUTS}
         fam = renames_of(chip)
         lines, tiu_kinds = _newer_engine(tiu, "tiu", "tsk_eu_typ", enums_of, fam)
         files["tiu"] = head_lines + [
@@ -1094,22 +1115,29 @@ def gen_newer(chip: str):
             "# Field names: the sheet's, made identifiers by tpu-mlir's rule; a repeated name gets '_<bit>'.",
             *_family_note(fam, "tiu"),
             "",
-        ] + lines + enums_block({"tsk_typ": code_enum(ops["tiu_tsk_typ"]), "prec": prec},
+        ] + lines + enums_block({"tsk_typ": code_enum(ops["tiu_tsk_typ"]), "prec": prec, "layout": layouts},
                                 {"tsk_typ": "tsk_typ codes (the first class named for each)",
-                                 "prec": "opt_res0_prec / opt_opd*_prec"})
+                                 "prec": "opt_res0_prec / opt_opd*_prec",
+                                 "layout": "short_res0_str / short_opd*_str layout codes (4: the SG classes' T4)"})
         # ---- GDMA (and SDMA: the same classes)
         dma = eng["dma"]
         denums = {"cmd_type": "cmd_type"}
+        formats = p.get(next((k for k in p if k.startswith("gdma_value_format")), ""), {})
+        if formats:     # GDMA element formats (params.gdma_value_format): src/mask/index_data_format
+            denums.update({n: "data_format" for n in ("src_data_format", "mask_data_format", "index_data_format")})
         lines, dma_kinds = _newer_engine(dma, "gdma", "cmd_special_function", denums, fam)
         cmd_type = {ident(_class_name(v, dma["classes"].get(v, {}))): int(k)
                     for k, v in sorted(ops["dma_cmd_type"].items(), key=lambda kv: int(kv[0]))}
+        data_format = {ident(v): int(k) for k, v in sorted(formats.items(), key=lambda kv: int(kv[0]))}
         files["gdma"] = head_lines + [
             f"# GDMA descriptors: {len(dma['classes'])} classes, back to back; the head (cmd_short, cmd_type,",
             "# cmd_special_function) picks the class; keys (cmd_short, cmd_type) where the class has cmd_short.",
             "# Class names: the JSON 'alias' where the sheet name has odd characters.",
             *_family_note(fam, "gdma"),
             "",
-        ] + lines + enums_block({"cmd_type": cmd_type}, {"cmd_type": "cmd_type codes (class names)"})
+        ] + lines + enums_block({"cmd_type": cmd_type, **({"data_format": data_format} if data_format else {})},
+                                {"cmd_type": "cmd_type codes (class names)",
+                                 "data_format": "src_data_format codes (params.gdma_value_format)"})
         if "cdma" in eng:
             cdma = eng["cdma"]
             lines, cdma_kinds = _newer_engine(cdma, "cdma", "cmd_special_function", {"cmd_type": "cmd_type"},
@@ -1145,6 +1173,8 @@ def gen_newer(chip: str):
             f"gmem_alignment_bytes = {p['gmem_alignment_bytes']}",
             f"cores = {cores}                     # TPU cores a program's groups may run on",
             *_timing_lines(p),
+            *_register_lines(p),
+            *_static_lines(chip),
             "",
         ]
         lines += _memory_newer(chip, p)
@@ -1482,6 +1512,29 @@ def generate(out: Path = OUT, facts: Path = FACTS, chips=None) -> list[Path]:
         written += sorted((out / chip).glob("*.toml"))
     return written
 
+
+
+def _static_lines(chip):
+    """[params] lines of a newer chip's static memory tables (STATIC_TABLES) and operand form."""
+    tables = STATIC_TABLES.get(chip)
+    if not tables:
+        return []
+    return ["# Lookup tables in static memory before any command runs (offset in bytes from its base,",
+            "# entries); a TIU static operand (tsbc.s_bc / s_distribute opd0_addr) is an offset there",
+            "tiu_static_offset = 1"] + [line for name, off, n, what in tables
+                                        for line in (f"{name} = {off:<6}   # {what}", f"{name}_len = {n}")]
+
+
+def _register_lines(p):
+    """[params] lines of the TIU registers that SYS_TR_ACC (system_tr_wr.wr_imm) writes and later
+    commands read as operands (params.tiu_registers): tgcr_<operand> = register index."""
+    regs = p.get("tiu_registers")
+    if not regs:
+        return []
+    return ["# TIU registers (params.tiu_registers) system_tr_wr.wr_imm writes and the quantized conv, PorD and",
+            "# MM / MM2 read: opd4 (kernel zero point), opd5 (requant parameters: an address or the",
+            "# multiplier), the constant requant's shift and output zero point"] \
+        + [f"tgcr_{k} = {v}" for k, v in regs.items() if k != "source"]
 
 
 def _timing_lines(p):

@@ -106,7 +106,7 @@ def refusals(spec, semantics, records, findings=None, group=None):
     sync = _sync_fields(spec)
     seen = {}                       # content key -> its Refused, or None
     position = {}
-    for rec in records:
+    for rec in semantics.prepare(spec, records):
         engine = rec.engine
         index = position[engine] = position.get(engine, -1) + 1
         ids = sync.get(engine, ())

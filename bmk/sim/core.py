@@ -12,7 +12,8 @@ Run loop: every engine executes its instructions in program order. An instructio
 field names id k of another engine (e.g. TIU `cmd_id_gdma`, TDMA `wait_id_tpu`; 0 = no wait)
 starts only after the instruction with own id k on that engine has ended. After a descriptor
 whose own id is the largest its field holds, all counters restart, so a wait refers to the id
-in the current chunk of the buffer. Among the engines' next instructions the one that can
+in the current chunk of the buffer. Where the spec's ids are implicit (BM1688 and later) an
+instruction's id is its 1-based position on its engine (per core). Among the engines' next instructions the one that can
 start earliest runs next (ties: program order), so functional results follow the timing.
 Start = max(engine free, end of what it waits for); end = start + the chip's cost model.
 Each instruction carries a vector clock (the last position on every other engine known to
@@ -480,6 +481,7 @@ class Simulator:
         memo = self._plans
         getters = self._getters
         wait_ids = [None] * n       # the values of the wait fields (eng.wait_for order), when any is set
+        position = {}               # implicit ids: (core, engine) -> the last position given
         for i, rec in enumerate(records):
             engine = rec.engine
             eng = spec.get(engine)
@@ -519,7 +521,16 @@ class Simulator:
                     memo[key] = plan
             plans[i] = plan
             chunk_of[i] = chunk
-            if own_field:
+            if eng.implicit_ids:
+                # ids are positions (BM1688 and later): 1-based per engine and core; a wait
+                # names a position on the other engine of its own core
+                if eng.wait_mask is not None and wait_ids[i] is not None:
+                    wait_ids[i] = [k & eng.wait_mask for k in wait_ids[i]]
+                place = (rec.core, engine)
+                own = owns[i] = position[place] = position.get(place, 0) + 1
+                chunk_of[i] = ("core", rec.core)
+                id_map[(chunk_of[i], engine, own)] = i
+            elif own_field:
                 owns[i] = own                           # a class without ids (bm1684x LAR) has 0
                 if own:
                     key = (chunk, engine, own)
@@ -583,7 +594,7 @@ class Simulator:
             raise ArgumentError(f"{_call}: a Program runs on Simulators of the ChipSpec and Semantics it was compiled "
                                 f"for; this one was compiled for another ({cmdbuf.chip.name}): compile the buffer on "
                                 f"this Simulator")
-        records = self._records(cmdbuf, _call)
+        records = self.semantics.prepare(self.chip, self._records(cmdbuf, _call))
         kinds, owns, waits, plans = self._prepare(records)
         n = len(records)
         # Engines are numbered; per instruction: its engine, its position on it, the

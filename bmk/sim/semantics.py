@@ -17,6 +17,11 @@
 - cycles(engine, kind, fields, m) -> int: the cost model.
 - check and cycles must be pure functions of the fields other than the sync ids (and of the
   chip): the simulator checks, and costs, instructions equal but for their ids once.
+- prepare(chip, records) -> records: what the chip's commands mean only in order, resolved
+  before anything is checked or planned (default: the records as they are). BM1688's
+  system_tr_wr.wr_imm writes TIU registers that later commands read as operands: its prepare
+  gives each reading command the register values as fields (bmk/sim/bm1688/registers.py), so
+  a command's meaning stays a function of its fields.
 - init(m): fills what a fresh chip holds before any command runs (e.g. the lookup tables in
   L2 SRAM); called once at the end of `Simulator.__init__`. Default: nothing (zeroed memories).
 
@@ -60,12 +65,17 @@ def _zeroed(m):
     return None
 
 
+def _as_is(chip, records):
+    return records
+
+
 @attrs.frozen
 class Semantics:
     kinds: dict = attrs.field(converter=dict)
     check: object = _no_check
     cycles: object = _one_cycle
     init: object = _zeroed
+    prepare: object = _as_is
 
     def function(self, engine, kind):
         try:

@@ -106,11 +106,11 @@ def test_a_kind_without_semantics_is_one_finding_and_what_run_says(monkeypatch):
 
 
 def test_a_chip_without_a_simulator_is_one_finding():
-    [f] = bmk.check(F.YOLO_1688)
-    assert (f.kind, f.field, f.value) == ("model", "chip", "bm1688")
-    assert "chip bm1688 has no simulator" in f.reason
-    res = CliRunner().invoke(bmk_cmd, ["check", str(F.YOLO_1688)])
-    assert res.exit_code == 1 and "model chip = 'bm1688'" in res.output
+    [f] = bmk.check(F.YOLO_1690)
+    assert (f.kind, f.field, f.value) == ("model", "chip", "bm1690")
+    assert "chip bm1690 has no simulator" in f.reason
+    res = CliRunner().invoke(bmk_cmd, ["check", str(F.YOLO_1690)])
+    assert res.exit_code == 1 and "model chip = 'bm1690'" in res.output
 
 
 def test_bad_input_is_exit_2_and_one_line(tmp_path):

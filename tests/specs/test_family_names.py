@@ -36,7 +36,7 @@ def test_bm1688_record_has_family_names_and_the_listing_the_vendors():
     assert (fld.name, fld.vendor, fld.spelling) == ("opd0_prec", "opt_opd0_prec", "opt_opd0_prec")
     line = asm.format_record(chip, _ar_select_great(chip))
     assert line.startswith("tiu.arith.select_great ")
-    assert " opt_opd0_prec=fp16" in line and " short_res0_str=3" in line
+    assert " opt_opd0_prec=fp16" in line and " short_res0_str=free" in line   # a layout code by its name, as prec
     assert " opd0_prec=" not in line and " res0_str=" not in line
 
 

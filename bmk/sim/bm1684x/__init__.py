@@ -53,23 +53,29 @@ GDMA_BYTES_PER_CYCLE = 54      # net_stat.sim: contiguous loads, 13,824 to 229,3
 SYS_CYCLES = 1
 
 
-def _tables():
+def kind_tables(engines, replacing=()):
+    """(kinds, executes, checks) of family modules: engines ((engine, modules), ...); replacing
+    ((engine, modules), ...): a sister chip's modules whose kinds take the place of the
+    family's (bmk/sim/bm1688) or add to them. A kind defined twice otherwise is an error."""
     kinds, executes, checks = {}, {}, {}
-    for engine, families in (("tiu", TIU_FAMILIES), ("gdma", GDMA_FAMILIES)):
-        for module in families:
-            for kind, fn in module.KINDS.items():
-                if (engine, kind) in kinds:
-                    raise SimulationError(f"{module.__name__} defines {engine} {kind} again")
-                kinds[(engine, kind)] = fn
-                executes[(engine, kind)] = module.FIELDS[kind]
-            for kind, fn in getattr(module, "CHECKS", {}).items():
-                if (engine, kind) not in kinds:
-                    raise SimulationError(f"{module.__name__} checks {engine} {kind}, which it does not define")
-                checks[(engine, kind)] = fn
+    for group, replace in ((engines, False), (replacing, True)):
+        for engine, families in group:
+            for module in families:
+                for kind, fn in module.KINDS.items():
+                    if (engine, kind) in kinds and not replace:
+                        raise SimulationError(f"{module.__name__} defines {engine} {kind} again")
+                    kinds[(engine, kind)] = fn
+                    executes[(engine, kind)] = module.FIELDS[kind]
+                    checks.pop((engine, kind), None)
+                for kind, fn in getattr(module, "CHECKS", {}).items():
+                    if (engine, kind) not in kinds:
+                        raise SimulationError(f"{module.__name__} checks {engine} {kind}, which it does not define")
+                    checks[(engine, kind)] = fn
     return kinds, executes, checks
 
 
-KINDS, EXECUTES, CHECKS = _tables()
+ENGINES = (("tiu", TIU_FAMILIES), ("gdma", GDMA_FAMILIES))
+KINDS, EXECUTES, CHECKS = kind_tables(ENGINES)
 
 
 def check(chip, engine, f):

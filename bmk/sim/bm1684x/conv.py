@@ -79,7 +79,26 @@ def _per_channel(m, f, name, c, dtype):
     return read(m, tensor(m, f, name, (1, c, 1, 1), dtype, "compact")).reshape(c)
 
 
-def _conv(kind):
+def int8_terms(m, f, ic, oc, w):
+    """BM1684X's int8 operands: opd2 is the kernel zero point per input channel, subtracted
+    from the weights; no bias. -> (weights, bias per output channel, result sign)."""
+    kzp_dt = dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "int8"))
+    kzp = _per_channel(m, f, "opd2", ic, kzp_dt)
+    sign = (f.get("opd0_sign", 0) | f.get("opd1_sign", 0) | f.get("opd2_sign", 0)
+            | int(bool(f.get("opd2_const", 0) and f.get("opd2_addr", 0))))
+    return w - kzp.reshape(1, ic, 1, 1), np.zeros(oc), sign
+
+
+def plain_sum(m, f, acc):
+    """BM1684X's conv.normal ends at the sum (no requantization step): -> (acc, relu applied)."""
+    return acc, False
+
+
+def convolution(kind, terms=int8_terms, finish=plain_sum):
+    """The conv kind's function. terms(m, f, ic, oc, w) -> (weights, bias, sign): an integer
+    input's operand roles (int8_terms: BM1684X's); finish(m, f, acc) -> (acc, relu applied):
+    what an integer conv.normal does to its exact sums before res_add and relu (a sister chip
+    requantizes there: bmk/sim/bm1688/conv.py)."""
     def run(m, f):
         n, oc, oh, ow = shape = shape_of(f)
         check_shape(m, "res0", shape)
@@ -99,12 +118,7 @@ def _conv(kind):
             bias = _per_channel(m, f, "opd2", oc, dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "fp32")))
             sign = 1
         elif not requant:
-            kzp_dt = dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "int8"))
-            kzp = _per_channel(m, f, "opd2", ic, kzp_dt)
-            w = w - kzp.reshape(1, ic, 1, 1)
-            bias = np.zeros(oc)
-            sign = (f.get("opd0_sign", 0) | f.get("opd1_sign", 0) | f.get("opd2_sign", 0)
-                    | int(bool(f.get("opd2_const", 0) and f.get("opd2_addr", 0))))
+            w, bias, sign = terms(m, f, ic, oc, w)
         else:
             bias = np.full(oc, const(f, "opd2", dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "int16"))))
             sign = f.get("opd0_sign", 0) | f.get("opd1_sign", 0) | f.get("opd2_sign", 0)
@@ -133,22 +147,25 @@ def _conv(kind):
                 acc[b] += wt[:, t * ic:(t + 1) * ic] @ np.ascontiguousarray(win[b]).reshape(ic, -1)
         acc = acc.reshape(n, oc, oh, ow) + bias.reshape(1, oc, 1, 1)
         res = tensor(m, f, "res0", shape, dt(m, f, "res0", sign), "aligned")
+        relu_done = False
         if not in_dt.is_float:
             acc = np.rint(acc).astype(np.int64)              # exact sums, held in float64
+            if not requant:
+                acc, relu_done = finish(m, f, acc)
         if requant:
             acc = numerics.rshift(acc, f.get("opd3_addr", 0) & 0xFF, numerics.Round.HALF_UP)
             if kind == "conv.wrqrelu":
                 acc = np.maximum(acc, 0)
         if f.get("res_add", 0):
             acc = acc + read(m, res)
-        if f.get("relu", 0):
+        if f.get("relu", 0) and not relu_done:
             acc = np.maximum(acc, 0)
         write(m, res, acc, True, f)
     run.__name__ = kind.replace(".", "_")
     return run
 
 
-KINDS = {k: _conv(k) for k in ("conv.normal", "conv.wrq", "conv.wrqrelu")}
+KINDS = {k: convolution(k) for k in ("conv.normal", "conv.wrq", "conv.wrqrelu")}
 
 _ALL = F.names(F.operand("opd0"), {"opd0_c", "opd0_h", "opd0_w", "opd1_h", "opd1_w"},
                {f"res0_{d}" for d in "nchw"}, {"res0_addr", "res0_prec"},

@@ -111,7 +111,27 @@ def _row(m, f, cols, dtype):
     return _matrix(m, f, "opd2", 1, cols, f.get("res0_w", 0), dtype)
 
 
-def _mm2(kind):
+def zero_point_terms(m, f, kind, a, b, mc, nw, b_dt):
+    """BM1684X's int8 MM2 operand: opd2 is a zero point of R's type (module docstring); no bias.
+    -> (L, R, bias row or 0)."""
+    if kind in ("mm2.nn", "mm2.nt"):
+        zp = _zp_row(m, f, nw, b_dt)
+        b = b - (zp[None, :] if kind == "mm2.nn" else zp[:, None])
+    else:
+        a = a - _zp_col(m, f, mc, b_dt)[:, None]
+    return a, b, 0
+
+
+def plain_product(m, f, acc):
+    """BM1684X's MM2 ends at the product: -> (acc, result sign)."""
+    return acc, 1
+
+
+def matrix2(kind, terms=zero_point_terms, finish=plain_product):
+    """The MM2 kind's function. terms(m, f, kind, L, R, rows, cols, R's dtype) -> (L, R, bias):
+    an int8 product's operand roles; finish(m, f, acc) -> (acc, result sign): what the exact
+    integer product becomes before res_add (a sister chip requantizes there:
+    bmk/sim/bm1688/mm.py)."""
     def run(m, f):
         mc, nw, kc, kw = f.get("res0_c", 0), f.get("res0_w", 0), f.get("opd1_c", 0), f.get("opd1_w", 0)
         if min(mc, nw, kc, kw) < 1:
@@ -126,20 +146,19 @@ def _mm2(kind):
         int8 = m.chip.member("tiu", "res0_prec", f.get("opd0_prec", 0)) == "int8"
         if kind == "mm2.tt":
             a = a.T
-        if int8 and kind in ("mm2.nn", "mm2.nt"):
-            zp = _zp_row(m, f, nw, b_dt)
-            b = b - (zp[None, :] if kind == "mm2.nn" else zp[:, None])
-        elif int8:
-            a = a - _zp_col(m, f, mc, b_dt)[:, None]
+        bias = 0
+        if int8:
+            a, b, bias = terms(m, f, kind, a, b, mc, nw, b_dt)
         if kind != "mm2.nn":
             b = b.T
         if a.shape[1] != b.shape[0] or b.shape[1] != nw or a.shape[0] != mc:
             raise SimulationError(f"the shapes must chain ({a.shape} @ {b.shape} -> ({mc}, {nw}))")
         W.check_work(kind, mc * a.shape[1] * nw)
-        acc = a.astype(np.float64) @ b.astype(np.float64)
+        acc = a.astype(np.float64) @ b.astype(np.float64) + bias
+        sign = 1
         if not a_dt.is_float:
-            acc = np.rint(acc).astype(np.int64)
-        r_dt = dt(m, f, "res0", 1)
+            acc, sign = finish(m, f, np.rint(acc).astype(np.int64))
+        r_dt = dt(m, f, "res0", sign)
         t = tensor(m, f, "res0", (1, mc, 1, nw), r_dt, "aligned")
         if f.get("res_add", 0):
             acc = acc + read(m, t).reshape(mc, nw)
@@ -167,7 +186,7 @@ def _zp_col(m, f, rows, dtype):
 
 
 KINDS = {"mm.normal": _mm("mm.normal"), "mm.wrq": _mm("mm.wrq"), "mm.wrqrelu": _mm("mm.wrqrelu"),
-         "mm2.nn": _mm2("mm2.nn"), "mm2.nt": _mm2("mm2.nt"), "mm2.tt": _mm2("mm2.tt")}
+         "mm2.nn": matrix2("mm2.nn"), "mm2.nt": matrix2("mm2.nt"), "mm2.tt": matrix2("mm2.tt")}
 
 _MM = F.names({"res0_addr", "res0_prec", "res0_c", "res0_w", "opd0_addr", "opd0_prec", "opd0_sign", "opd0_const",
                "opd0_n", "opd0_c", "opd0_w", "opd1_addr", "opd1_sign", "opd1_w", "opd2_addr", "opd2_const",

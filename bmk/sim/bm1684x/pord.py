@@ -76,7 +76,7 @@ def _is_float(chip, f):
 
 def _check(kind):
     """The static refusals (CHECKS): pad_mode 0 where the kind has it (window.py); the shifts
-    are an integer result's: res1_addr must be 0 for a float input (_finish shifts integers
+    are an integer result's: res1_addr must be 0 for a float input (finish shifts integers
     only); an avgpool's opd2_addr is a right shift 0..MAX_AVG_SHIFT, integers only, and
     res1_addr must then be 0."""
     def check(chip, f):
@@ -99,17 +99,6 @@ def _check(kind):
     return check
 
 
-def _finish(m, f, kind, acc, res, floats):
-    """Shift (integers) and store."""
-    if not floats:
-        s = _shift(f, kind)
-        acc = np.rint(acc).astype(np.int64)
-        acc = numerics.rshift_each(acc, s, mode_of(f)) if s >= 0 else acc << -s
-    if kind == "pord.depthwiserelu":
-        acc = np.maximum(acc, 0)
-    write(m, res, acc, True, f, mode_of(f))
-
-
 def _kernel(m, f, c, kh, kw, w_dt):
     if f.get("opd1_const", 0):
         return np.full((1, c, kh, kw), const(f, "opd1", w_dt))
@@ -125,7 +114,35 @@ def _inputs(m, f, kind):
     return shape, in_dt, x
 
 
-def _windowed(kind):
+def bias_terms(m, f, kind, acc, floats):
+    """BM1684X's depthwise bias (opd2) added to the sums, and the result's sign (module
+    docstring). -> (acc, sign)."""
+    b_dt = dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "int32") if not floats else None,
+              sign=1 if not floats else None)
+    bias = const(f, "opd2", b_dt) if f.get("opd2_const", 0) else \
+        read(m, tensor(m, f, "opd2", (1, acc.shape[1], 1, 1), b_dt, "compact"))
+    sign = f.get("opd0_sign", 0) | f.get("opd1_sign", 0) | f.get("opd2_sign", 0)
+    if kind == "pord.depthwiserelu":
+        sign = int(m.chip.member("tiu", "res0_prec", f.get("res0_prec", 0)) == "int32")
+    return acc + bias, sign
+
+
+def finish(m, f, kind, acc, res, floats):
+    """Shift (integers) and store."""
+    if not floats:
+        s = _shift(f, kind)
+        acc = np.rint(acc).astype(np.int64)
+        acc = numerics.rshift_each(acc, s, mode_of(f)) if s >= 0 else acc << -s
+    if kind == "pord.depthwiserelu":
+        acc = np.maximum(acc, 0)
+    write(m, res, acc, True, f, mode_of(f))
+
+
+def windowed(kind, terms=bias_terms, finish=finish, pool_sign=None):
+    """A windowed PorD kind's function. terms(m, f, kind, sums, floats) -> (acc, result sign):
+    a depthwise convolution's bias and sign (bias_terms: BM1684X's); finish(m, f, kind, acc,
+    res, floats) shifts and stores; pool_sign(f): a pool's result sign (default opd0's). A
+    sister chip requantizes in finish (bmk/sim/bm1688/pord.py)."""
     def run(m, f):
         shape, in_dt, x = _inputs(m, f, kind)
         n, c, oh, ow = shape
@@ -134,11 +151,12 @@ def _windowed(kind):
         pad, insert = W.pad_values(m, f, c, in_dt)
         ext = W.extended(x, pads, ins, pad, insert)
         floats = in_dt.is_float
+        p_sign = f.get("opd0_sign", 0) if pool_sign is None else pool_sign(f)
         if kind == "pord.maxpooling":
             acc = None
             for _, _, win in W.taps(ext, dil, stride, kernel, (oh, ow)):
                 acc = win.copy() if acc is None else np.maximum(acc, win)
-            write(m, tensor(m, f, "res0", shape, dt(m, f, "res0", f.get("opd0_sign", 0)), "aligned"), acc, True, f)
+            write(m, tensor(m, f, "res0", shape, dt(m, f, "res0", p_sign), "aligned"), acc, True, f)
             return
         w_dt = dt(m, f, "opd1", prec=f.get("opd0_prec", 0))
         k = _kernel(m, f, c, kernel[0], kernel[1], w_dt).astype(np.float64)
@@ -148,18 +166,11 @@ def _windowed(kind):
         for ky, kx, win in W.taps(ext.astype(np.float64), dil, stride, kernel, (oh, ow)):
             acc += win * k[:, :, ky:ky + 1, kx:kx + 1]
         if kind == "pord.avgpooling":
-            sign = f.get("opd0_sign", 0)
+            sign = p_sign
         else:
-            b_dt = dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "int32") if not floats else None,
-                      sign=1 if not floats else None)
-            bias = const(f, "opd2", b_dt) if f.get("opd2_const", 0) else \
-                read(m, tensor(m, f, "opd2", (1, c, 1, 1), b_dt, "compact"))
-            acc = acc + bias
-            sign = f.get("opd0_sign", 0) | f.get("opd1_sign", 0) | f.get("opd2_sign", 0)
-            if kind == "pord.depthwiserelu":
-                sign = int(m.chip.member("tiu", "res0_prec", f.get("res0_prec", 0)) == "int32")
+            acc, sign = terms(m, f, kind, acc, floats)
         res = tensor(m, f, "res0", shape, dt(m, f, "res0", sign), "aligned")
-        _finish(m, f, kind, acc, res, floats)
+        finish(m, f, kind, acc, res, floats)
     run.__name__ = kind.split(".")[1]
     return run
 
@@ -192,13 +203,13 @@ def _roi(kind):
         acc = (win.astype(np.float64) * k[..., None]).sum(axis=(2, 3)).reshape(shape)
         sign = f.get("opd0_sign", 0) | (f.get("opd1_sign", 0) if kind == "pord.roiDepthwise" else 0)
         res = tensor(m, f, "res0", shape, dt(m, f, "res0", sign), "aligned")
-        _finish(m, f, kind, acc, res, floats)
+        finish(m, f, kind, acc, res, floats)
     run.__name__ = kind.split(".")[1]
     return run
 
 
-KINDS = {"pord.depthwise": _windowed("pord.depthwise"), "pord.avgpooling": _windowed("pord.avgpooling"),
-         "pord.depthwiserelu": _windowed("pord.depthwiserelu"), "pord.maxpooling": _windowed("pord.maxpooling"),
+KINDS = {"pord.depthwise": windowed("pord.depthwise"), "pord.avgpooling": windowed("pord.avgpooling"),
+         "pord.depthwiserelu": windowed("pord.depthwiserelu"), "pord.maxpooling": windowed("pord.maxpooling"),
          "pord.roiDepthwise": _roi("pord.roiDepthwise"), "pord.roiavgpooling": _roi("pord.roiavgpooling"),
          "pord.roimaxpooling": _roi("pord.roimaxpooling")}
 

@@ -108,18 +108,20 @@ def rq1(m, f):
         scale, shift, zp = _params(m, f, c, 3, (32, 8, 16))
         if not r_dt.signed:
             zp = zp & 0xFFFF
-    y = _shifted(np.asarray(a, np.int64) * scale, shift, numerics.as_mode(f.get("opd2_n_str", 0))) + zp
+    y = shifted(np.asarray(a, np.int64) * scale, shift, numerics.as_mode(f.get("opd2_n_str", 0))) + zp
     write(m, tensor(m, f, "res0", shape, r_dt, "aligned"), y, True, f)
 
 
-def _shifted(x, shift, mode):
+def shifted(x, shift, mode):
     """x << shift (> 0, saturating past 2**62) or x >> -shift rounded. Shifts are clipped to
     [-62, 62]: a product of two 32-bit values shifted right by 62 or more rounds to what it
     rounds to at 62 (its quotient is below one half), and left shifts that far saturate."""
     return shift_round(x, np.clip(np.asarray(shift, np.int64), -62, 62), mode)
 
 
-def _dq_float(any_out):
+def dequant_float(any_out, zp_field="opd1_addr", scale_field="opd2_addr"):
+    """dq0 (any_out: dq2); the constant form's zero point and scale in zp_field and scale_field
+    (BM1684X's; BM1688 swaps them: bmk/sim/bm1688/quant.py)."""
     kind = "quant.dq2" if any_out else "quant.dq0"
 
     def run(m, f):
@@ -127,8 +129,8 @@ def _dq_float(any_out):
         check_shape(m, "res0", shape)
         a_dt, a = _a(m, f, shape)
         if f.get("opd1_const", 0):
-            zp = const_bits(f.get("opd1_addr", 0), dtypes.integer(32, a_dt.signed))
-            scale = const_bits(f.get("opd2_addr", 0), dtypes.FP32)
+            zp = const_bits(f.get(zp_field, 0), dtypes.integer(32, a_dt.signed))
+            scale = const_bits(f.get(scale_field, 0), dtypes.FP32)
         else:
             zp, scale = _params(m, f, c, 2, (32, "f32"))
         mode = numerics.as_mode(f.get("opd2_n_str", 0) & 7)
@@ -150,12 +152,12 @@ def dq1(m, f):
         scale = const_bits(f.get("opd2_addr", 0), dtypes.INT32)
     else:
         zp, scale, shift = _params(m, f, c, 3, (32, 32, 8))
-    y = _shifted((np.asarray(a, np.int64) - zp) * scale, shift, numerics.as_mode(f.get("opd2_n_str", 0)))
+    y = shifted((np.asarray(a, np.int64) - zp) * scale, shift, numerics.as_mode(f.get("opd2_n_str", 0)))
     write(m, tensor(m, f, "res0", shape, dt(m, f, "res0", f.get("opd2_sign", 0)), "aligned"), y, True, f)
 
 
 KINDS = {"quant.rq0": _rq_float(False), "quant.rq1": rq1, "quant.rq2": _rq_float(True),
-         "quant.dq0": _dq_float(False), "quant.dq1": dq1, "quant.dq2": _dq_float(True)}
+         "quant.dq0": dequant_float(False), "quant.dq1": dq1, "quant.dq2": dequant_float(True)}
 
 _ALL = F.names({f"res0_{d}" for d in "nchw"}, {"res0_addr", "res0_prec", "opd0_addr", "opd0_prec", "opd0_sign",
                                                "opd1_addr", "opd1_const", "opd2_addr", "opd2_sign", "opd2_n_str",

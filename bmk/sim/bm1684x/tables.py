@@ -1,4 +1,4 @@
-"""The lookup tables a BM1684X holds in static memory before any command runs (placed by the
+"""The lookup tables a BM1684X (and BM1688) holds in static memory before any command runs (placed by the
 simulator, as the vendor's cmodel does before a run).
 
 Where: the static memory space of the memory map (specs/bm1684x/chip.toml [memory.static]), at
@@ -20,15 +20,22 @@ import math
 import numpy as np
 
 
+# (table, fp32 / int32 values of its first n entries); a chip's params name the tables it has
+_CONTENTS = {
+    "exp": lambda n: np.array([math.exp(i - 103) for i in range(n)], np.float64).astype(np.float32),
+    "exp_coeff": lambda n: np.array([1 / math.factorial(k) for k in range(n)], np.float64).astype(np.float32),
+    "log_coeff": lambda n: np.array([0.0] + [(-1) ** (k + 1) / k for k in range(1, n)],
+                                    np.float64).astype(np.float32),
+    "seq": lambda n: np.arange(n, dtype="<i4"),
+}
+
+
 def _tables(chip):
-    p = chip.param
-    exp_n, coeff_n, log_n, seq_n = (p(f"static_{t}_table_len") for t in ("exp", "exp_coeff", "log_coeff", "seq"))
-    exp = np.array([math.exp(i - 103) for i in range(exp_n)], np.float64).astype(np.float32)
-    coeff = np.array([1 / math.factorial(k) for k in range(coeff_n)], np.float64).astype(np.float32)
-    log = np.array([0.0] + [(-1) ** (k + 1) / k for k in range(1, log_n)], np.float64).astype(np.float32)
-    seq = np.arange(seq_n, dtype="<i4")
-    return ((p("static_exp_table"), exp), (p("static_exp_coeff_table"), coeff),
-            (p("static_log_coeff_table"), log), (p("static_seq_table"), seq))
+    """(offset, values) of every table the chip's params place (static_<table>_table[_len]):
+    BM1684X has the four, BM1688 no exp table (specs/<chip>/chip.toml)."""
+    names = dict(chip.params)
+    return tuple((names[f"static_{t}_table"], make(names[f"static_{t}_table_len"]))
+                 for t, make in _CONTENTS.items() if f"static_{t}_table" in names)
 
 
 def load(m):

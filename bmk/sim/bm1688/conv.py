@@ -1,0 +1,64 @@
+"""CONV on BM1688: BM1684X's convolution (bmk/sim/bm1684x/conv.py) with BM1688's int8 operands.
+
+Sources: tpu-mlir python/debugger/target_1688/opparam.py (sCONV: opd2 the bias, one int32 per
+output channel, compact or a constant; opd3 the pad values; with opt_rq: opd4 the kernel zero
+point, an int16 constant in register 5 or a tensor, and opd5 the requant parameters, rq.py;
+sym_range, do_relu, round_mode = opd2_n_str), the shared tdl_models streams (cls_sound_babay_cry
+bm1688: a conv's result read by the next conv as unsigned when opt_res0_sign is 0 with every
+operand signed and opt_relu set: the result's sign is opt_res0_sign, not the operands' as
+opparam derives it).
+
+Integer input: y = sum over the window of x * (w - kzp) + bias (exact), then with opt_rq
+requantized per output channel (rq.py), relu applied to the sum first (max(requant(s), yzp) =
+requant(max(s, 0)) for a monotone requant: the quantized relu), saturated into (res0_prec,
+opt_res0_sign). Without opt_rq the sum is the result (bias added). Refused (check): a kernel zero
+point tensor (opt_rq with opt_opd4_const 0: no shared stream has one), sym_range, opt_res_add with
+opt_rq. Float input: BM1684X's (bias fp32 in opd2).
+"""
+import numpy as np
+
+from bmk.sim.bm1684x import conv
+from bmk.sim.bm1684x import fields as F
+from bmk.sim.bm1684x.operands import const, dt, read, tensor
+from bmk.sim.bm1688 import rq
+from bmk.sim.bm1688.registers import FIELDS_READ, register
+
+KIND = "conv.normal"
+
+
+def terms(m, f, ic, oc, w):
+    """-> (weights minus the kernel zero point, bias per output channel, result sign)."""
+    b_dt = dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "int32"), sign=1)
+    if f.get("opd2_const", 0):
+        bias = np.full(oc, const(f, "opd2", b_dt))
+    else:
+        bias = read(m, tensor(m, f, "opd2", (1, oc, 1, 1), b_dt, "compact")).reshape(oc)
+    if f.get("opt_rq", 0):
+        w = w - int(np.int16(register(f, "opd4", KIND) & 0xFFFF))
+    return w, bias, f.get("opt_res0_sign", 0)
+
+
+def finish(m, f, acc):
+    if not f.get("opt_rq", 0):
+        return acc, False
+    if f.get("relu", 0):
+        acc = np.maximum(acc, 0)
+    return rq.requantize(m, f, acc, acc.shape[1], KIND), True
+
+
+def check(chip, f):
+    conv.CHECKS[KIND](chip, f)
+    if f.get("sym_range", 0):
+        raise F.refuse(KIND, "sym_range", f["sym_range"], "must be 0 (the symmetric range is not modelled)")
+    if f.get("opt_rq", 0):
+        if not f.get("opt_opd4_const", 0):
+            raise F.refuse(KIND, "opt_opd4_const", 0, "must be 1 with opt_rq (a kernel zero point tensor is not "
+                           "modelled)")
+        if f.get("res_add", 0):
+            raise F.refuse(KIND, "res_add", f["res_add"], "must be 0 with opt_rq (not modelled)")
+
+
+KINDS = {KIND: conv.convolution(KIND, terms, finish)}
+FIELDS = {KIND: conv.FIELDS[KIND] | {"opt_rq", "opt_opd4_const", "opt_opd5_const", "opt_res0_sign", "sym_range",
+                                     "opd2_n_str"} | set(FIELDS_READ)}
+CHECKS = {KIND: check}

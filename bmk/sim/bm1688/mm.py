@@ -1,0 +1,66 @@
+"""MM2 on BM1688: BM1684X's matrix products (bmk/sim/bm1684x/mm.py) with BM1688's int8 operands.
+
+Sources: tpu-mlir python/debugger/target_1688/opparam.py (sMM2, int8: opd2 the bias, int32, one
+per output column, (1, npu_num, 1, res0_w) aligned: every NPU's copy of the row; with opt_rq opd4
+the zero point (a constant in register 5, int16) and opd5 the requant parameters (rq.py); the
+result's sign opt_res0_sign).
+
+nn / nt: y = L @ (R - zp) + bias, requantized per output column when opt_rq (the parameters
+of column j: the constants, or the (1, res0_w) row of opd5 every NPU holds), saturated into
+(res0_prec, opt_res0_sign). mm.normal is BM1684X's, whose result is signed: BM1688's
+opt_res0_sign must then be 1 (every shared stream's mm.normal sets it). Refused (check): a zero point or requant tensor (opt_opd4_const or
+opt_opd5_const 0 with opt_rq: no shared stream has one), mm2.tt with int8 data, sym_range.
+"""
+import numpy as np
+
+from bmk.sim.bm1684x import fields as F
+from bmk.sim.bm1684x import mm
+from bmk.sim.bm1684x.operands import const, dt
+from bmk.sim.bm1688 import rq
+from bmk.sim.bm1688.registers import FIELDS_READ, register
+
+KINDS_RQ = ("mm2.nn", "mm2.nt")
+
+
+def terms(m, f, kind, a, b, mc, nw, b_dt):
+    b_dt32 = dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "int32"), sign=1)
+    bias = np.full(nw, const(f, "opd2", b_dt32)) if f.get("opd2_const", 0) else \
+        mm._row(m, f, nw, b_dt32).reshape(nw)
+    if f.get("opt_rq", 0):
+        zp = int(np.int16(register(f, "opd4", kind) & 0xFFFF))
+        b = b - zp
+    return a, b, bias[None, :]
+
+
+def finish(m, f, acc):
+    sign = f.get("opt_res0_sign", 0)
+    if not f.get("opt_rq", 0):
+        return acc, sign
+    # the requant runs per output column: columns on axis 1 as rq.py's channels
+    return rq.requantize(m, f, acc, acc.shape[1], f"mm2 (opt_rq)"), sign
+
+
+def _check(kind):
+    def check(chip, f):
+        if f.get("sym_range", 0):
+            raise F.refuse(kind, "sym_range", f["sym_range"], "must be 0 (the symmetric range is not modelled)")
+        if f.get("opt_rq", 0):
+            for flag in ("opt_opd4_const", "opt_opd5_const"):
+                if not f.get(flag, 0):
+                    raise F.refuse(kind, flag, 0, "must be 1 with opt_rq (a tensor of zero points or requant "
+                                   "parameters is not modelled)")
+    check.__name__ = "check_" + kind.split(".")[1]
+    return check
+
+
+def _check_normal(chip, f):
+    if f.get("opt_res0_sign", 0) != 1:
+        raise F.refuse("mm.normal", "opt_res0_sign", f.get("opt_res0_sign", 0), "must be 1 (BM1684X's mm.normal "
+                       "writes a signed result)")
+
+
+_RQ = {"opt_rq", "opt_opd4_const", "opt_opd5_const", "opt_res0_sign", "opd2_sign", "opd2_n_str",
+       "sym_range"} | set(FIELDS_READ)
+KINDS = {**{k: mm.matrix2(k, terms, finish) for k in KINDS_RQ}, "mm.normal": mm.KINDS["mm.normal"]}
+FIELDS = {**{k: mm.FIELDS[k] | _RQ for k in KINDS_RQ}, "mm.normal": mm.FIELDS["mm.normal"] | {"opt_res0_sign"}}
+CHECKS = {**{k: _check(k) for k in KINDS_RQ}, "mm.normal": _check_normal}

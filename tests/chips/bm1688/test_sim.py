@@ -1,0 +1,183 @@
+"""bm1688 simulator: what BM1688 adds to the BM1684X family (bmk/sim/bm1688), each against a
+numpy reference written from the sources the modules cite, and the family's kinds under
+BM1688's parameters (32 NPUs of 128 KiB, 16-byte EUs, implicit ids)."""
+import attrs
+import numpy as np
+import pytest
+
+import bmk
+from bmk.encoders import Record
+from bmk.errors import SimulationError
+from bmk.isa import load_chip
+from tests.models import files
+
+CHIP = load_chip("bm1688")
+NPU, LANE = 32, 131072
+STATIC = 0x800000
+
+
+def rec(engine, cls, kind, **fields):
+    """A Record of class `cls`: its defaults, keys and kind match, then `fields`."""
+    c = CHIP.engine(engine).cls(cls)
+    f = c.defaults
+    f.update(dict(c.keys[0]))
+    f.update(dict(c.instruction(kind).match))
+    unknown = set(fields) - set(c.by_name)
+    assert not unknown, unknown
+    f.update(fields)
+    return Record(engine, cls, kind, f)
+
+
+def code(field, name):
+    return CHIP.engine("tiu").cls("sCONV").field(field).enum_value(name)
+
+
+def regs(reg_idx0, imm0, reg_idx1=127, reg_idx2=127, imm1=0):
+    return rec("tiu", "SYS_TR_ACC", "system_tr_wr.wr_imm", reg_idx0=reg_idx0, imm0=imm0, reg_idx1=reg_idx1,
+               reg_idx2=reg_idx2, imm1=imm1)
+
+
+def put(sim, lane, offset, values):
+    sim.lmem_write(lane * LANE + offset, np.ascontiguousarray(values).tobytes())
+
+
+def get(sim, lane, offset, n, dtype):
+    return np.frombuffer(sim.lmem_read(lane * LANE + offset, n * np.dtype(dtype).itemsize), dtype)
+
+
+def requant(acc, mult, shift, zp):
+    """TPU1686 requant (bmk/sim/bm1684x/quant.py rq1): acc * mult >> -shift rounded half up, + zp."""
+    prod = acc.astype(np.int64) * mult
+    return np.floor(prod / 2.0 ** -shift + 0.5).astype(np.int64) + zp
+
+
+@pytest.mark.parametrize("per_channel", [True, False])
+def test_quantized_conv_reads_its_operands_from_registers(per_channel):
+    """A 1x1 int8 conv, 4 -> 2 channels: bias int32 in opd2, kernel zero point in register 5,
+    requant (multiplier, shift, zero point) per channel at the address in register 6 or as the
+    constants of registers 6, 32, 33; relu; an unsigned result (opt_res0_sign 0)."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(-30, 30, (4, 3, 3)).astype(np.int8)
+    w = rng.integers(-20, 20, (2, 4)).astype(np.int8)
+    bias = np.array([500, -300], np.int32)
+    mult, shift, zp = np.array([3 << 20, 5 << 19]), np.array([-24, -23]), np.array([3, 0])
+    kzp = 2
+    sim = bmk.Simulator("bm1688")
+    for c in range(4):
+        put(sim, c, 0x0, x[c].ravel())
+    for o in range(2):
+        put(sim, o, 0x100, np.pad(w[o], (0, 28)))            # one 32-channel block per output channel
+        put(sim, o, 0x200, bias[o:o + 1])
+        put(sim, o, 0x300, np.array([mult[o], (shift[o] & 0xFF) | (zp[o] << 16)], np.int32))
+    if per_channel:
+        write = [regs(5, kzp, 6, 127, 0x300)]
+    else:
+        mult, shift, zp = mult[:1].repeat(2), shift[:1].repeat(2), zp[:1].repeat(2)
+        write = [regs(5, kzp), regs(6, int(mult[0]), 32, 33, (int(shift[0]) & 0xFFFFFFFF) | (int(zp[0]) << 32))]
+    conv = rec("tiu", "sCONV", "conv.normal", opt_rq=1, opt_opd4_const=1, opt_opd5_const=int(not per_channel),
+               relu=1, opd0_sign=1, opd1_sign=1, opd2_sign=1, opd2_n_str=5, res0_n=1, res0_c=2, res0_h=3, res0_w=3,
+               opd0_c=4, opd0_h=3, opd0_w=3, opd1_h=1, opd1_w=1, res_op_x_str=1, res_op_y_str=1, opd3_const=1,
+               res0_addr=0x400, opd0_addr=0x0, opd1_addr=0x100, opd2_addr=0x200)
+    sim.run(write + [conv])
+    acc = np.einsum("oi,ihw->ohw", w.astype(np.int64) - kzp, x.astype(np.int64)) + bias[:, None, None]
+    want = np.clip(requant(np.maximum(acc, 0), mult[:, None, None], shift[:, None, None], zp[:, None, None]), 0, 255)
+    for o in range(2):
+        np.testing.assert_array_equal(get(sim, o, 0x400, 9, np.uint8), want[o].ravel())
+
+
+def test_a_register_read_with_no_write_before_it_is_refused_by_name():
+    conv = rec("tiu", "sCONV", "conv.normal", opt_rq=1, opt_opd4_const=1, res0_n=1, res0_c=1, res0_h=1, res0_w=1,
+               opd0_c=1, opd0_h=1, opd0_w=1, opd1_h=1, opd1_w=1, res_op_x_str=1, res_op_y_str=1)
+    with pytest.raises(SimulationError, match="tgcr_opd4"):
+        bmk.Simulator("bm1688").run([conv])
+
+
+def test_quantized_average_pool_takes_the_constant_requant():
+    """cls_sound_babay_cry's 2x2 pools: sum * 0x33 (opd1 constant), multiplier 1, shift -7."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 256, (2, 4, 4)).astype(np.uint8)
+    sim = bmk.Simulator("bm1688")
+    for c in range(2):
+        put(sim, c, 0x0, x[c].ravel())
+    pool = rec("tiu", "sPorD", "pord.avgpooling", opt_rq=1, opt_opd5_const=1, opd1_const=1, opd3_const=1,
+               opd2_n_str=5, res0_n=1, res0_c=2, res0_h=2, res0_w=2, opd0_h=4, opd0_w=4, opd1_h=2, opd1_w=2,
+               res_op_x_str=2, res_op_y_str=2, res0_addr=0x100, opd0_addr=0x0, opd1_addr=0x33)
+    sim.run([regs(6, 1, 32, 33, 0xFFFFFFF9), pool])
+    sums = x.reshape(2, 2, 2, 2, 2).astype(np.int64).sum(axis=(2, 4))
+    want = np.clip(requant(sums * 0x33, 1, -7, 0), 0, 255)
+    for c in range(2):
+        np.testing.assert_array_equal(get(sim, c, 0x100, 4, np.uint8), want[c].ravel())
+
+
+def test_constant_dequantization_scale_is_in_opd1():
+    """BM1688's dq0 constant: opd1_addr the fp32 scale, opd2_addr the zero point."""
+    a = np.array([-5, 0, 7, 127], np.int8)
+    sim = bmk.Simulator("bm1688")
+    put(sim, 0, 0x0, a)
+    scale = np.float32(0.0367)
+    dq = rec("tiu", "sRQ&sDQ", "quant.dq0", opd0_sign=1, opd2_sign=1, res0_prec=code("res0_prec", "fp32"),
+             opd1_const=1, res0_n=1, res0_c=1, res0_h=1, res0_w=4, res0_addr=0x100, opd0_addr=0x0,
+             opd1_addr=int(np.array(scale).view(np.uint32)), opd2_addr=2)
+    sim.run([dq])
+    np.testing.assert_array_equal(get(sim, 0, 0x100, 4, np.float32), ((a.astype(np.float32) - 2) * scale))
+
+
+def test_static_operands_are_offsets_into_the_lookup_tables():
+    """tsbc.s_distribute from static offset 448: BM1688's sequence table (tpu-mlir target_1688
+    gen_lookup_table: EXP_COEFF 32, LOG_COEFF 64, ERF_COEFF 16 words before it)."""
+    sim = bmk.Simulator("bm1688")
+    d = rec("tiu", "sCW&sBC", "tsbc.s_distribute", res0_prec=code("res0_prec", "int32"), res0_n=1, res0_c=9,
+            res0_h=1, res0_w=1, opd0_c=9, opd0_w=1, res0_addr=0x40, opd0_addr=448)
+    sim.run([d])
+    np.testing.assert_array_equal([get(sim, c, 0x40, 1, np.int32)[0] for c in range(9)], np.arange(9))
+    coeff = np.frombuffer(sim.memories["static"].load(0, 16), np.float32)
+    np.testing.assert_allclose(coeff, [1, 1, 0.5, 1 / 6])
+
+
+def test_implicit_ids_order_a_load_before_its_reader():
+    """Ids are positions: a TIU command with cmd_id_dep 2 waits for the second GDMA command."""
+    rng = np.random.default_rng(2)
+    x = rng.integers(-100, 100, 16).astype(np.int8)
+    sim = bmk.Simulator("bm1688")
+    sim.gmem_write(0x8000000000 | (1 << 36), x.tobytes())
+    fill = rec("gdma", "DMA_tensor", "dma.tensor", src_nsize=1, src_csize=1, src_hsize=1, src_wsize=16,
+               src_nstride=16, src_cstride=16, src_hstride=16, src_wstride=1, dst_nstride=16, dst_cstride=16,
+               dst_hstride=16, dst_wstride=1, src_start_addr_l32=0, src_start_addr_h8=0x90, dst_start_addr_l32=0x200,
+               nchw_copy=1, stride_enable=1, localmem_mask_l32=0xFFFFFFFF, localmem_mask_h32=0xFFFFFFFF)
+    first = attrs.evolve(fill, fields={**fill.fields, "dst_start_addr_l32": 0x300})
+    copy = rec("tiu", "sAR", "arith.copy", tsk_opd_num=1, opd0_sign=1, res0_n=1, res0_c=1, res0_h=1, res0_w=16,
+               res0_addr=0x100, opd0_addr=0x200, cmd_id_dep=2)
+    sim.run([copy, first, fill])
+    np.testing.assert_array_equal(get(sim, 0, 0x100, 16, np.int8), x)
+
+
+def test_the_vendor_yolov5s_bm1688_runs_to_the_end_with_no_race():
+    """tpu-mlir's TDB yolov5s_bm1688_int8_sym (1 core; its coefficients stripped, so only that it
+    runs: every instruction has semantics, every wait resolves, no two engines race)."""
+    from bmk.models.run import simulate
+    m = bmk.load_model(files.YOLO_1688)
+    st = m.nets[0].stages[0]
+    out, reports, _ = simulate(m, {t.name: np.zeros(t.shape, t.dtype) for t in st.inputs}, verify=False)
+    assert [len(r.races) for _, r in reports] == [0]
+    assert {k: v.shape for k, v in out.items()} == {t.name: tuple(t.shape) for t in st.outputs}
+
+
+def _cosine(a, b):
+    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+@pytest.mark.parametrize("twins", files.TWINS_1684X_1688, ids=lambda t: t[0].stem.rsplit("_", 1)[0])
+def test_the_bm1688_build_agrees_with_the_bm1684x_build(twins):
+    """tdl_models compiled one network and calibration for both chips: the same input through both
+    simulators gives the same fp32 outputs (cosine >= 0.99 each; they are bit-identical today)."""
+    m1684x, m1688 = (bmk.load_model(p) for p in twins)
+    rng = np.random.default_rng(5)
+    inputs = {}
+    for t in m1684x.nets[0].stages[0].inputs:
+        lo, hi = (0, 256) if t.dtype == np.uint8 else (-40, 40)
+        inputs[t.name] = rng.integers(lo, hi, t.shape).astype(t.dtype)
+    want, got = m1684x.run(inputs), m1688.run(inputs)
+    assert list(got) == list(want)
+    for name in want:
+        assert _cosine(want[name], got[name]) >= 0.99, name
