@@ -75,7 +75,13 @@ STATIC_TABLES_1688 = (
     ("static_log_coeff_table", 128, 64, "fp32 0, then (-1)^(k+1) / k: the taylor coefficients of ln(1 + x)"),
     ("static_seq_table", 448, 64, "int32 k: the sequence 0, 1, 2, ..."),
 )
-STATIC_TABLES = {"bm1688": STATIC_TABLES_1688}
+# CV184X (MARS3): no public table layout; its streams' tsbc.s_distribute read 8 int16 channel
+# indexes at static offset 352 where the BM1688 build of the same network reads the int32
+# sequence: bmk's reading, an int16 sequence there (the cv184x/bm1684x twins agree with it).
+STATIC_TABLES_CV184X = (
+    ("static_seq16_table", 352, 64, "int16 k: the sequence 0, 1, 2, ... (bmk's reading of the streams)"),
+)
+STATIC_TABLES = {"bm1688": STATIC_TABLES_1688, "cv184x": STATIC_TABLES_CV184X}
 TAYLOR_LEN_1684 = 64
 
 
@@ -242,12 +248,13 @@ NEWER_LAYOUTS = 4
 
 def composed_line(byname) -> list[str]:
     """The `composed` row of a class: every value the hardware splits into a low and a high
-    field (`X_l32` + `X_h8` / `X_h32`: 40-bit DMA addresses, 64-bit lane masks), low part first."""
+    field (`X_l32` + `X_h8` / `X_h13` / `X_h32`: 40- and 45-bit DMA addresses, 64-bit lane masks),
+    low part first."""
     parts = {}
     for name in byname:
         if name.endswith("_l32"):
             stem = name[:-len("_l32")]
-            high = next((stem + h for h in ("_h8", "_h32") if stem + h in byname), None)
+            high = next((stem + h for h in ("_h8", "_h13", "_h32") if stem + h in byname), None)
             if high is not None:
                 parts[stem[:-len("_start_addr")] + "_addr" if stem.endswith("_start_addr") else stem] = [name, high]
         elif name.endswith("_h32") and name[:-len("_h32")] + "_l8" in byname:
@@ -1172,6 +1179,7 @@ def gen_newer(chip: str):
             f"lmem_total_size = {p['local_mem_total_bytes']}",
             f"gmem_alignment_bytes = {p['gmem_alignment_bytes']}",
             f"cores = {cores}                     # TPU cores a program's groups may run on",
+            f"ic_parallel_int8 = {p['ic_parallel_int8']}    # int8 input channels a conv reads at once",
             *_timing_lines(p),
             *_register_lines(p),
             *_static_lines(chip),
@@ -1545,8 +1553,7 @@ def _timing_lines(p):
         return []
     lines = ["# timing (params.timing): clocks in MHz, GDMA bandwidth in MB/s, iter*.profile block types,",
              "# record bytes and id bits per engine"]
-    return lines + [f"ic_parallel_int8 = {p['ic_parallel_int8']}    # int8 input channels a conv reads at once"] \
-        + [f"{k} = {v}" for k, v in t.items() if k != "source"]
+    return lines + [f"{k} = {v}" for k, v in t.items() if k != "source"]
 
 def main(argv):
     import argparse

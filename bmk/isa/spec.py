@@ -414,9 +414,15 @@ class MemorySpace:
     size: int
     lane_bytes: "int | None" = None     # local memory: bytes per NPU lane
     address_mask: "int | None" = None   # bm1880: TDMA writes (addr & mask) + base
+    mirror: "int | None" = None         # a second base the same bytes answer at (CV184X: tag 31 is local)
 
     def contains(self, address):
-        return self.base <= address < self.base + self.size
+        return self.base <= address < self.base + self.size or (
+            self.mirror is not None and self.mirror <= address < self.mirror + self.size)
+
+    def offset(self, address):
+        """The offset in this space of an address it contains (at its base or its mirror)."""
+        return address - (self.base if self.base <= address < self.base + self.size else self.mirror)
 
 
 @attrs.frozen
@@ -904,7 +910,7 @@ _CHIP_REQUIRED = ("name", "version", "params", "memory", "cmd_hdr", "engines")
 _ENGINE_KEYS = ("id", "format", "aliases", "own_id", "wait_for", "enable", "inherit_wait", "stream", "ids",
                 "wait_mask", "missing_wait", "messages", "opaque", "display", "inert")
 _DISPLAY_KEYS = ("addresses", "address_fields", "joined", "constants", "rounding", "shown", "direction")
-_SPACE_KEYS = ("base", "size", "lane_bytes", "address_mask")
+_SPACE_KEYS = ("base", "size", "lane_bytes", "address_mask", "mirror")
 _STREAM_KEYS = ("slot", "end", "pad_to", "zero_tail", "end_enable")
 _HEADER_KEYS = ("name", "bytes", "magic", "fields", "legacy_magics", "detect")
 _HEADER_REQUIRED = ("name", "bytes", "magic", "fields")
@@ -976,7 +982,8 @@ def _memory(where, table):
         _check_keys(at, row, _SPACE_KEYS, ("base", "size"))
         spaces.append(MemorySpace(name, _check_int(at, "base", row["base"]), _check_int(at, "size", row["size"], 1),
                                   row.get("lane_bytes") and _check_int(at, "lane_bytes", row["lane_bytes"], 1),
-                                  row.get("address_mask") and _check_int(at, "address_mask", row["address_mask"], 1)))
+                                  row.get("address_mask") and _check_int(at, "address_mask", row["address_mask"], 1),
+                                  _check_int(at, "mirror", row["mirror"]) if "mirror" in row else None))
     spaces.sort(key=lambda m: m.base)
     for a, b in zip(spaces, spaces[1:]):
         if a.base + a.size > b.base:

@@ -241,7 +241,7 @@ class Simulator:
         """(MemorySpace, offset in it) of a device address; SimulationError when in no space."""
         sp = self.chip.space_of(address)
         if sp is not None:
-            return sp, address - sp.base
+            return sp, sp.offset(address)
         where = ", ".join(f"{s.name} [0x{s.base:x}, 0x{s.base + s.size:x})" for s in self.chip.memory)
         raise SimulationError(f"address must be inside a memory space of {self.chip.name} ({where}), "
                               f"not 0x{address:x}")

@@ -20,8 +20,9 @@ YOLO_1688 = HERE / "bm1688" / "yolov5s_bm1688_int8_sym.bmodel"
 YOLO_1688_CORE2 = HERE / "bm1688" / "yolov5s_bm1688_int8_sym_core2.bmodel"
 FACE_ATTR_1688 = HERE / "bm1688" / "cls_attribute_face_112_112_INT8_bm1688.bmodel"
 BABY_CRY_1688 = HERE / "bm1688" / "cls_sound_babay_cry_188_40_INT8_bm1688.bmodel"
-# the same network and calibration compiled for two chips: (BM1684X build, BM1688 build)
-TWINS_1684X_1688 = ((FACE_ATTR_1684X, FACE_ATTR_1688), (BABY_CRY_1684X, BABY_CRY_1688))
+BABY_CRY_184X = HERE / "cv184x" / "cls_sound_babay_cry_188_40_INT8_cv184x.bmodel"
+# the same network and calibration compiled for two chips
+TWINS = ((FACE_ATTR_1684X, FACE_ATTR_1688), (BABY_CRY_1684X, BABY_CRY_1688), (BABY_CRY_1684X, BABY_CRY_184X))
 YOLO_1690 = HERE / "bm1690" / "yolov5s_bm1690_f16_core8.bmodel"
 HAND_184X = HERE / "cv184x" / "cls_keypoint_hand_gesture_1_42_INT8_cv184x.bmodel"
 HAND_181X = HERE / "cv181x" / "cls_keypoint_hand_gesture_1_42_INT8_cv181x.cvimodel"

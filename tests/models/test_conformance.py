@@ -49,7 +49,9 @@ def test_the_columns_say_what_was_found():
     assert yuv[1] == "bm1684x" and yuv[2] == "yes (101 instructions)" and yuv[3] == "clean"
     assert re.fullmatch(r"yes \(\d+\.\d s\)", yuv[4]) and yuv[5].startswith("yes (the vendor's output")
     hand = TOOL.row(F.HAND_184X)
-    assert hand[2].startswith("yes (") and hand[3:] == ("no simulator", "no simulator", "n/a")
+    assert hand[2].startswith("yes (") and hand[3] == "clean" and re.fullmatch(r"yes \(\d+\.\d s\)", hand[4])
+    yolo = TOOL.row(F.YOLO_1690)
+    assert yolo[2].startswith("yes (") and yolo[3:] == ("no simulator", "no simulator", "n/a")
     hand = TOOL.row(F.HAND_181X)            # a simulator that refuses some of its instructions
     assert hand[3].startswith("45 refused (14 refusals), first: tdma.load compress_en = 0x1")
     assert hand[4].startswith("no: run: 45 instructions cannot be simulated") and hand[5] == "n/a"

@@ -221,7 +221,7 @@ KINDS = {"dma.matrix": _matrix(False), "dma.matrix.transpose": _matrix(True), "d
 # nchw_copy (take dst's shape from src) changes nothing where the kind derives dst's shape
 _FLAGS = {"stride_enable", "decompress_enable", "src_data_format", "localmem_mask_l32", "localmem_mask_h32",
           "nchw_copy"}
-_SIDES = {f"{s}_start_addr_{p}" for s in ("src", "dst") for p in ("l32", "h8", "h32", "l8")}
+_SIDES = {f"{s}_start_addr_{p}" for s in ("src", "dst") for p in ("l32", "h8", "h13", "h32", "l8")}
 _NCHW = {f"{s}_{d}{k}" for s in ("src", "dst") for d in "nchw" for k in ("size", "stride")}
 FIELDS = {
     "dma.matrix": F.names(_FLAGS, _SIDES, _NCHW, {"fill_constant_en", "constant_value",
@@ -231,13 +231,15 @@ FIELDS = {
                                                  "dst_csize_src_csize", "dst_wsize_src_wsize"}),
     "dma.cw_transpose": F.names(_FLAGS, _SIDES, _NCHW, {"fill_constant_en", "constant_value"}),
     "dma.masked_select": F.names(_FLAGS, _SIDES, {f"src_{d}size" for d in "nchw"},
-                                 {"mask_data_format", "mask_start_addr_l32", "mask_start_addr_h8"}),
+                                 {"mask_data_format", "mask_start_addr_l32", "mask_start_addr_h8",
+                                  "mask_start_addr_h13"}),
     "dma.nonzero": F.names(_FLAGS, _SIDES, {f"src_{d}size" for d in "nchw"},
                            {"index_data_format", "dst_nstride_base_i_"}),
     "dma.gather": F.names(_FLAGS, _SIDES, {"src_csize", "src_hsize", "src_wsize", "src_cstride", "src_hstride",
                                            "dst_hsize", "dst_cstride", "dst_hstride", "index_csize", "index_hsize",
                                            "index_cstride", "index_hstride", "index_start_addr_l32",
-                                           "index_start_addr_h8", "constant_value", "nchw_copy"}),
+                                           "index_start_addr_h8", "index_start_addr_h13", "constant_value",
+                                           "nchw_copy"}),
 }
 FIELDS["dma.matrix.transpose"] = FIELDS["dma.matrix"]
 FIELDS["dma.scatter"] = FIELDS["dma.gather"] - {"constant_value", "nchw_copy"}

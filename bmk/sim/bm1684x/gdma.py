@@ -285,7 +285,9 @@ KINDS = {"dma.tensor": _tensor_copy(None), "dma.tensor.transpose": _tensor_copy(
          "dma.general": general, "dma.general.broadcast": general_broadcast,
          "dma.sys": no_effect, "dma.sys.nop": no_effect}
 
+# an address's high part: 8 bits (BM1684X, BM1688), 13 (CV184X: a 5-bit tag above 40 bits)
 _ADDR = {"src_start_addr_l32", "src_start_addr_h8", "dst_start_addr_l32", "dst_start_addr_h8",
+         "src_start_addr_h13", "dst_start_addr_h13",
          "localmem_mask_l32", "localmem_mask_h32", "stride_enable", "decompress_enable", "fill_constant_en",
          "constant_value", "src_data_format"}
 _TENSOR = F.names(_ADDR, {f"{s}_{d}{k}" for s in ("src", "dst") for d in "nchw" for k in ("size", "stride")},

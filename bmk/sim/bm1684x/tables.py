@@ -27,6 +27,7 @@ _CONTENTS = {
     "log_coeff": lambda n: np.array([0.0] + [(-1) ** (k + 1) / k for k in range(1, n)],
                                     np.float64).astype(np.float32),
     "seq": lambda n: np.arange(n, dtype="<i4"),
+    "seq16": lambda n: np.arange(n, dtype="<i2"),
 }
 
 
@@ -39,7 +40,11 @@ def _tables(chip):
 
 
 def load(m):
-    """Write the tables into the simulator's static memory."""
+    """Write the tables into the simulator's static memory (a chip whose params place none,
+    CV184X, has nothing to load)."""
+    tables = _tables(m.chip)
+    if not tables:
+        return
     mem = m.memories[m.chip.space("static").name]
-    for offset, values in _tables(m.chip):
+    for offset, values in tables:
         mem.store(offset, np.ascontiguousarray(values).view(np.uint8))

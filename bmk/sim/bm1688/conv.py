@@ -13,7 +13,8 @@ requantized per output channel (rq.py), relu applied to the sum first (max(requa
 requant(max(s, 0)) for a monotone requant: the quantized relu), saturated into (res0_prec,
 opt_res0_sign). Without opt_rq the sum is the result (bias added). Refused (check): a kernel zero
 point tensor (opt_rq with opt_opd4_const 0: no shared stream has one), sym_range, opt_res_add with
-opt_rq. Float input: BM1684X's (bias fp32 in opd2).
+opt_rq. A chip without the opd4 register (CV184X: its facts) takes no kernel zero point and
+reads no opt_opd4_const. Float input: BM1684X's (bias fp32 in opd2).
 """
 import numpy as np
 
@@ -21,7 +22,7 @@ from bmk.sim.bm1684x import conv
 from bmk.sim.bm1684x import fields as F
 from bmk.sim.bm1684x.operands import const, dt, read, tensor
 from bmk.sim.bm1688 import rq
-from bmk.sim.bm1688.registers import FIELDS_READ, register
+from bmk.sim.bm1688.registers import FIELDS_READ, has_register, register
 
 KIND = "conv.normal"
 
@@ -33,7 +34,7 @@ def terms(m, f, ic, oc, w):
         bias = np.full(oc, const(f, "opd2", b_dt))
     else:
         bias = read(m, tensor(m, f, "opd2", (1, oc, 1, 1), b_dt, "compact")).reshape(oc)
-    if f.get("opt_rq", 0):
+    if f.get("opt_rq", 0) and has_register(m.chip, "opd4"):
         w = w - int(np.int16(register(f, "opd4", KIND) & 0xFFFF))
     return w, bias, f.get("opt_res0_sign", 0)
 
@@ -51,7 +52,7 @@ def check(chip, f):
     if f.get("sym_range", 0):
         raise F.refuse(KIND, "sym_range", f["sym_range"], "must be 0 (the symmetric range is not modelled)")
     if f.get("opt_rq", 0):
-        if not f.get("opt_opd4_const", 0):
+        if has_register(chip, "opd4") and not f.get("opt_opd4_const", 0):
             raise F.refuse(KIND, "opt_opd4_const", 0, "must be 1 with opt_rq (a kernel zero point tensor is not "
                            "modelled)")
         if f.get("res_add", 0):

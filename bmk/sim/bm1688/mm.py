@@ -9,7 +9,8 @@ nn / nt: y = L @ (R - zp) + bias, requantized per output column when opt_rq (the
 of column j: the constants, or the (1, res0_w) row of opd5 every NPU holds), saturated into
 (res0_prec, opt_res0_sign). mm.normal is BM1684X's, whose result is signed: BM1688's
 opt_res0_sign must then be 1 (every shared stream's mm.normal sets it). Refused (check): a zero point or requant tensor (opt_opd4_const or
-opt_opd5_const 0 with opt_rq: no shared stream has one), mm2.tt with int8 data, sym_range.
+opt_opd5_const 0 with opt_rq: no shared stream has one; a chip without the opd4 register, CV184X,
+takes no zero point), mm2.tt with int8 data, sym_range.
 """
 import numpy as np
 
@@ -17,7 +18,7 @@ from bmk.sim.bm1684x import fields as F
 from bmk.sim.bm1684x import mm
 from bmk.sim.bm1684x.operands import const, dt
 from bmk.sim.bm1688 import rq
-from bmk.sim.bm1688.registers import FIELDS_READ, register
+from bmk.sim.bm1688.registers import FIELDS_READ, has_register, register
 
 KINDS_RQ = ("mm2.nn", "mm2.nt")
 
@@ -26,9 +27,8 @@ def terms(m, f, kind, a, b, mc, nw, b_dt):
     b_dt32 = dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "int32"), sign=1)
     bias = np.full(nw, const(f, "opd2", b_dt32)) if f.get("opd2_const", 0) else \
         mm._row(m, f, nw, b_dt32).reshape(nw)
-    if f.get("opt_rq", 0):
-        zp = int(np.int16(register(f, "opd4", kind) & 0xFFFF))
-        b = b - zp
+    if f.get("opt_rq", 0) and has_register(m.chip, "opd4"):
+        b = b - int(np.int16(register(f, "opd4", kind) & 0xFFFF))
     return a, b, bias[None, :]
 
 
@@ -46,6 +46,8 @@ def _check(kind):
             raise F.refuse(kind, "sym_range", f["sym_range"], "must be 0 (the symmetric range is not modelled)")
         if f.get("opt_rq", 0):
             for flag in ("opt_opd4_const", "opt_opd5_const"):
+                if flag == "opt_opd4_const" and not has_register(chip, "opd4"):
+                    continue        # CV184X: no zero point register, the flag reads nothing
                 if not f.get(flag, 0):
                     raise F.refuse(kind, flag, 0, "must be 1 with opt_rq (a tensor of zero points or requant "
                                    "parameters is not modelled)")

@@ -26,7 +26,8 @@ FIELDS_READ = tuple(f"tgcr_{r}" for r in READS)
 
 def prepare(chip, records):
     """The records, each requantizing TIU command given the registers it reads (module docstring)."""
-    index = {r: chip.param(f"tgcr_{r}") for r in READS}
+    params = dict(chip.params)
+    index = {r: params[f"tgcr_{r}"] for r in READS if f"tgcr_{r}" in params}     # CV184X has no opd4
     regs, out = {}, []
     for rec in records:
         if rec.engine != "tiu":
@@ -44,6 +45,11 @@ def prepare(chip, records):
             rec = attrs.evolve(rec, fields={**f, **{f"tgcr_{r}": bank.get(k) for r, k in index.items()}})
         out.append(rec)
     return out
+
+
+def has_register(chip, name):
+    """Whether the chip's commands read operand `name` from a register (CV184X has no opd4)."""
+    return f"tgcr_{name}" in dict(chip.params)
 
 
 def register(f, name, kind):

@@ -167,10 +167,11 @@ def _cosine(a, b):
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
-@pytest.mark.parametrize("twins", files.TWINS_1684X_1688, ids=lambda t: t[0].stem.rsplit("_", 1)[0])
-def test_the_bm1688_build_agrees_with_the_bm1684x_build(twins):
-    """tdl_models compiled one network and calibration for both chips: the same input through both
-    simulators gives the same fp32 outputs (cosine >= 0.99 each; they are bit-identical today)."""
+@pytest.mark.parametrize("twins", files.TWINS, ids=lambda t: f"{t[0].stem}-{t[1].stem.rsplit('_', 1)[1]}")
+def test_two_chips_builds_of_one_network_agree(twins):
+    """tdl_models compiled one network and calibration for several chips: the same input through
+    the BM1684X build and the BM1688 or CV184X build gives the same fp32 outputs (cosine >= 0.99
+    each; bit-identical today)."""
     m1684x, m1688 = (bmk.load_model(p) for p in twins)
     rng = np.random.default_rng(5)
     inputs = {}
@@ -181,3 +182,22 @@ def test_the_bm1688_build_agrees_with_the_bm1684x_build(twins):
     assert list(got) == list(want)
     for name in want:
         assert _cosine(want[name], got[name]) >= 0.99, name
+
+
+def test_cv184x_dma_tag_31_is_local_memory_and_a_conv_takes_no_kernel_zero_point():
+    """CV184X: a DMA address tagged 31 (bits 40..44) is local memory (specs/cv184x/chip.toml
+    mirror); its requantizing conv reads no register 5 (the chip has no opd4 register)."""
+    chip = load_chip("cv184x")
+    lane = chip.param("lmem_size")
+    x = np.arange(-8, 8, dtype=np.int8)
+    sim = bmk.Simulator("cv184x")
+    sim.gmem_write(1 << 40, x.tobytes())                          # tag 1: weights
+    c = chip.engine("gdma").cls("DMA_tensor")
+    f = {**c.defaults, **dict(c.keys[0]), **dict(c.instruction("dma.tensor").match)}
+    f.update(src_nsize=1, src_csize=1, src_hsize=1, src_wsize=16, src_nstride=16, src_cstride=16, src_hstride=16,
+             src_wstride=1, dst_nstride=16, dst_cstride=16, dst_hstride=16, dst_wstride=1, src_start_addr_h13=0x100,
+             dst_start_addr_l32=0x100, dst_start_addr_h13=0x1F00, nchw_copy=1, stride_enable=1,
+             localmem_mask_l32=0xFFFFFFFF, localmem_mask_h32=0xFFFFFFFF)
+    sim.run([Record("gdma", "DMA_tensor", "dma.tensor", f)])
+    np.testing.assert_array_equal(np.frombuffer(sim.lmem_read(0x100, 16), np.int8), x)
+    assert "tgcr_opd4" not in dict(chip.params) and lane == 65536
