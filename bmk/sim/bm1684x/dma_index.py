@@ -163,8 +163,9 @@ def _gather_shapes(f):
 
 def _index(m, f, ic, ih, implicit=False):
     a = address(m, f, "index")
+    # CV184X's DMA_gather has no index_hstride: its index rows are contiguous (1 element apart)
     st = default_strides(m, a, (1, ic, ih, 1), 4) if implicit else \
-        (0, f.get("index_cstride", 0), f.get("index_hstride", 0), 1)
+        (0, f.get("index_cstride", 0), f.get("index_hstride", 1), 1)
     return Side(m, "index", a, (1, ic, ih, 1), st, 4).read().astype(np.int64)
 
 
@@ -241,6 +242,21 @@ FIELDS = {
                                            "index_start_addr_h8", "index_start_addr_h13", "constant_value",
                                            "nchw_copy"}),
 }
+FIELDS["dma.gather"] = FIELDS["dma.gather"] | {"dst_csize", "dst_wsize"}
 FIELDS["dma.matrix.transpose"] = FIELDS["dma.matrix"]
 FIELDS["dma.scatter"] = FIELDS["dma.gather"] - {"constant_value", "nchw_copy"}
 CHECKS = {k: flag_check(k, k not in ("dma.masked_select", "dma.nonzero")) for k in KINDS}
+
+
+def _check_gather(chip, f, flags=CHECKS["dma.gather"]):
+    """dst_csize, dst_wsize: 0 (BM1684X, BM1688: dst takes the channels of src or the index and
+    src's width) or those values (CV184X's streams set them)."""
+    flags(chip, f)
+    for field, what, value in (("dst_csize", "the channels gathered", max(f.get("src_csize", 0),
+                                                                         f.get("index_csize", 0))),
+                               ("dst_wsize", "src_wsize", f.get("src_wsize", 0))):
+        if f.get(field, 0) not in (0, value):
+            raise F.refuse("dma.gather", field, f[field], f"must be 0 or {what} ({value})")
+
+
+CHECKS["dma.gather"] = _check_gather

@@ -12,7 +12,9 @@ coefficients come from, e.g. EXP_COEFF = 1/k! from k = 0).
   taylor, taylor_4x  res0 = sum_{k < opd1_n} c_k * x^k, c_k the k-th coefficient of the NPU's
              table (opd1, of opd0's type), by Horner steps in fp32, each product and sum
              rounded (bmk's assumption, as its bm1684 md_sfu); taylor_4x is taken as the same
-             function (its name's "4x" read as a throughput variant: an assumption)
+             function (its name's "4x" read as a throughput variant: an assumption); the fp32 sum
+             is rounded into res0's type by the mode in opd2_n_str, as AR's results (bmk's
+             reading: CV184X's bf16 exponentials set 2, towards zero; every other stream 0)
   normalize  res0 = the exponent part of x (tpu_bdc_fp_exponent_part): the biased exponent
              field minus the bias (fp32/bf16 127, fp16 15), as an integer of res0_prec; zeros
              and subnormals give the field's value minus the bias (bmk's assumption)
@@ -24,7 +26,7 @@ import numpy as np
 
 from bmk.errors import SimulationError
 from bmk.sim.bm1684x import fields as F
-from bmk.sim.bm1684x.operands import Tensor, check_shape, dt, read, read_raw, shape_of, tensor, write
+from bmk.sim.bm1684x.operands import Tensor, check_shape, dt, mode_of, read, read_raw, shape_of, tensor, write
 
 _BIAS = {"fp32": (23, 0xFF, 127), "bf16": (7, 0xFF, 127), "fp16": (10, 0x1F, 15)}
 
@@ -52,7 +54,8 @@ def _taylor(kind):
             acc = np.broadcast_to(coeff[None, :, None, None, n - 1], x.shape).astype(np.float32)
             for k in range(n - 2, -1, -1):
                 acc = (acc * x).astype(np.float32) + coeff[None, :, None, None, k]
-        write(m, tensor(m, f, "res0", shape, dt(m, f, "res0", 1), "aligned"), acc.astype(np.float64), True, f)
+        write(m, tensor(m, f, "res0", shape, dt(m, f, "res0", 1), "aligned"), acc.astype(np.float64), True, f,
+              mode_of(f))
     run.__name__ = kind.split(".")[1]
     return run
 
@@ -82,5 +85,6 @@ KINDS = {"sfu.taylor_4x": _taylor("sfu.taylor_4x"), "sfu.taylor": _taylor("sfu.t
          "sfu.normalize": normalize, "sfu.rsqrt": rsqrt}
 
 _BASE = F.names({f"res0_{d}" for d in "nchw"}, {"res0_addr", "res0_prec", "opd0_addr", "opd0_prec", "tsk_lane_num"})
-FIELDS = {"sfu.taylor_4x": _BASE | {"opd1_addr", "opd1_n"}, "sfu.taylor": _BASE | {"opd1_addr", "opd1_n"},
+FIELDS = {"sfu.taylor_4x": _BASE | {"opd1_addr", "opd1_n", "opd2_n_str"},
+          "sfu.taylor": _BASE | {"opd1_addr", "opd1_n", "opd2_n_str"},
           "sfu.normalize": _BASE, "sfu.rsqrt": _BASE | {"opd2_n_str"}}
