@@ -4,8 +4,9 @@ MODEL`, issue 27.1), and the same facts `m.run` refuses with before any work (ru
 Per stage: the chip must have a decoder and a simulator, every subnet must be a static TPU
 subnet or a cvimodel CPU function bmk runs (bmk/models/cpu: an unknown function, or one whose
 parameters or tensors its setup refuses, is a finding; on a chip without a simulator too),
-every group must run on core 0 with engines the chip's specs decode and coefficients that are
-not encrypted; then every instruction of every group goes through the simulator's
+every group must run on core 0 (or on several cores of a chip whose engines order them by
+messages: bmk/sim/cores.py) with engines the chip's specs decode and coefficients that are not
+encrypted; then every instruction of every group goes through the simulator's
 own checks (bmk/sim/check.py), all of them, grouped into Findings.
 """
 from bmk.errors import ModelError
@@ -39,9 +40,10 @@ def stage_findings(model, net, stage, findings, spec, semantics, records=None):
             findings.add(("subnet", where, sn.index), "subnet", None, None, reason, group=f"{where}/subnet{sn.index}")
             continue
         for g in sn.groups:
-            if g.core:
+            if g.core and not any(e.messages for e in spec.encoded_engines):
                 findings.add(("core", g.label), "core", None, g.core,
-                             f"{g.label} runs on core {g.core}: bmk simulates one core", group=g.label)
+                             f"{g.label} runs on core {g.core}: bmk simulates one core of {spec.name} (its "
+                             "engines order no cores by messages)", group=g.label)
                 continue
             if g.parts:
                 _, unknown = split_engines(spec, g)

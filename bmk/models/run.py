@@ -60,6 +60,7 @@ class Prepared(typing.NamedTuple):
     steps: "list | None" = None
 
 
+CORE_SIMS = "core simulators"   # Model.kept[CORE_SIMS]: {core: Simulator} of cores 1 and up
 IDLE = "simulator"              # Model.kept[IDLE]: (Simulator, clean), the one m.run takes again
                                 # (clean: it never ran since it was made or reset)
 
@@ -101,21 +102,25 @@ def prepare(model, net=0, stage=0, records=None, sim=None):
     if records is None or sim is None or sim.chip is not spec or sim.semantics is not sem:
         sim = Simulator(spec, semantics=sem)
     programs, groups, steps = [], [], []
+    together = {}                       # (subnet, group index) -> [(Group, records)] of its cores
+    for g, recs in planned:
+        if not is_cpu_subnet(g):
+            together.setdefault((g.subnet, g.index), []).append((g, recs))
     for g, recs in planned:
         if is_cpu_subnet(g):            # set up by stage_findings: run between the groups
             steps.append(("cpu", g, recs))
             continue
+        cores = together[(g.subnet, g.index)]
+        if len(cores) > 1:
+            if g.core != cores[0][0].core:
+                continue                # one step runs every core of the group
+            steps.append(("cores", len(groups)))
+            groups.append(tuple(c for c, _ in cores))
+            programs.append(_compile_cores(model, sim, spec, sem, cores))
+            continue
         steps.append(("tpu", len(groups)))
         groups.append(g)
-        try:
-            programs.append(sim.compile(recs))
-        except SimulationError as e:
-            i = getattr(e, "instruction", None)
-            if i is None:
-                raise ModelError(f"run: {g.label}: {e}; nothing was run", model.path) from None
-            r = recs[i]
-            raise ModelError(f"run: {g.label} instruction {i} ({r.name}, {r.stream or 'buffer'} byte {r.offset}) "
-                             f"cannot be simulated: {e.reason}; nothing was run", model.path) from None
+        programs.append(_compile(model, sim, g, recs))
     prepared = Prepared(st, sem, groups, programs, spec, steps)
     if records is None:
         model.kept[(net, stage)] = prepared
@@ -197,6 +202,50 @@ def _check_region(model, spec, what, address, size):
                          f"memory [0x{glob.base:x}, 0x{glob.base + glob.size:x})", model.path)
 
 
+def _compile(model, sim, g, recs, done=None, what=None):
+    """A group's (or a round's) Program; ModelError naming the instruction it cannot run."""
+    try:
+        return sim.compile(recs, done=done)
+    except SimulationError as e:
+        label = what or g.label
+        i = getattr(e, "instruction", None)
+        if i is None:
+            raise ModelError(f"run: {label}: {e}; nothing was run", model.path) from None
+        r = recs[i]
+        raise ModelError(f"run: {label} instruction {i} ({r.name}, {r.stream or 'buffer'} byte {r.offset}) "
+                         f"cannot be simulated: {e.reason}; nothing was run", model.path) from None
+
+
+def _compile_cores(model, sim, spec, sem, cores):
+    """[[(core, Program)] per round] of one group run on several cores (bmk/sim/cores.py)."""
+    from bmk.sim.cores import rounds
+    label = cores[0][0].label
+    try:
+        plan = rounds(spec, {g.core: sem.prepare(spec, recs) for g, recs in cores})
+    except SimulationError as e:
+        raise ModelError(f"run: {label} and its other cores: {e}; nothing was run", model.path) from None
+    by_core = {g.core: g for g, _ in cores}
+    return [[(part.core, _compile(model, sim, by_core[part.core], part.records, part.done,
+                                  f"{by_core[part.core].label} round {s}"))
+             for part in row if part.records] for s, row in enumerate(plan)]
+
+
+def _core_sims(sim, spec, sem, cores, kept):
+    """A Simulator per core (core 0's is `sim`), each with its own local and static memories,
+    all sharing `sim`'s global memory; kept across steps and runs in `kept`."""
+    from bmk.sim import Simulator
+    out = {}
+    for c in cores:
+        other = kept.get(c) if c else sim
+        if other is None:
+            other = kept[c] = Simulator(spec, semantics=sem)
+        if other.gmem is not sim.gmem:
+            name = spec.space("global").name
+            other.memories[name] = other.gmem = sim.gmem
+        out[c] = other
+    return out
+
+
 def _nbytes(t, path):
     try:
         return storage.device_nbytes(t.shape, t.dtype, t.storage, t.name)
@@ -241,6 +290,17 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
                 raise ModelError(f"run: net{net}/stage{stage}/subnet{sn.index}: {e}", model.path) from None
             continue
         g, program = groups[step[1]], programs[step[1]]
+        if step[0] == "cores":
+            sims = _core_sims(sim, spec, sem, [c.core for c in g], model.kept.setdefault(CORE_SIMS, {}))
+            for s, row in enumerate(program):
+                for core, prog in row:
+                    try:
+                        reports.append((f"{g[core].label} round {s}" if core < len(g) else g[0].label,
+                                        sims[core].run(prog, races=races, progress=progress, checks=checks,
+                                                       strict=strict)))
+                    except BmkError as e:
+                        raise ModelError(f"run: {g[0].label} (core {core}, round {s}): {e}", model.path) from None
+            continue
         try:
             reports.append((g.label, sim.run(program, races=races, progress=progress, checks=checks,
                                              strict=strict)))

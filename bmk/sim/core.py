@@ -465,7 +465,7 @@ class Simulator:
             raise err
         return Plan(name, self.semantics.kinds[(rec.engine, name)], dict(rec.fields))
 
-    def _prepare(self, records):
+    def _prepare(self, records, done=None):
         """Kinds, own ids, resolved waits and plans of every record; SimulationError if malformed.
 
         Decoding the kind, checking the fields and (later) the cost model depend only on the
@@ -481,7 +481,10 @@ class Simulator:
         memo = self._plans
         getters = self._getters
         wait_ids = [None] * n       # the values of the wait fields (eng.wait_for order), when any is set
-        position = {}               # implicit ids: (core, engine) -> the last position given
+        # implicit ids: (core, engine) -> the last position given; `done` ({engine: n}): the
+        # records continue streams whose first n commands ran before (a round, bmk/sim/cores.py)
+        done = done or {}
+        position = {(rec.core, e): n for rec in records[:1] for e, n in done.items()}
         for i, rec in enumerate(records):
             engine = rec.engine
             eng = spec.get(engine)
@@ -547,7 +550,7 @@ class Simulator:
             rec = records[i]
             resolved = None
             for (other, fname), k in zip(wait_fields[rec.engine], waited):
-                if not k:
+                if not k or k <= done.get(other, 0):       # 0: none; at most done: ran before
                     continue
                 target = id_map.get((chunk_of[i], other, k))
                 if target is None:
@@ -584,7 +587,7 @@ class Simulator:
                                      "a list of Records or a Program", cmdbuf))
         return decode_cmdbuf(self.chip, cmdbuf)
 
-    def compile(self, cmdbuf, _call="compile"):
+    def compile(self, cmdbuf, _call="compile", done=None):
         """A Program of `cmdbuf` (what `run` takes, but a Program): decoded, every record's kind
         found and its fields checked, waits resolved, plans made; SimulationError naming the
         instruction when one is malformed or waits for an id no instruction has. Nothing runs."""
@@ -595,7 +598,7 @@ class Simulator:
                                 f"for; this one was compiled for another ({cmdbuf.chip.name}): compile the buffer on "
                                 f"this Simulator")
         records = self.semantics.prepare(self.chip, self._records(cmdbuf, _call))
-        kinds, owns, waits, plans = self._prepare(records)
+        kinds, owns, waits, plans = self._prepare(records, done)
         n = len(records)
         # Engines are numbered; per instruction: its engine, its position on it, the
         # instructions it waits for. The run loop touches only lists and tuples.

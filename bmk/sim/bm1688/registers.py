@@ -13,7 +13,8 @@ same TIU stream wrote. TIU commands run in stream order, so the value a command 
 from the stream alone: `prepare` walks each core's TIU records in order and gives every command
 that requantizes (opt_rq) the registers it reads as fields tgcr_opd4, tgcr_opd5, tgcr_rq_shift
 and tgcr_rq_yzp (None: no write before it in the buffer, which the semantics refuse by name).
-The writes themselves then compute nothing (`KINDS`).
+The writes themselves then compute nothing (`KINDS`). A record that already carries them keeps
+them: a core's stream is resolved whole, then cut into rounds (bmk/sim/cores.py).
 """
 import attrs
 
@@ -40,7 +41,7 @@ def prepare(chip, records):
             bank[f.get("reg_idx0", 0)] = f.get("imm0", 0)
             bank[f.get("reg_idx1", 0)] = imm1 & 0xFFFFFFFF
             bank[f.get("reg_idx2", 0)] = imm1 >> 32
-        elif f.get("opt_rq", 0):
+        elif f.get("opt_rq", 0) and not any(name in f for name in FIELDS_READ):    # resolved once
             bank = regs.get(rec.core, {})
             rec = attrs.evolve(rec, fields={**f, **{f"tgcr_{r}": bank.get(k) for r, k in index.items()}})
         out.append(rec)

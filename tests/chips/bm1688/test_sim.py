@@ -201,3 +201,43 @@ def test_cv184x_dma_tag_31_is_local_memory_and_a_conv_takes_no_kernel_zero_point
     sim.run([Record("gdma", "DMA_tensor", "dma.tensor", f)])
     np.testing.assert_array_equal(np.frombuffer(sim.lmem_read(0x100, 16), np.int8), x)
     assert "tgcr_opd4" not in dict(chip.params) and lane == 65536
+
+
+def _yolo_outputs(path, weights, x):
+    """yolov5s's outputs with `weights` in its (stripped) coefficient region: tag 1 of the
+    global memory (isa-facts bm1688.json address_encoding)."""
+    from bmk.models.run import prepare, simulate
+    m = bmk.load_model(path)
+    prepared = prepare(m)
+    sim = bmk.Simulator(prepared.spec, semantics=prepared.semantics)
+    sim.gmem_write(0x9000000000, weights)
+    out, reports, _ = simulate(m, {"images": x}, prepared=prepared, sim=sim)
+    return out, reports
+
+
+def test_one_core_and_two_core_builds_of_yolov5s_agree_with_no_race():
+    """The vendor's TDB yolov5s for 1 and 2 BM1688 cores (coefficients stripped: both get the
+    same synthetic ones, requant words with a right shift) give identical outputs; the 2-core
+    run goes round by round (bmk/sim/cores.py) with no race in any round."""
+    rng = np.random.default_rng(0)
+    w = np.zeros((2 << 20, 4), np.uint8)              # 8 MiB: the whole weight region
+    w[:, 0] = rng.integers(244, 251, len(w))          # as an int8: -12..-6; as a word's low byte: a right shift
+    w[:, 2] = rng.integers(0, 3, len(w))
+    x = rng.integers(0, 256, (1, 3, 640, 640)).astype(np.uint8)
+    one, one_reports = _yolo_outputs(files.YOLO_1688, w.tobytes(), x)
+    two, two_reports = _yolo_outputs(files.YOLO_1688_CORE2, w.tobytes(), x)
+    assert len(one_reports) == 1 and len(two_reports) > 2
+    assert all(not r.races for _, r in one_reports + two_reports)
+    for name in one:
+        assert np.abs(one[name].astype(np.int64)).mean() > 1
+        np.testing.assert_array_equal(one[name], two[name])
+
+
+def test_a_message_pattern_that_is_not_a_barrier_is_refused():
+    from bmk.sim.cores import rounds
+    m = bmk.load_model(files.YOLO_1688_CORE2)
+    recs = {g.core: list(m.records(g)) for g in m.groups()}
+    waits = [i for i, r in enumerate(recs[1]) if r.kind == "system.wait_msg"]
+    del recs[1][waits[1]]                                   # core 1's TIU skips its second barrier
+    with pytest.raises(SimulationError, match="barrier"):
+        rounds(CHIP, recs)

@@ -1,0 +1,89 @@
+"""Several cores running one command group each, ordered by messages (BM1688 and later).
+
+Sources: isa-facts newer-chips.md 1 "Multi-core messages" (TIU send_msg / wait_msg, GDMA
+sys_send / sys_wait; a message id is a counter the cores share: each send adds one, a wait
+needs its count) and section 3 (how the vendor's disassembler cuts each core's commands at its
+messages); specs/<chip>/chip.toml [engines.*] messages (kinds, id and count bits).
+
+The public multi-core streams use messages as barriers: every engine of every core sends id X,
+then waits for X with a count equal to the number of engines taking part (BM1688 2 cores: TIU
+and GDMA of each, count 4). So a program is a sequence of rounds: round s of an engine's stream
+is what follows its s-th wait up to and including its (s+1)-th; no command of round s + 1 starts
+before every command of round s, on every core, has ended. bmk runs round after round, and in a
+round each core's commands on that core's Simulator (its own local and static memories, the
+global memory shared), core after core: between two barriers nothing orders one core against
+another, so any order is a legal one (a program whose result depends on it races).
+
+`rounds` checks that protocol and refuses (SimulationError naming the instruction and the rule)
+any other use of messages: a wait whose id, count or round differ from the other streams', a
+stream with more or fewer barriers than the others. A wait on the other engine of its own core
+(cmd_id_dep) that names a command of an earlier round is met; one naming a later round is a
+deadlock (refused when the round is compiled, bmk/sim/core.py).
+"""
+import typing
+
+from bmk.errors import SimulationError
+
+
+class Round(typing.NamedTuple):
+    """One core's part of one round: its records in stream order and, per engine, how many of
+    that engine's commands ran in earlier rounds (its implicit ids continue from there)."""
+    core: int
+    records: list
+    done: dict
+
+
+def _messages(chip):
+    return {e.name: e.messages for e in chip.encoded_engines if e.messages is not None}
+
+
+def rounds(chip, records_by_core):
+    """[[Round per core]] of {core: [Record]} (each core's records of both engines, in stream
+    order, already resolved by the semantics' prepare); SimulationError for a message pattern
+    that is not a barrier of every stream (module docstring)."""
+    msgs = _messages(chip)
+    cuts = {}                       # (core, engine) -> [(wait index in the core's records, id, count)]
+    for core, recs in records_by_core.items():
+        sent = {}
+        for i, r in enumerate(recs):
+            m = msgs.get(r.engine)
+            if m is None or r.kind not in (m.send, m.wait):
+                continue
+            key = (core, r.engine)
+            mid, count = m.msg_id(r.fields), m.msg_count(r.fields)
+            if r.kind == m.send:
+                sent.setdefault(key, []).append(mid)
+                continue
+            waits = cuts.setdefault(key, [])
+            if len(sent.get(key, ())) != len(waits) + 1 or sent[key][-1] != mid:
+                raise SimulationError(f"core {core} {r.engine} command {i} ({r.kind} id {mid}): a wait must follow "
+                                      f"its stream's own send of the same id (a barrier); bmk models no other use "
+                                      f"of messages")
+            waits.append((i, mid, count))
+    streams = sorted(cuts)
+    n = {len(w) for w in cuts.values()}
+    if len(n) > 1:
+        raise SimulationError(f"every stream must wait at as many barriers, not {dict((k, len(v)) for k, v in cuts.items())}")
+    for s in range(n.pop() if n else 0):
+        ids = {cuts[k][s][1] for k in streams}
+        counts = {cuts[k][s][2] for k in streams}
+        if len(ids) != 1 or counts != {len(streams)}:
+            raise SimulationError(f"barrier {s}: every stream must wait for one message id with a count of "
+                                  f"{len(streams)} (its streams), not ids {sorted(ids)} counts {sorted(counts)}")
+    out = []
+    nrounds = 1 + max((len(w) for w in cuts.values()), default=0)
+    for s in range(nrounds):
+        row = []
+        for core, recs in records_by_core.items():
+            part, done = [], {}
+            for e in {r.engine for r in recs}:
+                ends = [i for i, _, _ in cuts.get((core, e), [])]
+                if s > len(ends):           # a stream without messages runs whole in round 0
+                    continue
+                lo = ends[s - 1] if s else -1
+                hi = ends[s] if s < len(ends) else len(recs)
+                done[e] = sum(1 for r in recs[:lo + 1] if r.engine == e)
+                part += [i for i in range(lo + 1, hi + 1 if s < len(ends) else hi) if recs[i].engine == e]
+            row.append(Round(core, [recs[i] for i in sorted(part)], done))
+        out.append(row)
+    return out
