@@ -241,3 +241,28 @@ def test_a_message_pattern_that_is_not_a_barrier_is_refused():
     del recs[1][waits[1]]                                   # core 1's TIU skips its second barrier
     with pytest.raises(SimulationError, match="barrier"):
         rounds(CHIP, recs)
+
+
+def test_family_kinds_take_bm1688s_lanes_and_eu_width():
+    """BM1684X's dma.tensor and arith.add on BM1688's parameters: 40 channels over 32 NPUs (channel
+    c on NPU c % 32, group c // 32), each channel's 3x5 int8 plane aligned to the 16-byte EU
+    (isa-facts bm1688.json: 32 NPUs x 128 KiB, eu_bytes 16), loaded from a tagged global address."""
+    rng = np.random.default_rng(3)
+    a, b = (rng.integers(-60, 60, (1, 40, 3, 5)).astype(np.int8) for _ in range(2))
+    sim = bmk.Simulator("bm1688")
+    glob = 0x8000000000 | (2 << 36)                            # tag 2: activations
+    sim.gmem_write(glob, a.tobytes())
+    sim.gmem_write(glob + 0x1000, b.tobytes())
+    loads = [rec("gdma", "DMA_tensor", "dma.tensor", src_nsize=1, src_csize=40, src_hsize=3, src_wsize=5,
+                 src_nstride=600, src_cstride=15, src_hstride=5, src_wstride=1, dst_nstride=32, dst_cstride=16,
+                 dst_hstride=5, dst_wstride=1, src_start_addr_l32=off, src_start_addr_h8=0xA0, dst_start_addr_l32=dst,
+                 nchw_copy=1, stride_enable=1, localmem_mask_l32=0xFFFFFFFF, localmem_mask_h32=0xFFFFFFFF)
+             for off, dst in ((0, 0x0), (0x1000, 0x100))]
+    add = rec("tiu", "sAR", "arith.add", tsk_opd_num=2, opd0_sign=1, opd1_sign=1, res0_n=1, res0_c=40, res0_h=3,
+              res0_w=5, res0_addr=0x200, opd0_addr=0x0, opd1_addr=0x100, cmd_id_dep=2)
+    sim.run(loads + [add])
+    want = np.clip(a.astype(int) + b, -128, 127)
+    for c in (0, 1, 31, 32, 39):
+        lane, group = c % NPU, c // NPU
+        got = get(sim, lane, 0x200 + group * 16, 15, np.int8)
+        np.testing.assert_array_equal(got, want[0, c].ravel(), err_msg=f"channel {c}")
