@@ -77,8 +77,11 @@ STATIC_TABLES_1688 = (
 )
 # CV184X (MARS3): no public table layout; its streams' tsbc.s_distribute read 8 int16 channel
 # indexes at static offset 352 where the BM1688 build of the same network reads the int32
-# sequence: bmk's reading, an int16 sequence there (the cv184x/bm1684x twins agree with it).
+# sequence: bmk's reading, an int16 sequence there (the cv184x/bm1684x twins agree with it); its
+# bf16 softmax exponentials broadcast 7 bf16 coefficients from offset 0 into sfu.taylor: the
+# vendor's EXP_BF16_COEFF (1/k!, target_1688 gen_lookup_table) is bmk's reading of that table.
 STATIC_TABLES_CV184X = (
+    ("static_exp_bf16_coeff_table", 0, 8, "bf16 1 / k!: read by tsbc.s_bc before every sfu.taylor (bmk's reading)"),
     ("static_seq16_table", 352, 64, "int16 k: the sequence 0, 1, 2, ... (bmk's reading of the streams)"),
 )
 STATIC_TABLES = {"bm1688": STATIC_TABLES_1688, "cv184x": STATIC_TABLES_CV184X}

@@ -28,7 +28,15 @@ _CONTENTS = {
                                     np.float64).astype(np.float32),
     "seq": lambda n: np.arange(n, dtype="<i4"),
     "seq16": lambda n: np.arange(n, dtype="<i2"),
+    "exp_bf16_coeff": lambda n: _bf16([1 / math.factorial(k) for k in range(n)]),
 }
+
+
+def _bf16(values):
+    """bf16 bits (uint16) of values, rounded to nearest even from fp32 (the vendor's tables:
+    1/6 is 0x3E2B, 1/120 0x3C09)."""
+    bits = np.array(values, np.float64).astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype("<u2")
 
 
 def _tables(chip):

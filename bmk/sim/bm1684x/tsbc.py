@@ -36,10 +36,11 @@ def _dtype(m, f):
     return raw_dtype(m, f.get("res0_prec", 0), "res0")
 
 
-def _opd0_shape(f, kind, want):
+def _opd0_shape(f, kind, want, also=()):
+    """opd0's n, c, h, w must be 0 or `want`'s (or, per dimension, a value in `also`)."""
     for d, v in zip("nchw", want):
         got = f.get(f"opd0_{d}", 0)
-        if got not in (0, v):
+        if got not in (0, v) + tuple(a for k, a in also if k == d):
             raise SimulationError(f"opd0_{d} must be 0 or {v}, not {got}")
 
 
@@ -106,7 +107,8 @@ def s_bc(m, f):
     check_shape(m, "res0", shape)
     if (n, h) != (1, 1):
         raise SimulationError(f"res0_n and res0_h must be 1 (the result is (1, C, 1, W)), not {n}, {h}")
-    _opd0_shape(f, "tsbc.s_bc", (1, 1, 1, w))
+    # CV184X's streams give opd0 the result's channels (opd0_c = res0_c): the same broadcast
+    _opd0_shape(f, "tsbc.s_bc", (1, 1, 1, w), also=(("c", c),))
     d = _dtype(m, f)
     res = tensor(m, f, "res0", shape, d, "aligned")
     _no_wrap(m, "tsbc.s_bc", res)

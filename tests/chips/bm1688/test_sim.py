@@ -266,3 +266,14 @@ def test_family_kinds_take_bm1688s_lanes_and_eu_width():
         lane, group = c % NPU, c // NPU
         got = get(sim, lane, 0x200 + group * 16, 15, np.int8)
         np.testing.assert_array_equal(got, want[0, c].ravel(), err_msg=f"channel {c}")
+
+
+def test_cv184x_static_memory_holds_the_bf16_exponential_coefficients():
+    """The vendor's EXP_BF16_COEFF words (tpu-mlir target_1688 gen_lookup_table: bf16 1/k!,
+    rounded to nearest even) at CV184X static offset 0, where its streams broadcast 7 of them
+    into sfu.taylor; an int16 sequence at 352 (bmk's readings, specs/cv184x/chip.toml)."""
+    sim = bmk.Simulator("cv184x")
+    words = np.frombuffer(sim.memories["static"].load(0, 16), "<u2")
+    assert [hex(w) for w in words] == ["0x3f80", "0x3f80", "0x3f00", "0x3e2b", "0x3d2b", "0x3c09", "0x3ab6",
+                                       "0x3950"]
+    np.testing.assert_array_equal(np.frombuffer(sim.memories["static"].load(352, 16), "<i2"), np.arange(8))
