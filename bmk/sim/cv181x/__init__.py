@@ -9,10 +9,17 @@ read from `m.chip`), after one translation of the field dict:
 - opt_X_int8 (bm1880: one 8-bit plane or two) is opt_X_seg == `seg.int8` (specs/cv181x/tiu.toml
   enum seg; cvikernel src/cv181x/tiu_add.c: opt_res0_seg = (res_high == NULL)).
 
-Every field bm1880's semantics do not read is executed or refused by name (SimulationError naming
+Beyond bm1880, this family's own modules run (chosen per instruction by `_adapted`):
+- quant.py: per-channel quantization (opt_chl_quan 1: cvikernel's `pt_*` / chl_quan_param convolutions,
+  depthwise, `mul_qm`, `matrix_multiplication_qm`);
+- bf16.py: bf16 element-wise operations (opd_typ 1);
+- tdma.py: TDMA moves with a bf16 side (src_fmt / dst_fmt bf16, conversions to and from 8 bits).
+
+Every field these semantics do not read is executed or refused by name (SimulationError naming
 the instruction kind, the field, the value and the rule: `check`, before anything runs):
-- bm1880's own rules (bmk/sim/bm1880 _LEGAL): opd_typ 1 (bf16), opt_chl_quan 1 (per-channel
-  quantization, the `*_qm` / `pt_*` convolutions), ps32_md (partial sums), opt_left_tran ...
+- bm1880's own rules (bmk/sim/bm1880 _LEGAL): ps32_md (partial sums), opt_left_tran, compress_en
+  (VLC-compressed loads), transpose_md ...; opd_typ 1 for a kind bf16.py has no function for,
+  opt_chl_quan 1 for one quant.py has none for;
 - opt_X_seg must be a member of the seg enum (int8 or int16);
 - opt_relu must be 0 or 1 (cvikernel's opt_relu_typ; other values are not modelled), opt_relu_value
   0, cmd_pre_exe and cmd_pre_exe_typ 0 (not modelled);
@@ -31,6 +38,7 @@ simulator refuses them by kind. Cost model: bm1880's (`cycles`), on this chip's 
 """
 from bmk.errors import SimulationError, refused_field
 from bmk.sim import bm1880
+from bmk.sim.cv181x import bf16, quant, tdma
 from bmk.sim.semantics import Semantics
 
 SLOTS = ("res0", "opd0", "opd1", "opd2")
@@ -54,13 +62,26 @@ def check(chip, engine, f):
     for eng, name in _ZERO:
         if eng == engine and f[name]:
             raise _refuse(chip, engine, f, name, "0 (not modelled)")
+    kind = _kind(chip, engine, f)
     if engine == "tiu":
+        if f["opd_typ"] and kind not in bf16.KINDS:
+            raise _refuse(chip, engine, f, "opd_typ", f"0 for {kind} (bf16 is modelled for {sorted(bf16.KINDS)})")
+        if f["opt_chl_quan"] and (f["opd_typ"] or kind not in quant.KINDS):
+            raise _refuse(chip, engine, f, "opt_chl_quan",
+                          f"0 for {kind} (per-channel quantization is modelled for int8 {sorted(quant.KINDS)})")
         if f["opt_relu"] not in _RELU:
             raise _refuse(chip, engine, f, "opt_relu", f"one of {list(_RELU)}")
         for slot in SLOTS:
             name = f"opt_{slot}_seg"
             if chip.member("tiu", name, f[name]) is None:
                 raise _refuse(chip, engine, f, name, "a member of the seg enum (int8 1, int16 0)")
+    if engine == "tdma":
+        for name in ("src_fmt", "dst_fmt"):
+            if chip.member("tdma", name, f[name]) is None:
+                raise _refuse(chip, engine, f, name, "a member of the fmt enum (fix8b, bf16)")
+        if tdma.has_bf16(chip, f) and kind not in tdma.KINDS:
+            raise _refuse(chip, engine, f, "src_fmt" if tdma.is_bf16(chip, f, "src") else "dst_fmt",
+                          f"fix8b for {kind} (a bf16 side is modelled for {sorted(tdma.KINDS)})")
     try:
         bm1880.check(chip, engine, as_bm1880(chip, engine, f))
     except SimulationError as e:    # bm1880's message, prefixed with the kind
@@ -72,19 +93,36 @@ def check(chip, engine, f):
 def as_bm1880(chip, engine, f):
     """The field dict as bm1880's semantics read it (module docstring)."""
     if engine != "tiu":
-        return f
-    g = dict(f)
+        # a bf16 side is this module's (tdma.py); bm1880's rules see the 8-bit format
+        fix8b = chip.code("tdma", "src_fmt", "fix8b") if tdma.has_bf16(chip, f) else None
+        return f if fix8b is None else dict(f, src_fmt=fix8b, dst_fmt=fix8b)
+    g = dict(f, opd_typ=0, opt_chl_quan=0)      # bf16 (bf16.py) and per-channel (quant.py) are this module's
     for slot in SLOTS:
         g[f"opt_{slot}_int8"] = int(chip.member("tiu", f"opt_{slot}_seg", f[f"opt_{slot}_seg"]) == "int8")
     return g
 
 
-def _adapted(engine, fn):
-    if engine != "tiu":
-        return fn
+def _adapted(engine, kind, fn):
+    """bm1880's function `fn`, or this family's own for a bf16 (opd_typ 1, a TDMA fmt 2) or
+    per-channel quantized (opt_chl_quan 1) instruction; `check` has refused the rest."""
+    if engine == "tdma":
+        own = tdma.KINDS.get(kind)
 
-    def run(m, f):
-        fn(m, as_bm1880(m.chip, engine, f))
+        def run(m, f):
+            if own is not None and tdma.has_bf16(m.chip, f):
+                own(m, f)
+            else:
+                fn(m, f)
+    else:
+        half, qm = bf16.KINDS.get(kind), quant.KINDS.get(kind)
+
+        def run(m, f):
+            if f["opd_typ"]:
+                half(m, f)
+            elif f["opt_chl_quan"]:
+                qm(m, as_bm1880(m.chip, engine, f))
+            else:
+                fn(m, as_bm1880(m.chip, engine, f))
     run.__doc__ = fn.__doc__
     return run
 
@@ -108,5 +146,5 @@ def init(m):
 
 
 # Every bm1880 kind: mdsum has no CV18xx encoding (cv181x.json classes), so the decoder never names it.
-SEMANTICS = Semantics({(engine, kind): _adapted(engine, fn) for engine, table in bm1880.KINDS.items()
+SEMANTICS = Semantics({(engine, kind): _adapted(engine, kind, fn) for engine, table in bm1880.KINDS.items()
                        for kind, fn in table.items()}, check, cycles, init)
