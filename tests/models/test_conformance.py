@@ -51,8 +51,8 @@ def test_the_columns_say_what_was_found():
     hand = TOOL.row(F.HAND_184X)
     assert hand[2].startswith("yes (") and hand[3:] == ("no simulator", "no simulator", "n/a")
     hand = TOOL.row(F.HAND_181X)            # a simulator that refuses some of its instructions
-    assert hand[3].startswith("10 refused (4 refusals), first: tdma.load compress_en = 0x1")
-    assert hand[4].startswith("no: run: 10 instructions cannot be simulated") and hand[5] == "n/a"
+    assert hand[3].startswith("6 refused (3 refusals), first: tiu.")
+    assert hand[4].startswith("no: run: 6 instructions cannot be simulated") and hand[5] == "n/a"
 
 
 def test_the_check_column_is_bmk_check(monkeypatch):

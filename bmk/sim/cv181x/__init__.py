@@ -13,12 +13,13 @@ Beyond bm1880, this family's own modules run (chosen per instruction by `_adapte
 - quant.py: per-channel quantization (opt_chl_quan 1: cvikernel's `pt_*` / chl_quan_param convolutions,
   depthwise, `mul_qm`, `matrix_multiplication_qm`);
 - bf16.py: bf16 element-wise operations (opd_typ 1);
-- tdma.py: TDMA moves with a bf16 side (src_fmt / dst_fmt bf16, conversions to and from 8 bits).
+- tdma.py: TDMA moves with a bf16 side (src_fmt / dst_fmt bf16, conversions to and from 8 bits)
+  and VLC-compressed int8 loads (compress_en 1, vlc.py).
 
 Every field these semantics do not read is executed or refused by name (SimulationError naming
 the instruction kind, the field, the value and the rule: `check`, before anything runs):
 - bm1880's own rules (bmk/sim/bm1880 _LEGAL): ps32_md (partial sums), opt_left_tran, compress_en
-  (VLC-compressed loads), transpose_md ...; opd_typ 1 for a kind bf16.py has no function for,
+  but on a load (compressed stores), transpose_md ...; opd_typ 1 for a kind bf16.py has no function for,
   opt_chl_quan 1 for one quant.py has none for;
 - opt_X_seg must be a member of the seg enum (int8 or int16);
 - opt_relu must be 0 or 1 (cvikernel's opt_relu_typ; other values are not modelled), opt_relu_value
@@ -93,9 +94,12 @@ def check(chip, engine, f):
 def as_bm1880(chip, engine, f):
     """The field dict as bm1880's semantics read it (module docstring)."""
     if engine != "tiu":
-        # a bf16 side is this module's (tdma.py); bm1880's rules see the 8-bit format
+        # a bf16 side and a compressed load are this module's (tdma.py); bm1880's rules see neither
         fix8b = chip.code("tdma", "src_fmt", "fix8b") if tdma.has_bf16(chip, f) else None
-        return f if fix8b is None else dict(f, src_fmt=fix8b, dst_fmt=fix8b)
+        g = f if fix8b is None else dict(f, src_fmt=fix8b, dst_fmt=fix8b)
+        if f["compress_en"] and _kind(chip, engine, f) == "load":
+            g = dict(g, compress_en=0)
+        return g
     g = dict(f, opd_typ=0, opt_chl_quan=0)      # bf16 (bf16.py) and per-channel (quant.py) are this module's
     for slot in SLOTS:
         g[f"opt_{slot}_int8"] = int(chip.member("tiu", f"opt_{slot}_seg", f[f"opt_{slot}_seg"]) == "int8")
@@ -109,7 +113,9 @@ def _adapted(engine, kind, fn):
         own = tdma.KINDS.get(kind)
 
         def run(m, f):
-            if own is not None and tdma.has_bf16(m.chip, f):
+            if f["compress_en"]:
+                tdma.load_compressed(m, f)
+            elif own is not None and tdma.has_bf16(m.chip, f):
                 own(m, f)
             else:
                 fn(m, f)

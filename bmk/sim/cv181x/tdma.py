@@ -14,6 +14,7 @@ import numpy as np
 from bmk import numerics
 from bmk.errors import SimulationError
 from bmk.sim.bm1880 import tdma as base
+from bmk.sim.cv181x import vlc
 from bmk.sim.memory import GMEM, LMEM
 
 _SPACES = {"load": (GMEM, LMEM), "store": (LMEM, GMEM), "copy_gmem": (GMEM, GMEM), "copy_lmem": (LMEM, LMEM)}
@@ -72,6 +73,34 @@ def move(m, f, kind):
     out = convert(data, is_bf16(m.chip, f, "src"), is_bf16(m.chip, f, "dst"), f["int8_sign"], f["int8_rnd_mode"])
     shape = (size // chw, f["dst_c"], f["dst_h"], f["dst_w"])
     _side(m, f, "dst", dst_space, shape, write=True).write(np.ascontiguousarray(out).reshape(shape))
+
+
+def load_compressed(m, f):
+    """A VLC-compressed load (compress_en 1; cvikernel tdma.c tdma_g2l_tensor_copy_decompressed,
+    tdma_g2l_matrix_copy_decompressed): the int8 stream at the source address decoded (vlc.py) into
+    the source's elements in their logical order (a tensor's N, C, H, W; a matrix's src_n rows of
+    src_w columns), stored into the destination as an uncompressed load would."""
+    if has_bf16(m.chip, f):
+        raise SimulationError("tdma.load: a compressed bf16 load is not modelled (int8 streams only)")
+    n, c, h, w = base._src_shape(f)
+    count = n * w if f["sys_dtype"] else n * c * h * w
+    chw = f["dst_c"] * f["dst_h"] * f["dst_w"]
+    if not f["sys_dtype"] and (chw == 0 or count % chw):
+        raise SimulationError(f"dst_c * dst_h * dst_w must divide the {count} source elements, "
+                              f"not {f['dst_c']} * {f['dst_h']} * {f['dst_w']}")
+    addr = base._addr(m, f, "src", GMEM)
+    blocks = -(-count // vlc.BLOCK)
+    head = m.gmem.load(addr, vlc.HEADER)
+    span = vlc.HEADER + (-(-blocks // 16) << 4) + min(vlc.header(head)[0], vlc.stream_size(count))
+    m.gmem.check_range("src (gmem)", addr, span)
+    if m.log is not None:
+        m.log.charge("src (gmem)", span)
+    data = vlc.decode_int8(m.gmem.load(addr, span), count)
+    if f["sys_dtype"]:
+        base._matrix_to_lmem(m, f, data.reshape(n, w))
+        return
+    shape = (count // chw, f["dst_c"], f["dst_h"], f["dst_w"])
+    base._view(m, f, "dst", LMEM, shape, write=True).write(data.reshape(shape))
 
 
 KINDS = {kind: (lambda kind: lambda m, f: move(m, f, kind))(kind) for kind in _SPACES}
