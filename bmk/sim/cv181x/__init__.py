@@ -27,7 +27,8 @@ the instruction kind, the field, the value and the rule: `check`, before anythin
 - double_conv is executed as nothing: cvikernel src/cv181x/tiu_convolution.c sets it by itself
   ("always automatically enable double conv") when can_do_double_conv, so it cannot change the
   result, only the speed;
-- TDMA intra_cmd_paral must be 0 (not modelled);
+- TDMA intra_cmd_paral and mv_lut_base must be 0 (not modelled); mv_lut_idx 1 is a bf16
+  copy_lmem's (tdma.py), refused on any other move;
 - TDMA src_base_reg_sel / dst_base_reg_sel are executed: a global address is the base register
   they pick plus the descriptor's address (cviruntime: the runtime loads one base register per
   memory region, Neuron::reserveIonMem: 0 shared, 1 weights, 2 private, 3 and up one io buffer
@@ -45,7 +46,7 @@ from bmk.sim.semantics import Semantics
 SLOTS = ("res0", "opd0", "opd1", "opd2")
 # (engine, field, legal values) beyond bm1880's rules; see the module docstring for the sources.
 _ZERO = (("tiu", "opt_relu_value"), ("tiu", "cmd_pre_exe"), ("tiu", "cmd_pre_exe_typ"),
-         ("tdma", "intra_cmd_paral"))
+         ("tdma", "intra_cmd_paral"), ("tdma", "mv_lut_base"))
 _RELU = (0, 1)
 
 
@@ -80,6 +81,9 @@ def check(chip, engine, f):
         for name in ("src_fmt", "dst_fmt"):
             if chip.member("tdma", name, f[name]) is None:
                 raise _refuse(chip, engine, f, name, "a member of the fmt enum (fix8b, bf16)")
+        if f["mv_lut_idx"] and not (kind == "copy_lmem" and tdma.is_bf16(chip, f, "src")
+                                    and tdma.is_bf16(chip, f, "dst")):
+            raise _refuse(chip, engine, f, "mv_lut_idx", "0 but on a bf16 copy_lmem")
         if tdma.has_bf16(chip, f) and kind not in tdma.KINDS:
             raise _refuse(chip, engine, f, "src_fmt" if tdma.is_bf16(chip, f, "src") else "dst_fmt",
                           f"fix8b for {kind} (a bf16 side is modelled for {sorted(tdma.KINDS)})")
@@ -124,7 +128,7 @@ def _adapted(engine, kind, fn):
 
         def run(m, f):
             if f["opd_typ"]:
-                half(m, f)
+                half(m, as_bm1880(m.chip, engine, f))
             elif f["opt_chl_quan"]:
                 qm(m, as_bm1880(m.chip, engine, f))
             else:

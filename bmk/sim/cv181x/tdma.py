@@ -7,6 +7,8 @@ cvk_tl_t / cvk_tg_t strides; w stride = the element size, 2). An 8-bit source be
 (int8 -> bf16 loads, tdma_g2l_bf16_tensor_copy); a bf16 source stored to an 8-bit destination is
 rounded by int8_rnd_mode (cvikernel.h: "0 is round to nearest even, 1 is toward zero") and
 saturated to int8 or uint8 (int8_sign). bf16 -> bf16 copies the 2-byte elements.
+mv_lut_idx 1 on a bf16 local copy moves each element's high byte to its low byte (cvkcv181x.c:
+"remove low 8 bits ... get index(pow)", the exponent index of a bf16 lookup); mv_lut_base is refused.
 The data move in logical NCHW order as bm1880's do (bmk/sim/bm1880/tdma.py).
 """
 import numpy as np
@@ -29,9 +31,10 @@ def has_bf16(chip, f):
     return is_bf16(chip, f, "src") or is_bf16(chip, f, "dst")
 
 
-def _side(m, f, side, space, shape, write=False):
+def _side(m, f, side, space, shape, write=False, st=None):
+    """The view of one side; `st` its (n, c, h) byte strides (default: the side's fields)."""
     bf16 = is_bf16(m.chip, f, side)
-    st = base._strides(m, f, side)[:3]
+    st = base._strides(m, f, side)[:3] if st is None else st
     addr = base._addr(m, f, side, space)
     if bf16:
         if any(s % 2 for s in st) or addr % 2:
@@ -60,9 +63,12 @@ def convert(values, src_bf16, dst_bf16, signed, rnd_mode):
 
 def move(m, f, kind):
     """A tensor move (load, store, copy_gmem, copy_lmem) with a bf16 side."""
-    if f["sys_dtype"]:
-        raise SimulationError(f"tdma.{kind}: a bf16 matrix move (sys_dtype 1) is not modelled")
     src_space, dst_space = _SPACES[kind]
+    if f["sys_dtype"]:
+        if kind not in ("load", "store"):
+            raise SimulationError(f"tdma.{kind}: a bf16 matrix move (sys_dtype 1) is modelled for load and store only")
+        _matrix(m, f, kind)
+        return
     src_shape = base._src_shape(f)
     size = src_shape[0] * src_shape[1] * src_shape[2] * src_shape[3]
     chw = f["dst_c"] * f["dst_h"] * f["dst_w"]
@@ -70,9 +76,47 @@ def move(m, f, kind):
         raise SimulationError(f"dst_c * dst_h * dst_w must divide the {size} source elements, "
                               f"not {f['dst_c']} * {f['dst_h']} * {f['dst_w']}")
     data = np.asarray(_side(m, f, "src", src_space, src_shape).read())
+    if f["mv_lut_idx"]:
+        if not (is_bf16(m.chip, f, "src") and is_bf16(m.chip, f, "dst")) or kind != "copy_lmem":
+            raise SimulationError(f"tdma.{kind}: mv_lut_idx 1 is modelled for a bf16 copy_lmem only")
+        data = data >> 8
     out = convert(data, is_bf16(m.chip, f, "src"), is_bf16(m.chip, f, "dst"), f["int8_sign"], f["int8_rnd_mode"])
     shape = (size // chw, f["dst_c"], f["dst_h"], f["dst_w"])
     _side(m, f, "dst", dst_space, shape, write=True).write(np.ascontiguousarray(out).reshape(shape))
+
+
+def _convert(m, f, data):
+    return convert(np.asarray(data), is_bf16(m.chip, f, "src"), is_bf16(m.chip, f, "dst"), f["int8_sign"],
+                   f["int8_rnd_mode"])
+
+
+def _matrix(m, f, kind):
+    """A matrix load or store with a bf16 side, as bm1880's (bmk/sim/bm1880/tdma.py: gmem rows
+    src_n / dst_c of src_w / dst_w columns, row stride the c stride; lmem (R, C', 1, W)), the
+    elements converted as a tensor move's."""
+    fmt = m.formats["tdma"]
+    if kind == "load":
+        rows, cols = f["src_n"], f["src_w"]
+        row = fmt.compose("src_c_stride", f)
+        data = _side(m, f, "src", GMEM, (rows, 1, 1, cols), st=(row, 0, 0)).read()
+        values = _convert(m, f, data).reshape(rows, cols)
+        if cols > f["dst_c"] * f["dst_w"]:
+            raise SimulationError(f"dst_c * dst_w must hold the {cols} matrix columns, not "
+                                  f"{f['dst_c']} * {f['dst_w']}")
+        dst = _side(m, f, "dst", LMEM, (rows, f["dst_c"], 1, f["dst_w"]), write=True)
+        buf = np.array(dst.read()).reshape(rows, -1)
+        buf[:, :cols] = values
+        dst.write(buf.reshape(dst.shape))
+        return
+    src = _side(m, f, "src", LMEM, (f["src_n"], f["src_c"], 1, f["src_w"])).read()
+    values = _convert(m, f, src).reshape(f["src_n"], -1)
+    rows, cols = f["dst_c"], f["dst_w"]
+    if rows != values.shape[0] or cols > values.shape[1]:
+        raise SimulationError(f"dst_c, dst_w (gmem matrix rows, cols) must be {values.shape[0]}, <= "
+                              f"{values.shape[1]}, not {rows}, {cols}")
+    row = fmt.compose("dst_c_stride", f)
+    _side(m, f, "dst", GMEM, (rows, 1, 1, cols), write=True, st=(row, 0, 0)).write(
+        np.ascontiguousarray(values[:, :cols]).reshape(rows, 1, 1, cols))
 
 
 def load_compressed(m, f):

@@ -104,8 +104,8 @@ def test_a_compressed_tdma_load_decodes_into_lmem():
     rec = _hand_record("tdma.load")
     model_loads = [r for r in _all_loads() if r.fields["compress_en"]]
     assert model_loads, "the hand-gesture model has compressed loads"
-    f = dict(model_loads[0].fields, wait_id_tpu=0, sys_dtype=0, intra_cmd_paral=0, src_base_reg_sel=0, dst_base_reg_sel=0,
-             src_n=1, src_c=2, src_h=3, src_w=16, dst_c=2, dst_h=3, dst_w=16, src_n_stride=96,
+    f = dict(model_loads[0].fields, wait_id_tpu=0, sys_dtype=0, intra_cmd_paral=0, src_base_reg_sel=0,
+             dst_base_reg_sel=0, src_n=1, src_c=2, src_h=3, src_w=16, dst_c=2, dst_h=3, dst_w=16, src_n_stride=96,
              src_c_stride_low=48, src_c_stride_high=0, src_h_stride=16, dst_n_stride=128,
              dst_c_stride_low=64, dst_c_stride_high=0, dst_h_stride=16, src_base_addr_low=0x1000,
              src_base_addr_high=0, dst_base_addr_low=0x100, dst_base_addr_high=0)
