@@ -35,12 +35,12 @@ the instruction kind, the field, the value and the rule: `check`, before anythin
   each; a cvimodel's tensor addresses carry that index in bits 40-42). The runtime chooses the
   register values; bmk's (`init`, `region_base`): the global window cut in one equal slice per
   register, register k at k * (global size / 2^width of the field), held in `m.base_regs`.
-Kinds bm1880 has no function for (ge, min_pool) are absent: `Semantics.missing` lists them and the
-simulator refuses them by kind. Cost model: bm1880's (`cycles`), on this chip's npu_num and eu_num.
+The kinds bm1880 has no function for (ge, min_pool) are kinds.py's. Cost model: bm1880's
+(`cycles`), on this chip's npu_num and eu_num.
 """
 from bmk.errors import SimulationError, refused_field
 from bmk.sim import bm1880
-from bmk.sim.cv181x import bf16, quant, tdma
+from bmk.sim.cv181x import bf16, kinds, quant, tdma
 from bmk.sim.semantics import Semantics
 
 SLOTS = ("res0", "opd0", "opd1", "opd2")
@@ -156,5 +156,6 @@ def init(m):
 
 
 # Every bm1880 kind: mdsum has no CV18xx encoding (cv181x.json classes), so the decoder never names it.
-SEMANTICS = Semantics({(engine, kind): _adapted(engine, kind, fn) for engine, table in bm1880.KINDS.items()
+_TABLES = {"tiu": {**bm1880.KINDS["tiu"], **kinds.KINDS}, "tdma": bm1880.KINDS["tdma"]}
+SEMANTICS = Semantics({(engine, kind): _adapted(engine, kind, fn) for engine, table in _TABLES.items()
                        for kind, fn in table.items()}, check, cycles, init)

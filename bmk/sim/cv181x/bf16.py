@@ -125,6 +125,18 @@ def max_pool(m, f):
     write(m, f, "res0", win.max(axis=(4, 5)))
 
 
+def min_pool(m, f):
+    """cvikernel tiu_min_pooling (bf16): the minimum of each window."""
+    _, win = _pool(m, f)
+    write(m, f, "res0", win.min(axis=(4, 5)))
+
+
+def ge(m, f):
+    """cvikernel tiu_ge (bf16): 1.0 where a >= b, else 0.0 (kinds.py: bmk's reading)."""
+    a, b = _ab(m, f)
+    write(m, f, "res0", (a >= b).astype(np.float32))
+
+
 def avg_pool(m, f):
     """cvikernel tiu_average_pooling (bf16): window sum times the bf16 constant in opd1_addr
     (the encoder stores avg_pooling_const / (kh * kw) there)."""
@@ -182,4 +194,5 @@ def matrix_mac(m, f):
 
 KINDS = {"mul": _eltwise(np.multiply), "add": _eltwise(np.add), "sub": _eltwise(np.subtract),
          "max": _eltwise(np.maximum), "min": _eltwise(np.minimum), "mac": mac, "copy": copy,
-         "max_pool": max_pool, "avg_pool": avg_pool, "lut": lut, "matrix_mac": matrix_mac}
+         "max_pool": max_pool, "avg_pool": avg_pool, "lut": lut, "matrix_mac": matrix_mac, "min_pool": min_pool,
+         "ge": ge}

@@ -30,7 +30,7 @@ def _bf16(eu, **fields):
 
 
 @pytest.mark.parametrize("eu, op", [(0, np.multiply), (2, np.add), (3, np.subtract), (4, np.maximum),
-                                    (5, np.minimum)])
+                                    (5, np.minimum), (11, lambda a, b: (a >= b).astype(np.float32))])
 def test_bf16_eltwise_rounds_the_fp32_result_to_nearest_even(eu, op):
     m, a, b = _bf16_operands(eu)
     m.run([_bf16(eu)], races=False)

@@ -21,8 +21,8 @@ def test_cv18xx_chips_are_simulated_with_their_parameters():
     for chip, npu in (("cv180x", 2), ("cv181x", 8), ("cv182x", 8), ("cv183x", 32)):
         m = bmk.Simulator(chip)
         assert (m.npu_num, m.eu_num, m.lmem.size) == (npu, 16, npu * 32768)
-    # ge and min_pool (cvikernel's additions) have no function yet: listed, never run silently
-    assert semantics_for("cv181x").missing(load_chip("cv181x")) == [("tiu", "ge"), ("tiu", "min_pool")]
+    # ge and min_pool (cvikernel's additions to bm1880's kinds) have functions too (kinds.py)
+    assert semantics_for("cv181x").missing(load_chip("cv181x")) == []
     assert semantics_for("cv183x").missing(load_chip("cv183x")) == []
 
 
@@ -65,7 +65,8 @@ def _operands(chip, seed):
 
 
 @pytest.mark.parametrize("chip", ["cv180x", "cv181x", "cv182x"])
-@pytest.mark.parametrize("eu, op", [(2, np.add), (3, np.subtract), (4, np.maximum), (9, np.bitwise_xor)])
+@pytest.mark.parametrize("eu, op", [(2, np.add), (3, np.subtract), (4, np.maximum), (9, np.bitwise_xor),
+                                    (11, lambda a, b: (a >= b).astype(np.int32))])
 def test_int8_eltwise_matches_numpy_on_each_chip(chip, eu, op):
     m, st, a, b = _operands(chip, eu)
     m.run([_eltwise(chip, eu)], races=False)
@@ -177,3 +178,21 @@ def test_model_addresses_map_to_the_registers_its_tdma_picks():
     assert device_address(bmk.Simulator("bm1880"), x.address) == x.address     # no base registers: as given
     with pytest.raises(ModelError, match=r"memory region in \[0, 8\)"):
         device_address(m, 9 << 40, "tensor 'z'")
+
+
+def test_min_pool_takes_each_windows_minimum_with_the_pad_value():
+    """tiu.min_pool (cvikernel tiu_min_pooling.c: tsk_eu_typ 3, pad opd0_ins_val, 127 for int8):
+    the hand-gesture model's max_pool descriptor made an int8 min pool, 2 x 3 windows, pad 1."""
+    rec = _hand_record("tiu.max_pool")
+    st = _strides("cv181x")
+    f = dict(rec.fields, cmd_id_gdma=0, opd_typ=0, tsk_eu_typ=3, opd0_addr=A, res0_addr=R, opt_opd0_sign=1,
+             opt_res0_sign=1, opd0_ins_val=127, opd1_h=2, opd1_w=3, conv_opd0_up_pad=1, conv_opd0_dn_pad=0,
+             conv_opd0_lf_pad=1, conv_opd0_rt_pad=1, short_opd0_str=3, short_res0_str=3,
+             **{f"{s}_{d}": v for s in ("opd0", "res0") for d, v in zip("nchw", SHAPE)},
+             **{f"{s}_{d}_str": v for s in ("opd0", "res0") for d, v in zip("nchw", st)})
+    rec = attrs.evolve(rec, fields=f, kind="min_pool")
+    m, _, a, _ = _operands("cv181x", 12)
+    m.run([rec], races=False)
+    p = np.pad(a.astype(np.int32), ((0, 0), (0, 0), (1, 0), (1, 1)), constant_values=127)
+    want = np.min([p[:, :, i:i + 2, j:j + 3] for i in range(2) for j in range(3)], axis=0)
+    np.testing.assert_array_equal(m.lmem_read_array(R, SHAPE, st, "int8"), want)
