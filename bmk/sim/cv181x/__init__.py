@@ -22,6 +22,8 @@ the instruction kind, the field, the value and the rule: `check`, before anythin
   but on a load (compressed stores), transpose_md ...; opd_typ 1 for a kind bf16.py has no function for,
   opt_chl_quan 1 for one quant.py has none for;
 - opt_X_seg must be a member of the seg enum (int8 or int16);
+- opt_rshift_typ must be 1 (cv181x_tiu_reg.h's reset value, which every encoder keeps but
+  tiu_shift.c's 0: what 0 changes is not modelled);
 - opt_relu must be 0 or 1 (cvikernel's opt_relu_typ; other values are not modelled), opt_relu_value
   0, cmd_pre_exe and cmd_pre_exe_typ 0 (not modelled);
 - double_conv is executed as nothing: cvikernel src/cv181x/tiu_convolution.c sets it by itself
@@ -71,6 +73,9 @@ def check(chip, engine, f):
         if f["opt_chl_quan"] and (f["opd_typ"] or kind not in quant.KINDS):
             raise _refuse(chip, engine, f, "opt_chl_quan",
                           f"0 for {kind} (per-channel quantization is modelled for int8 {sorted(quant.KINDS)})")
+        if f["opt_rshift_typ"] != 1:
+            raise _refuse(chip, engine, f, "opt_rshift_typ",
+                          "1 (the encoder's reset value; tiu_shift.c's 0 is not modelled)")
         if f["opt_relu"] not in _RELU:
             raise _refuse(chip, engine, f, "opt_relu", f"one of {list(_RELU)}")
         for slot in SLOTS:

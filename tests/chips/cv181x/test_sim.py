@@ -86,7 +86,7 @@ def test_int16_result_by_seg_two_planes():
 
 @pytest.mark.parametrize("field, value", [("opt_res0_seg", 2), ("opt_relu_value", 5), ("cmd_pre_exe", 1),
                                           ("cmd_pre_exe_typ", 1), ("opt_relu", 2), ("opt_chl_quan", 1),
-                                          ("ps32_md", 1)])
+                                          ("ps32_md", 1), ("opt_rshift_typ", 0)])
 def test_unmodelled_fields_refused_by_kind_field_and_value(field, value):
     rec = _eltwise("cv181x", 2, **{field: value})
     with pytest.raises(SimulationError) as e:
