@@ -1339,6 +1339,10 @@ CV183X_FIELD_ENUMS = {f"short_{slot}_str": "short_str" for slot in ("res0", "opd
 # opt_res0_seg = (res_high == NULL)).
 CV18XX_TIU_ENUMS = {**CV183X_TIU_ENUMS, "seg": {"int16": 0, "int8": 1}}
 CV18XX_FIELD_ENUMS = {**CV183X_FIELD_ENUMS, **{f"opt_{slot}_seg": "seg" for slot in ("res0", "opd0", "opd1", "opd2")}}
+# CV181X / CV180X / CV182X TDMA src_fmt / dst_fmt: 1 an 8-bit integer, 2 bf16 (cvikernel src/cv181x/tdma.c
+# FMT_FIX8B_TYP 1, FMT_BF16_TYP 2; fill_g2l_fmt: `(fmt == CVK_FMT_BF16) ? 2 : 1`).
+CV18XX_TDMA_ENUMS = {**CV18XX_ENUMS["tdma"], "fmt": {"fix8b": 1, "bf16": 2}}
+CV18XX_TDMA_FIELD_ENUMS = {"src_fmt": "fmt", "dst_fmt": "fmt"}
 CV18XX_COMPOSED = ('composed = { src_c_stride = ["src_c_stride_low", "src_c_stride_high"], '
                    'dst_c_stride = ["dst_c_stride_low", "dst_c_stride_high"], '
                    'src_addr = ["src_base_addr_low", "src_base_addr_high"], '
@@ -1449,7 +1453,8 @@ def gen_cv18xx(chip: str):
         assert not notes, notes
         fam.apply_fields("tdma", "tdma", dfields)
         write(out / chip / "tdma.toml", _cv18xx_engine("tdma", tdma["command_bits"] // 8, dfields, CV18XX_TDMA_KINDS,
-                                                       CV18XX_ENUMS["tdma"], src, ["", CV18XX_COMPOSED]))
+                                                       CV18XX_TDMA_ENUMS, src, ["", CV18XX_COMPOSED],
+                                                       field_enums=CV18XX_TDMA_FIELD_ENUMS))
         params = {"npu_num": p["npu_num"], "eu_num": p["eu_num"], "lmem_size": p["local_mem_bytes_per_npu"],
                   "lmem_banks": p["local_mem_banks"], "lmem_bank_size": p["local_mem_bank_bytes"]}
         lines = _cv18xx_chip(chip, title, src, params, p["cmd_hdr_magic"], p["version_code"])

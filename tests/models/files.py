@@ -27,5 +27,6 @@ YOLO_1690 = HERE / "bm1690" / "yolov5s_bm1690_f16_core8.bmodel"
 HAND_184X = HERE / "cv184x" / "cls_keypoint_hand_gesture_1_42_INT8_cv184x.bmodel"
 HAND_181X = HERE / "cv181x" / "cls_keypoint_hand_gesture_1_42_INT8_cv181x.cvimodel"
 TOPFORMER_181X = HERE / "cv181x" / "topformer_seg_motion_512_960_INT8_cv181x.cvimodel"
+BABY_CRY_181X = HERE / "cv181x" / "cls_sound_babay_cry_188_40_INT8_cv181x.cvimodel"
 
 ALL = sorted(p for p in HERE.rglob("*") if p.suffix in (".bmodel", ".cvimodel"))

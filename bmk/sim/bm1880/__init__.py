@@ -75,7 +75,7 @@ def _check_work(chip, f):
     for slot in ("res0", "opd0", "opd1", "opd2"):
         _bound(kind, f"{slot} elements", f[f"{slot}_n"] * f[f"{slot}_c"] * f[f"{slot}_h"] * f[f"{slot}_w"],
                MAX_TIU_ELEMENTS)
-    if kind in ("conv", "depthwise", "max_pool", "avg_pool"):
+    if kind in ("conv", "depthwise", "max_pool", "avg_pool", "min_pool"):      # min_pool: CV18xx
         n, c, h, w = f["opd0_n"], f["opd0_c"], f["opd0_h"], f["opd0_w"]
         hp = (h - 1) * (f["conv_opd0_y_ins0"] + 1) + 1 + f["conv_opd0_y_ins0_last"] + f["conv_opd0_up_pad"] \
             + f["conv_opd0_dn_pad"]
@@ -113,7 +113,7 @@ def cycles(engine, kind, f, m):
     rn, rc, rh, rw = f["res0_n"], f["res0_c"], f["res0_h"], f["res0_w"]
     if kind == "conv":
         work = rn * _passes(rc, npu) * rh * rw * f["opd1_n"] * f["opd1_h"] * f["opd1_w"]
-    elif kind in ("depthwise", "max_pool", "avg_pool"):
+    elif kind in ("depthwise", "max_pool", "avg_pool", "min_pool"):
         work = rn * _passes(rc, npu) * rh * rw * f["opd1_h"] * f["opd1_w"]
     elif kind == "matrix_mac":
         work = rn * _passes(rc, npu) * rw * f["opd1_n"]

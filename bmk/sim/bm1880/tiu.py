@@ -197,6 +197,12 @@ def _bias(m, f, cout, shape_c=None):
 
 def conv(m, f):
     """ofmap = conv(ifmap, weight) + bias, relu, >> rshift (seed 4.41)."""
+    res, acc = conv_acc(m, f)
+    _finish(m, f, res, acc + _bias(m, f, res.shape[1]))
+
+
+def conv_acc(m, f):
+    """(res0 operand, int64 conv(ifmap, weight)): the sums before bias, relu and shift (seed 4.41)."""
     x_op, w_op, res = operand(m, f, "opd0"), operand(m, f, "opd1"), operand(m, f, "res0")
     n, cin, _, _ = x_op.shape
     wcin, cout, kh, kw = w_op.shape
@@ -213,11 +219,17 @@ def conv(m, f):
     cols = win.transpose(0, 2, 3, 4, 5, 1).reshape(n * ho * wo, kh * kw * cin)
     acc = cols @ wt.transpose(1, 2, 3, 0).reshape(cout, kh * kw * cin).T
     acc = acc.reshape(n, ho, wo, cout).transpose(0, 3, 1, 2).astype(np.int64)
-    _finish(m, f, res, acc + _bias(m, f, cout))
+    return res, acc
 
 
 def depthwise(m, f):
     """Per-channel conv with weight (1, C, kh, kw), bias, >> rshift (seed 4.43)."""
+    res, acc = depthwise_acc(m, f)
+    _finish(m, f, res, acc + _bias(m, f, res.shape[1]))
+
+
+def depthwise_acc(m, f):
+    """(res0 operand, int64 per-channel sums before bias, relu and shift) of a depthwise conv (seed 4.43)."""
     x_op, w_op, res = operand(m, f, "opd0"), operand(m, f, "opd1"), operand(m, f, "res0")
     n, c, _, _ = x_op.shape
     _, wc, kh, kw = w_op.shape
@@ -231,7 +243,7 @@ def depthwise(m, f):
     for ky in range(kh):
         for kx in range(kw):
             acc += win[..., ky, kx] * wt[None, :, ky, kx, None, None]
-    _finish(m, f, res, acc + _bias(m, f, c))
+    return res, acc
 
 
 def _pool_windows(m, f):
@@ -258,12 +270,8 @@ def avg_pool(m, f):
 
 
 # -- matrix (tsk_typ 2) -----------------------------------------------------------------------
-def matrix_mac(m, f):
-    """res = left @ right + bias, then RA (res << lshift added) or relu, >> rshift (seed 4.46).
-
-    A matrix (R, Cm) is the lmem tensor (R, C', 1, W). A 16-bit matrix is its low rows then its
-    high rows (the (2R, Cm) res and (2, Cm) bias of the seed): planes one block of rows apart.
-    """
+def matrix_acc(m, f):
+    """(res0 operand, int64 (R, C'*W) left @ right): the sums before bias, RA, relu and shift (seed 4.46)."""
     res = operand(m, f, "res0")
     r, cr, h, w = res.shape
     if h != 1:
@@ -279,12 +287,30 @@ def matrix_mac(m, f):
     if lv.shape[1] < k:
         raise SimulationError(f"opd1_n (K) must be <= the left matrix width {lv.shape[1]}, not {k}")
     rv = read(m, right, dtype=np.float64).reshape(k, -1)
-    acc = (lv[:, :k] @ rv).astype(np.int64)
+    return res, (lv[:, :k] @ rv).astype(np.int64)
+
+
+def matrix_bias(m, f, res):
+    """The matrix bias operand opd2, (1, C', 1, W) with C'*W = res0's; its 8-bit planes (2 for
+    bm1880's 16-bit bias) are one row, strides[0], apart (seed 4.46)."""
+    _, cr, _, w = res.shape
+    bias = operand(m, f, "opd2")
+    if bias.shape[1] * bias.shape[3] != cr * w or bias.shape[0] != 1:
+        raise SimulationError(f"opd2 (bias) must be (1, C', 1, W) with C'*W = {cr * w}, not {bias.shape}")
+    return bias
+
+
+def matrix_mac(m, f):
+    """res = left @ right + bias, then RA (res << lshift added) or relu, >> rshift (seed 4.46).
+
+    A matrix (R, Cm) is the lmem tensor (R, C', 1, W). A 16-bit matrix is its low rows then its
+    high rows (the (2R, Cm) res and (2, Cm) bias of the seed): planes one block of rows apart.
+    """
+    res, acc = matrix_acc(m, f)
+    r = res.shape[0]
     if f["tsk_opd_num"] == 3:
-        bias = operand(m, f, "opd2")
+        bias = matrix_bias(m, f, res)
         bias = attrs.evolve(bias, b_str=bias.strides[0], int8=False)
-        if bias.shape[1] * bias.shape[3] != cr * w or bias.shape[0] != 1:
-            raise SimulationError(f"opd2 (bias) must be (1, C', 1, W) with C'*W = {cr * w}, not {bias.shape}")
         acc = acc + read(m, bias, dtype=np.int64).reshape(1, -1)
     out = attrs.evolve(res, b_str=r * res.strides[0])
     if f["opt_res_add"]:

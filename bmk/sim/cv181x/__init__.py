@@ -9,34 +9,46 @@ read from `m.chip`), after one translation of the field dict:
 - opt_X_int8 (bm1880: one 8-bit plane or two) is opt_X_seg == `seg.int8` (specs/cv181x/tiu.toml
   enum seg; cvikernel src/cv181x/tiu_add.c: opt_res0_seg = (res_high == NULL)).
 
-Every field bm1880's semantics do not read is executed or refused by name (SimulationError naming
+Beyond bm1880, this family's own modules run (chosen per instruction by `_adapted`):
+- quant.py: per-channel quantization (opt_chl_quan 1: cvikernel's `pt_*` / chl_quan_param convolutions,
+  depthwise, `mul_qm`, `matrix_multiplication_qm`);
+- bf16.py: bf16 element-wise operations (opd_typ 1);
+- tdma.py: TDMA moves with a bf16 side (src_fmt / dst_fmt bf16, conversions to and from 8 bits)
+  and VLC-compressed int8 loads (compress_en 1, vlc.py).
+
+Every field these semantics do not read is executed or refused by name (SimulationError naming
 the instruction kind, the field, the value and the rule: `check`, before anything runs):
-- bm1880's own rules (bmk/sim/bm1880 _LEGAL): opd_typ 1 (bf16), opt_chl_quan 1 (per-channel
-  quantization, the `*_qm` / `pt_*` convolutions), ps32_md (partial sums), opt_left_tran ...
+- bm1880's own rules (bmk/sim/bm1880 _LEGAL): ps32_md (partial sums), opt_left_tran, compress_en
+  but on a load (compressed stores), transpose_md ...; opd_typ 1 for a kind bf16.py has no function for,
+  opt_chl_quan 1 for one quant.py has none for;
 - opt_X_seg must be a member of the seg enum (int8 or int16);
+- opt_rshift_typ must be 1 (cv181x_tiu_reg.h's reset value, which every encoder keeps but
+  tiu_shift.c's 0: what 0 changes is not modelled);
 - opt_relu must be 0 or 1 (cvikernel's opt_relu_typ; other values are not modelled), opt_relu_value
   0, cmd_pre_exe and cmd_pre_exe_typ 0 (not modelled);
 - double_conv is executed as nothing: cvikernel src/cv181x/tiu_convolution.c sets it by itself
   ("always automatically enable double conv") when can_do_double_conv, so it cannot change the
   result, only the speed;
-- TDMA intra_cmd_paral must be 0 (not modelled);
+- TDMA intra_cmd_paral and mv_lut_base must be 0 (not modelled); mv_lut_idx 1 is a bf16
+  copy_lmem's (tdma.py), refused on any other move;
 - TDMA src_base_reg_sel / dst_base_reg_sel are executed: a global address is the base register
   they pick plus the descriptor's address (cviruntime: the runtime loads one base register per
   memory region, Neuron::reserveIonMem: 0 shared, 1 weights, 2 private, 3 and up one io buffer
   each; a cvimodel's tensor addresses carry that index in bits 40-42). The runtime chooses the
   register values; bmk's (`init`, `region_base`): the global window cut in one equal slice per
   register, register k at k * (global size / 2^width of the field), held in `m.base_regs`.
-Kinds bm1880 has no function for (ge, min_pool) are absent: `Semantics.missing` lists them and the
-simulator refuses them by kind. Cost model: bm1880's (`cycles`), on this chip's npu_num and eu_num.
+The kinds bm1880 has no function for (ge, min_pool) are kinds.py's. Cost model: bm1880's
+(`cycles`), on this chip's npu_num and eu_num.
 """
 from bmk.errors import SimulationError, refused_field
 from bmk.sim import bm1880
+from bmk.sim.cv181x import bf16, kinds, quant, tdma
 from bmk.sim.semantics import Semantics
 
 SLOTS = ("res0", "opd0", "opd1", "opd2")
 # (engine, field, legal values) beyond bm1880's rules; see the module docstring for the sources.
 _ZERO = (("tiu", "opt_relu_value"), ("tiu", "cmd_pre_exe"), ("tiu", "cmd_pre_exe_typ"),
-         ("tdma", "intra_cmd_paral"))
+         ("tdma", "intra_cmd_paral"), ("tdma", "mv_lut_base"))
 _RELU = (0, 1)
 
 
@@ -54,13 +66,32 @@ def check(chip, engine, f):
     for eng, name in _ZERO:
         if eng == engine and f[name]:
             raise _refuse(chip, engine, f, name, "0 (not modelled)")
+    kind = _kind(chip, engine, f)
     if engine == "tiu":
+        if f["opd_typ"] and kind not in bf16.KINDS:
+            raise _refuse(chip, engine, f, "opd_typ", f"0 for {kind} (bf16 is modelled for {sorted(bf16.KINDS)})")
+        if f["opt_chl_quan"] and (f["opd_typ"] or kind not in quant.KINDS):
+            raise _refuse(chip, engine, f, "opt_chl_quan",
+                          f"0 for {kind} (per-channel quantization is modelled for int8 {sorted(quant.KINDS)})")
+        if f["opt_rshift_typ"] != 1:
+            raise _refuse(chip, engine, f, "opt_rshift_typ",
+                          "1 (the encoder's reset value; tiu_shift.c's 0 is not modelled)")
         if f["opt_relu"] not in _RELU:
             raise _refuse(chip, engine, f, "opt_relu", f"one of {list(_RELU)}")
         for slot in SLOTS:
             name = f"opt_{slot}_seg"
             if chip.member("tiu", name, f[name]) is None:
                 raise _refuse(chip, engine, f, name, "a member of the seg enum (int8 1, int16 0)")
+    if engine == "tdma":
+        for name in ("src_fmt", "dst_fmt"):
+            if chip.member("tdma", name, f[name]) is None:
+                raise _refuse(chip, engine, f, name, "a member of the fmt enum (fix8b, bf16)")
+        if f["mv_lut_idx"] and not (kind == "copy_lmem" and tdma.is_bf16(chip, f, "src")
+                                    and tdma.is_bf16(chip, f, "dst")):
+            raise _refuse(chip, engine, f, "mv_lut_idx", "0 but on a bf16 copy_lmem")
+        if tdma.has_bf16(chip, f) and kind not in tdma.KINDS:
+            raise _refuse(chip, engine, f, "src_fmt" if tdma.is_bf16(chip, f, "src") else "dst_fmt",
+                          f"fix8b for {kind} (a bf16 side is modelled for {sorted(tdma.KINDS)})")
     try:
         bm1880.check(chip, engine, as_bm1880(chip, engine, f))
     except SimulationError as e:    # bm1880's message, prefixed with the kind
@@ -72,19 +103,41 @@ def check(chip, engine, f):
 def as_bm1880(chip, engine, f):
     """The field dict as bm1880's semantics read it (module docstring)."""
     if engine != "tiu":
-        return f
-    g = dict(f)
+        # a bf16 side and a compressed load are this module's (tdma.py); bm1880's rules see neither
+        fix8b = chip.code("tdma", "src_fmt", "fix8b") if tdma.has_bf16(chip, f) else None
+        g = f if fix8b is None else dict(f, src_fmt=fix8b, dst_fmt=fix8b)
+        if f["compress_en"] and _kind(chip, engine, f) == "load":
+            g = dict(g, compress_en=0)
+        return g
+    g = dict(f, opd_typ=0, opt_chl_quan=0)      # bf16 (bf16.py) and per-channel (quant.py) are this module's
     for slot in SLOTS:
         g[f"opt_{slot}_int8"] = int(chip.member("tiu", f"opt_{slot}_seg", f[f"opt_{slot}_seg"]) == "int8")
     return g
 
 
-def _adapted(engine, fn):
-    if engine != "tiu":
-        return fn
+def _adapted(engine, kind, fn):
+    """bm1880's function `fn`, or this family's own for a bf16 (opd_typ 1, a TDMA fmt 2) or
+    per-channel quantized (opt_chl_quan 1) instruction; `check` has refused the rest."""
+    if engine == "tdma":
+        own = tdma.KINDS.get(kind)
 
-    def run(m, f):
-        fn(m, as_bm1880(m.chip, engine, f))
+        def run(m, f):
+            if f["compress_en"]:
+                tdma.load_compressed(m, f)
+            elif own is not None and tdma.has_bf16(m.chip, f):
+                own(m, f)
+            else:
+                fn(m, f)
+    else:
+        half, qm = bf16.KINDS.get(kind), quant.KINDS.get(kind)
+
+        def run(m, f):
+            if f["opd_typ"]:
+                half(m, as_bm1880(m.chip, engine, f))
+            elif f["opt_chl_quan"]:
+                qm(m, as_bm1880(m.chip, engine, f))
+            else:
+                fn(m, as_bm1880(m.chip, engine, f))
     run.__doc__ = fn.__doc__
     return run
 
@@ -108,5 +161,6 @@ def init(m):
 
 
 # Every bm1880 kind: mdsum has no CV18xx encoding (cv181x.json classes), so the decoder never names it.
-SEMANTICS = Semantics({(engine, kind): _adapted(engine, fn) for engine, table in bm1880.KINDS.items()
+_TABLES = {"tiu": {**bm1880.KINDS["tiu"], **kinds.KINDS}, "tdma": bm1880.KINDS["tdma"]}
+SEMANTICS = Semantics({(engine, kind): _adapted(engine, kind, fn) for engine, table in _TABLES.items()
                        for kind, fn in table.items()}, check, cycles, init)

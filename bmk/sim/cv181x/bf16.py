@@ -1,0 +1,198 @@
+"""CV18xx bf16 TIU operations (opd_typ 1).
+
+Facts (sophgo/cvikernel src/cv181x): an operation whose tensors are CVK_FMT_BF16 sets opd_typ 1
+(tiu_mul.c: `reg.opd_typ = bf16_enable`); a tensor's strides are the cvk_tl_t strides, in bytes
+(a bf16 element is 2 bytes: tl_default_stride gives w 2, h 2W, c align_up(2HW, eu_num) when
+eu-aligned, cvkcv181x.c); a constant operand holds its bf16 bits in opd1_addr (tiu_mul.c:
+`reg.opd1_addr = bf16_enable ? p->b_const.val : ...`). Values are bf16 bit patterns (the high
+half of an fp32); bmk computes each operation in float32 and rounds the result to bf16 to nearest
+even (bmk.numerics.fp32_to_bf16), the rounding the vendor's bf16 conversion helpers use
+(cvikernel include/cvikernel/cvk_fp_convert.h). Signs, shifts and int8 segments do not apply.
+"""
+import numpy as np
+
+from bmk import numerics
+from bmk.errors import SimulationError
+from bmk.layout import align_up, ceil_div
+from bmk.sim.bm1880 import tiu
+
+_BF16 = np.dtype("<u2")
+
+
+def _strides(m, f, name, shape):
+    mode = m.chip.member("tiu", f"short_{name}_str", f[f"short_{name}_str"])
+    n, c, h, w = shape
+    if mode == "explicit":
+        st = tuple(f[f"{name}_{d}_str"] for d in "nchw")
+    elif mode == "aligned":
+        cs = align_up(2 * h * w, m.eu_num)
+        st = (cs * ceil_div(c, m.npu_num), cs, 2 * w, 2)
+    elif mode == "bias":
+        st = (2 * h * w * ceil_div(c, m.npu_num), 2 * h * w, 2 * w, 2)
+    else:
+        raise SimulationError(f"short_{name}_str must be explicit, aligned or bias for a bf16 operand, "
+                              f"not {mode!r}")
+    odd = [s for s in st if s % 2]
+    if odd or f[f"{name}_addr"] % 2:
+        raise SimulationError(f"{name}: a bf16 operand's address and strides must be even (2-byte elements), "
+                              f"not address {f[f'{name}_addr']} strides {st}")
+    return tuple(s // 2 for s in st)
+
+
+def shape(f, name):
+    return tuple(f[f"{name}_{d}"] for d in "nchw")
+
+
+def view(m, f, name, shp=None, write=False):
+    """The TensorView of bf16 operand `name` (uint16 bit patterns)."""
+    shp = shape(f, name) if shp is None else shp
+    return m.lmem.tensor(name, f[f"{name}_addr"], shp, _strides(m, f, name, shp), m.log, write, _BF16)
+
+
+def read(m, f, name, shp=None):
+    """float32 values of bf16 operand `name`."""
+    return numerics.bf16_to_fp32(np.asarray(view(m, f, name, shp).read(), np.uint16))
+
+
+def write(m, f, name, values, shp=None):
+    """Round float values to bf16 (nearest even) and store them in operand `name`."""
+    bits = numerics.fp32_to_bf16(np.asarray(values, np.float32))
+    view(m, f, name, shp, write=True).write(bits)
+
+
+def const(f, name="opd1"):
+    """A bf16 constant: its bits in X_addr."""
+    return numerics.bf16_to_fp32(np.array([f[f"{name}_addr"] & 0xFFFF], np.uint16))[0]
+
+
+def _same(f, a, b):
+    if shape(f, a) != shape(f, b):
+        raise SimulationError(f"{b} shape must equal {a} shape {shape(f, a)}, not {shape(f, b)}")
+
+
+def _ab(m, f):
+    _same(f, "res0", "opd0")
+    a = read(m, f, "opd0")
+    if f["opt_opd1_const"]:
+        return a, const(f)
+    _same(f, "res0", "opd1")
+    return a, read(m, f, "opd1")
+
+
+def _relu(f, v):
+    return np.maximum(v, np.float32(0)) if f["opt_relu"] else v
+
+
+def _eltwise(op):
+    def run(m, f):
+        a, b = _ab(m, f)
+        write(m, f, "res0", _relu(f, op(a, b)))
+    return run
+
+
+def mac(m, f):
+    """cvikernel tiu_mac (bf16): res = a * b + res (opt_res_add), relu."""
+    a, b = _ab(m, f)
+    v = a * b
+    if f["opt_res_add"]:
+        v = v + read(m, f, "res0")
+    write(m, f, "res0", _relu(f, v))
+
+
+def copy(m, f):
+    """cvikernel tiu_copy (bf16): res = a, 2-byte elements."""
+    _same(f, "res0", "opd0")
+    view(m, f, "res0", write=True).write(view(m, f, "opd0").read())
+
+
+def _value(bits):
+    return numerics.bf16_to_fp32(np.array([bits & 0xFFFF], np.uint16))[0]
+
+
+def _pool(m, f):
+    """(res0 shape, (N, C, Ho, Wo, kh, kw) windows) of a bf16 pooling; the padding and inserted
+    values are opd0_ins_val's bf16 (cvikernel tiu_max_pooling.c: `reg.opd0_ins_val = p->ins_fp`)."""
+    res, x = shape(f, "res0"), read(m, f, "opd0")
+    if res[:2] != x.shape[:2]:
+        raise SimulationError(f"res0 (n, c) must equal opd0 (n, c) {x.shape[:2]}, not {res[:2]}")
+    p = tiu._padded(f, x, _value(f["opd0_ins_val"]))
+    return res, tiu._windows(f, p, f["opd1_h"], f["opd1_w"], res[2], res[3])
+
+
+def max_pool(m, f):
+    """cvikernel tiu_max_pooling (bf16): the maximum of each window."""
+    _, win = _pool(m, f)
+    write(m, f, "res0", win.max(axis=(4, 5)))
+
+
+def min_pool(m, f):
+    """cvikernel tiu_min_pooling (bf16): the minimum of each window."""
+    _, win = _pool(m, f)
+    write(m, f, "res0", win.min(axis=(4, 5)))
+
+
+def ge(m, f):
+    """cvikernel tiu_ge (bf16): 1.0 where a >= b, else 0.0 (kinds.py: bmk's reading)."""
+    a, b = _ab(m, f)
+    write(m, f, "res0", (a >= b).astype(np.float32))
+
+
+def avg_pool(m, f):
+    """cvikernel tiu_average_pooling (bf16): window sum times the bf16 constant in opd1_addr
+    (the encoder stores avg_pooling_const / (kh * kw) there)."""
+    if not f["opt_opd1_const"]:
+        raise SimulationError(f"opt_opd1_const must be 1 for avg_pool, not {f['opt_opd1_const']!r}")
+    _, win = _pool(m, f)
+    write(m, f, "res0", win.astype(np.float32).sum(axis=(4, 5), dtype=np.float32) * const(f))
+
+
+def lut(m, f):
+    """cvikernel tiu_lookup_table (bf16, opd_typ 1): the table (1, npu_num, 32, 8) holds 256 bf16
+    values per lane; res = table[lane of the channel][index], the index the low byte of each 2-byte
+    opd0 element (cvkcv181x.c cvkcv181x_tiu_bf16_lookup_interp_table: an int8 index spread into
+    2-byte slots (`dst.stride.h * 2`), or a bf16's high byte moved down by mv_lut_idx, or a bf16
+    itself for its mantissa table, "reshape, 16->16", then read as a bf16 tensor; the shared
+    hand-gesture model spreads its int8 indices with an int8 tiu.copy of w stride 2)."""
+    res = shape(f, "res0")
+    if shape(f, "opd0") != res:
+        raise SimulationError(f"opd0 shape must equal res0 shape {res}, not {shape(f, 'opd0')}")
+    if shape(f, "opd1") != (1, m.npu_num, 32, 8):
+        raise SimulationError(f"opd1 (table) shape must be (1, {m.npu_num}, 32, 8), not {shape(f, 'opd1')}")
+    idx = np.asarray(view(m, f, "opd0").read(), np.int64) & 0xFF
+    view(m, f, "opd1")                                                     # checks and logs the table
+    lane = m.lmem.lanes_of(f["opd0_addr"], res[1])
+    t_l0, t_off = divmod(f["opd1_addr"], m.lmem.lane_size)
+    t_ch = t_l0 + lane
+    t_cs = _strides(m, f, "opd1", (1, m.npu_num, 32, 8))[1] * 2
+    base = (t_ch % m.npu_num) * m.lmem.lane_size + t_off + (t_ch // m.npu_num) * t_cs
+    flat = base[None, :, None, None] + 2 * idx
+    bits = m.lmem.data[flat].astype(np.uint16) | (m.lmem.data[flat + 1].astype(np.uint16) << 8)
+    view(m, f, "res0", write=True).write(bits)
+
+
+def matrix_mac(m, f):
+    """cvikernel tiu_matrix_multiplication (bf16): res = left @ right + bias, relu; the bias is the
+    fp32 one split in two bf16 rows, high halves then low halves (tpu-mlir CV18xx Conv2D.cpp
+    transposeBiasFp32), opt_res_add not allowed (tiu_matrix_multiplication.c)."""
+    if f["opt_res_add"]:
+        raise SimulationError(f"opt_res_add must be 0 for a bf16 matrix, not {f['opt_res_add']!r}")
+    r, cr, h, w = shape(f, "res0")
+    if h != 1:
+        raise SimulationError(f"res0_h must be 1 for a matrix, not {h}")
+    k = f["opd1_n"]
+    left = read(m, f, "opd0").reshape(f["opd0_n"], -1)
+    if left.shape[0] != r or left.shape[1] < k:
+        raise SimulationError(f"opd0 must be {r} rows of at least {k} columns, not {left.shape}")
+    right = read(m, f, "opd1", (k, f["opd1_c"], 1, w)).reshape(k, -1)
+    acc = left[:, :k].astype(np.float32) @ right.astype(np.float32)
+    if f["tsk_opd_num"] == 3:
+        b = view(m, f, "opd2", (2, f["opd2_c"], 1, f["opd2_w"])).read()
+        b = np.asarray(b, np.uint32).reshape(2, -1)
+        acc = acc + ((b[0] << 16) | b[1]).view(np.float32)[None, :acc.shape[1]]
+    write(m, f, "res0", _relu(f, acc).reshape(r, cr, 1, w))
+
+
+KINDS = {"mul": _eltwise(np.multiply), "add": _eltwise(np.add), "sub": _eltwise(np.subtract),
+         "max": _eltwise(np.maximum), "min": _eltwise(np.minimum), "mac": mac, "copy": copy,
+         "max_pool": max_pool, "avg_pool": avg_pool, "lut": lut, "matrix_mac": matrix_mac, "min_pool": min_pool,
+         "ge": ge}

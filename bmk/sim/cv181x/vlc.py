@@ -1,0 +1,100 @@
+"""CV18xx VLC decompression of a compressed TDMA load (compress_en 1), int8 streams.
+
+The stream format and decoder are the vendor's reference (sophgo/cvikernel
+include/cvikernel/cvk_vlc_compress.h: cvk_vlc_dec_int8_ext, vlc_dec_header_ext,
+vlc_gr_dec_block_data, inv_symbol_remapping), bits read LSB first:
+- a 16-byte header: bits 0-23 the compressed block stream size in bytes, bit 28 signedness,
+  bit 29 bf16, bits 32-39 bias0, bits 40-46 bias1, bit 47 zero guard;
+- a k-map of one byte per 16-symbol block, padded to 16 bytes: k = byte >> 5 (7: the block is
+  stored raw, 128 bits), ulen = byte & 0x1f; a coded block is 16 * k + ulen + 16 bits;
+- the blocks, back to back: k bit planes of 16 bits (plane j, bit i: bit j of symbol i's low part),
+  then a unary field of ulen + 16 bits whose 16 one-bits end the symbols (symbol i's high part =
+  the zeros before its one); symbol = high << k | low, modulo 256;
+- signed data (signedness 1) undo the symbol remapping: u -> s (odd u negative: -(u + 1) / 2,
+  even u: u / 2), then the inverse two-side circular shift by bias0 (positive) / bias1 (negative).
+Decoded size: the load's source tensor (src_n * src_c * src_h * src_w int8 elements), in its
+logical order (cvikernel tdma.c check_tdma_compressed_tg: a compressed source is contiguous).
+"""
+import numpy as np
+
+from bmk.errors import SimulationError
+
+HEADER = 16
+BLOCK = 16
+UNARY_MAX = 47          # MAX_UNARY_FIELD_SIZE: ulen (5 bits) + 16
+
+
+def stream_size(count):
+    """Bytes the vendor allows a stream of `count` int8 symbols (get_out_bs_buf_size)."""
+    blocks = -(-count // BLOCK)
+    return blocks * BLOCK + (-(-blocks // 16) << 4) + 16
+
+
+def header(buf):
+    """(block stream bytes, signedness, bf16, bias0, bias1, zero guard) of a stream's header."""
+    h = int.from_bytes(bytes(buf[:8]), "little")
+    return (h & 0xFFFFFF, h >> 28 & 1, h >> 29 & 1, h >> 32 & 0xFF, h >> 40 & 0x7F, h >> 47 & 1)
+
+
+def decode_int8(buf, count):
+    """The `count` decoded bytes of the VLC stream `buf` (a bytes-like of at least its length)."""
+    buf = np.frombuffer(bytes(buf), np.uint8)
+    size, signed, bf16, bias0, bias1, _ = header(buf)
+    if bf16:
+        raise SimulationError("a VLC stream with its bf16 header bit set is not modelled (int8 streams only)")
+    if size > stream_size(count):
+        raise SimulationError(f"a VLC stream of {count} symbols must hold at most {stream_size(count)} bytes, "
+                              f"but its header says {size}")
+    blocks = -(-count // BLOCK)
+    kmap_size = -(-blocks // 16) << 4
+    if buf.size < HEADER + kmap_size + size:
+        raise SimulationError(f"a VLC stream needs {HEADER + kmap_size + size} bytes, only {buf.size} are there")
+    kinfo = buf[HEADER:HEADER + blocks].astype(np.int64)
+    bits = np.unpackbits(buf[HEADER + kmap_size:HEADER + kmap_size + size], bitorder="little")
+    raw = (kinfo >> 5) == 7
+    k = np.where(raw, 0, kinfo >> 5)
+    ulen = kinfo & 0x1F
+    nbits = np.where(raw, 128, 16 * k + ulen + 16)
+    start = np.concatenate(([0], np.cumsum(nbits)[:-1]))
+    if blocks and start[-1] + nbits[-1] > bits.size:
+        raise SimulationError(f"a VLC stream's blocks need {int(start[-1] + nbits[-1])} bits, its header "
+                              f"gives {bits.size}")
+    out = np.zeros((blocks, BLOCK), np.int64)
+    lanes = np.arange(BLOCK)
+    if raw.any():
+        idx = start[raw, None] + np.arange(128)[None, :]
+        out[raw] = np.packbits(bits[idx].reshape(-1, BLOCK, 8), axis=2, bitorder="little")[..., 0]
+    coded = ~raw
+    if coded.any():
+        s, kk, ul = start[coded], k[coded], ulen[coded]
+        low = np.zeros((s.size, BLOCK), np.int64)
+        for j in range(int(kk.max()) + 1):          # bit plane j of the blocks with k > j
+            has = kk > j
+            low[has] |= bits[s[has, None] + 16 * j + lanes[None, :]].astype(np.int64) << j
+        ustart = s + 16 * kk
+        pos = np.arange(UNARY_MAX)
+        idx = np.minimum(ustart[:, None] + pos[None, :], bits.size - 1)
+        ones = (bits[idx] == 1) & (pos[None, :] < (ul + 16)[:, None])
+        if np.any(ones.sum(axis=1) != BLOCK):
+            bad = int(np.flatnonzero(coded)[np.flatnonzero(ones.sum(axis=1) != BLOCK)[0]])
+            raise SimulationError(f"VLC block {bad}: its unary field must end 16 symbols")
+        ends = np.nonzero(ones)[1].reshape(-1, BLOCK)
+        high = np.diff(ends, axis=1, prepend=-1) - 1
+        out[coded] = ((high << kk[:, None]) + low) & 0xFF
+    sym = out.reshape(-1)[:count]
+    if signed:
+        sym = _unmap(sym, bias0, bias1)
+    return sym.astype(np.uint8)
+
+
+def _unmap(u, bias0, bias1):
+    """inv_symbol_remapping of signed data: unsign_to_sign, then inv_two_side_circular_shift."""
+    neg = (u & 1) == 1
+    mag = (u + 1) >> 1
+    s = np.where(neg, -mag, mag)
+    s = ((s + 128) & 0xFF) - 128                    # the uint8 -> int8 cast of unsign_to_sign
+    neg = s < 0
+    a = np.abs(s) + np.where(neg, bias1, bias0)
+    minus = a - (127 + neg)
+    lsb = np.where(minus <= 0, a, minus) & 0xFF
+    return np.where(s == 0, 0, np.where(neg, -lsb, lsb)) & 0xFF

@@ -1,0 +1,182 @@
+"""CV18xx bf16 (bmk/sim/cv181x/bf16.py, tdma.py): TIU element-wise ops with opd_typ 1 and TDMA
+moves with a bf16 side, against numpy references from cvikernel's rules (strides in bytes, a bf16
+constant's bits in opd1_addr, int8 -> bf16 exact, bf16 -> int8 rounded by int8_rnd_mode)."""
+import attrs
+import numpy as np
+import pytest
+
+import bmk
+from bmk.numerics import bf16_to_fp32, fp32_to_bf16
+from tests.chips.cv181x.test_sim import A, B, R, _eltwise
+
+SHAPE = (1, 11, 2, 3)
+BYTE_STRIDES = (2 * 32, 32, 6, 2)         # bytes: bf16 elements, channel stride 32 bytes
+ELEM_STRIDES = tuple(s // 2 for s in BYTE_STRIDES)
+
+
+def _bf16_operands(seed):
+    rng = np.random.default_rng(seed)
+    a = fp32_to_bf16(rng.normal(0, 10, SHAPE).astype(np.float32))
+    b = fp32_to_bf16(rng.normal(0, 10, SHAPE).astype(np.float32))
+    m = bmk.Simulator("cv181x")
+    m.lmem_write_array(A, a, ELEM_STRIDES, "uint16")
+    m.lmem_write_array(B, b, ELEM_STRIDES, "uint16")
+    return m, bf16_to_fp32(a), bf16_to_fp32(b)
+
+
+def _bf16(eu, **fields):
+    f = {f"{s}_{d}_str": v for s in ("res0", "opd0", "opd1") for d, v in zip("nchw", BYTE_STRIDES)}
+    return _eltwise("cv181x", eu, opd_typ=1, **f, **fields)
+
+
+@pytest.mark.parametrize("eu, op", [(0, np.multiply), (2, np.add), (3, np.subtract), (4, np.maximum),
+                                    (5, np.minimum), (11, lambda a, b: (a >= b).astype(np.float32))])
+def test_bf16_eltwise_rounds_the_fp32_result_to_nearest_even(eu, op):
+    m, a, b = _bf16_operands(eu)
+    m.run([_bf16(eu)], races=False)
+    got = m.lmem_read_array(R, SHAPE, ELEM_STRIDES, "uint16")
+    np.testing.assert_array_equal(got, fp32_to_bf16(op(a, b)))
+
+
+def test_bf16_mul_by_a_constant_in_opd1_addr_with_relu():
+    m, a, _ = _bf16_operands(1)
+    c = int(fp32_to_bf16(np.array([-0.0366], np.float32))[0])
+    m.run([_bf16(0, opt_opd1_const=1, opd1_addr=c, opt_relu=1)], races=False)
+    want = fp32_to_bf16(np.maximum(a * bf16_to_fp32(np.array([c], np.uint16))[0], 0))
+    np.testing.assert_array_equal(m.lmem_read_array(R, SHAPE, ELEM_STRIDES, "uint16"), want)
+
+
+def test_bf16_kind_without_semantics_is_refused_by_name():
+    with pytest.raises(bmk.errors.SimulationError, match="tiu.xor: opd_typ must be 0 for xor"):
+        bmk.Simulator("cv181x").run([_bf16(9)], races=False)
+
+
+def _tdma(kind, **fields):
+    from tests.chips.cv181x.test_sim import _hand_record
+    rec = _hand_record(kind)
+    return attrs.evolve(rec, fields=dict(rec.fields, wait_id_tpu=0, intra_cmd_paral=0, compress_en=0,
+                                         src_base_reg_sel=0, dst_base_reg_sel=0, **fields))
+
+
+def _move(src_fmt, dst_fmt, sign=1, rnd=0):
+    """A load of (1, 2, 3, 4) from gmem 0x100 (contiguous) to lmem 0x40 (channel stride 32 bytes)."""
+    es, ed = 2 if src_fmt == 2 else 1, 2 if dst_fmt == 2 else 1
+    return _tdma("tdma.load", src_fmt=src_fmt, dst_fmt=dst_fmt, int8_sign=sign, int8_rnd_mode=rnd, sys_dtype=0,
+                 src_n=1, src_c=2, src_h=3, src_w=4, dst_c=2, dst_h=3, dst_w=4,
+                 src_n_stride=24 * es, src_c_stride_low=12 * es, src_c_stride_high=0, src_h_stride=4 * es,
+                 dst_n_stride=64, dst_c_stride_low=32, dst_c_stride_high=0, dst_h_stride=4 * ed,
+                 src_base_addr_low=0x100, src_base_addr_high=0, dst_base_addr_low=0x40, dst_base_addr_high=0)
+
+
+def test_tdma_int8_to_bf16_load_is_exact():
+    x = np.arange(-12, 12, dtype=np.int8)
+    m = bmk.Simulator("cv181x")
+    m.gmem_write(0x100, x.tobytes())
+    m.run([_move(1, 2)], races=False)
+    got = m.lmem_read_array(0x40, (1, 2, 3, 4), (32, 16, 4, 1), "uint16")
+    np.testing.assert_array_equal(bf16_to_fp32(got).reshape(-1), x.astype(np.float32))
+
+
+@pytest.mark.parametrize("rnd, sign", [(0, 1), (1, 1), (0, 0)])
+def test_tdma_bf16_to_int8_rounds_by_int8_rnd_mode_and_saturates(rnd, sign):
+    v = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.7, 2.7, 300, -300, 127.4, -128.6, 3.49] * 2, np.float32)
+    m = bmk.Simulator("cv181x")
+    m.gmem_write(0x100, fp32_to_bf16(v).tobytes())
+    m.run([_move(2, 1, sign, rnd)], races=False)
+    got = m.lmem_read_array(0x40, (1, 2, 3, 4), (32, 16, 4, 1), "int8" if sign else "uint8").reshape(-1)
+    x = bf16_to_fp32(fp32_to_bf16(v)).astype(np.float64)
+    want = np.trunc(x) if rnd else np.rint(x)             # nearest even / toward zero (cvikernel.h)
+    np.testing.assert_array_equal(got, np.clip(want, -128, 127) if sign else np.clip(want, 0, 255))
+
+
+def _hand_tiu(kind, index=0):
+    from tests.chips.cv181x.test_sim import HAND_181X
+    model = bmk.load_model(HAND_181X)
+    return [r for g in model.groups() for r in model.records(g) if r.name == kind][index]
+
+
+def test_bf16_max_and_avg_pool_over_a_window_with_the_bf16_pad_value():
+    """The hand-gesture model's bf16 pools (1 x 9 windows over w 9), made 3 x 3 windows, pad 1,
+    over (1, 3, 4, 5): max pads with opd0_ins_val's bf16, avg multiplies by opd1_addr's bf16."""
+    rng = np.random.default_rng(5)
+    x = fp32_to_bf16(rng.normal(0, 4, (1, 3, 4, 5)).astype(np.float32))
+    xs = (2 * 32, 32, 10, 2)
+    pad = int(fp32_to_bf16(np.array([-7.0], np.float32))[0])
+    for kind in ("tiu.max_pool", "tiu.avg_pool"):
+        rec = _hand_tiu(kind)
+        c = int(fp32_to_bf16(np.array([1 / 9], np.float32))[0])
+        f = dict(rec.fields, cmd_id_gdma=0, opd0_addr=0x40, res0_addr=0x200, opd0_n=1, opd0_c=3, opd0_h=4, opd0_w=5,
+                 res0_n=1, res0_c=3, res0_h=4, res0_w=5, opd1_h=3, opd1_w=3, conv_opd0_up_pad=1, conv_opd0_dn_pad=1,
+                 conv_opd0_lf_pad=1, conv_opd0_rt_pad=1, opd0_ins_val=pad, short_opd0_str=3, short_res0_str=3,
+                 **{f"{s}_{d}_str": v for s in ("opd0", "res0") for d, v in zip("nchw", xs)})
+        if kind == "tiu.avg_pool":
+            f.update(opd1_addr=c, opt_opd1_const=1)
+        m = bmk.Simulator("cv181x")
+        m.lmem_write_array(0x40, x, tuple(s // 2 for s in xs), "uint16")
+        m.run([attrs.evolve(rec, fields=f)], races=False)
+        got = m.lmem_read_array(0x200, (1, 3, 4, 5), tuple(s // 2 for s in xs), "uint16")
+        fill = np.float32(-7.0)                         # both pad with opd0_ins_val (cvikernel: ins_fp)
+        p = np.pad(bf16_to_fp32(x), ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=fill)
+        win = np.stack([p[:, :, i:i + 4, j:j + 5] for i in range(3) for j in range(3)])
+        if kind == "tiu.max_pool":
+            want = fp32_to_bf16(win.max(axis=0))
+        else:
+            want = fp32_to_bf16(win.sum(axis=0, dtype=np.float32) * bf16_to_fp32(np.array([c], np.uint16))[0])
+        np.testing.assert_array_equal(got, want)
+
+
+def test_bf16_lut_indexes_each_lane_table_by_the_low_byte():
+    """(1, 8, 32, 8) tables, one per lane, each entry k holding lane * 1000 + k; indices in the low
+    byte of 2-byte elements (the high byte must not matter)."""
+    rec = _hand_tiu("tiu.lut")
+    m = bmk.Simulator("cv181x")
+    table = fp32_to_bf16((np.arange(8)[:, None] * 1000 + np.arange(256)[None, :]).astype(np.float32))
+    m.lmem_write_array(0x200, table.reshape(1, 8, 32, 8), (256, 256, 8, 1), "uint16")
+    idx = np.random.default_rng(6).integers(0, 256, (1, 2, 1, 8))
+    raw = (idx | (np.random.default_rng(7).integers(0, 256, idx.shape) << 8)).astype(np.uint16)
+    m.lmem_write_array(0x40, raw, (8, 8, 8, 1), "uint16")
+    f = dict(rec.fields, cmd_id_gdma=0, opd0_addr=0x40, opd1_addr=0x200, res0_addr=0x80)
+    assert (f["opd0_c"], f["opd0_w"], f["short_opd0_str"]) == (2, 8, 0)
+    m.run([attrs.evolve(rec, fields=f)], races=False)
+    got = bf16_to_fp32(m.lmem_read_array(0x80, (1, 2, 1, 8), (8, 8, 8, 1), "uint16"))
+    want = bf16_to_fp32(fp32_to_bf16((np.arange(2)[None, :, None, None] * 1000 + idx).astype(np.float32)))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_mv_lut_idx_moves_the_high_byte_down():
+    rec = _tdma("tdma.copy_lmem")
+    assert rec.fields["src_fmt"] == rec.fields["dst_fmt"] == 2
+    x = fp32_to_bf16(np.array([3.0, -0.5, 1e10, 7e-20], np.float32))
+    m = bmk.Simulator("cv181x")
+    m.lmem_write_array(0x40, x.reshape(1, 1, 1, 4), (8, 8, 4, 1), "uint16")
+    f = dict(rec.fields, mv_lut_idx=1, src_n=1, src_c=1, src_h=1, src_w=4, dst_c=1, dst_h=1, dst_w=4,
+             src_n_stride=16, src_c_stride_low=16, src_h_stride=8, dst_n_stride=16, dst_c_stride_low=16,
+             dst_h_stride=8, src_base_addr_low=0x40, dst_base_addr_low=0x80)
+    m.run([attrs.evolve(rec, fields=f)], races=False)
+    np.testing.assert_array_equal(m.lmem_read_array(0x80, (1, 1, 1, 4), (8, 8, 4, 1), "uint16").ravel(), x >> 8)
+    with pytest.raises(bmk.errors.SimulationError, match="mv_lut_base must be 0"):
+        bmk.Simulator("cv181x").run([attrs.evolve(rec, fields=dict(f, mv_lut_base=1, mv_lut_idx=0))], races=False)
+
+
+def test_bf16_matrix_with_an_fp32_bias_split_high_then_low():
+    """cls_sound's matrix descriptor made bf16: (1, 128) @ (128, 16) + bias, the fp32 bias as two
+    bf16 rows (high halves, then low halves; tpu-mlir transposeBiasFp32), the sum rounded to bf16."""
+    from tests.chips.cv181x.test_quant import _record
+    rec = _record("tiu.matrix_mac")
+    L, RT, BI, RES = 0x0, 0x100, 0x1200, 0x1300
+    f = dict(rec.fields, cmd_id_gdma=0, opd_typ=1, opt_chl_quan=0, quan_m=0, opt_right_shift=0, opd0_addr=L,
+             opd1_addr=RT, opd2_addr=BI, res0_addr=RES)
+    rng = np.random.default_rng(8)
+    left = fp32_to_bf16(rng.normal(0, 1, (1, 128)).astype(np.float32))
+    right = fp32_to_bf16(rng.normal(0, 1, (128, 16)).astype(np.float32))
+    bias = rng.normal(0, 3, 16).astype(np.float32)
+    m = bmk.Simulator("cv181x")
+    m.lmem_write_array(L, left.reshape(1, 8, 1, 16), (16, 16, 16, 1), "uint16")
+    m.lmem_write_array(RT, right.reshape(128, 1, 1, 16), (16, 16, 16, 1), "uint16")
+    halves = bias.view(np.uint32)
+    m.lmem_write_array(BI, np.stack([halves >> 16, halves & 0xFFFF]).astype(np.uint16).reshape(2, 1, 1, 16),
+                       (16, 16, 16, 1), "uint16")
+    m.run([attrs.evolve(rec, fields=f)], races=False)
+    got = m.lmem_read_array(RES, (1, 1, 1, 16), (16, 16, 16, 1), "uint16").reshape(16)
+    want = fp32_to_bf16(bf16_to_fp32(left) @ bf16_to_fp32(right) + bias)
+    np.testing.assert_array_equal(got, want.reshape(16))
