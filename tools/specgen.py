@@ -1060,6 +1060,7 @@ def _newer_engine(facts_engine: dict, engine: str, sub: str, enums_of: dict, fam
             lines.append(f'head = "{alt_of[cn]}"')
         lines.append(keys_line(keys))
         lines += fields_block("fields", fields)
+        lines += composed_line({f.name: f for f in fields})
         lines += instr_block(instrs, vendor=vendor_kinds)
     return lines, kinds_of
 
