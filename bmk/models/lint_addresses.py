@@ -1,0 +1,126 @@
+"""`bmk lint`'s address rules (issue 33 item 3): every command's device addresses inside the
+model's regions, every local operand inside local memory's lanes. Called by bmk/models/lint.py
+with a subnet's decoded streams.
+
+- address: a DMA operand (each composed `*_addr` row of its class in the chip's spec: src, dst,
+  index, mask, ...) that the memory map (specs [memory.*]) puts in global memory must start inside
+  one of its stage's regions: the coefficients (CoeffMem), the neuron memory (NeuronMem) or an
+  io tensor's bytes (io tensors may sit apart from the neuron memory: tpu-mlir's io_alone). On
+  bm1688 / bm1690 a global address carries tag bits that select its region (isa-facts
+  bm1688.json params.address_encoding: bit 39, tag in bits 36..38, 1 weight, 2 activation, 3..7
+  IO; tpu-mlir python/debugger/target_1688/memmap.py resolves the tag to the region's base); the
+  model's own region addresses carry the same tags (a BM1688 neuron memory at 0xa000000000 is
+  tag 2), so comparing whole addresses against the regions is the tag-aware comparison and no
+  tag layout is spelled here. A stage without a coefficient memory (a copy whose weights were
+  stripped) is not checked: its weight addresses point at a region the file no longer records.
+  The finding names the field, the address and the region it left (the nearest one). Not
+  checked: cv18xx TDMA addresses (an offset from the base register `X_base_reg_sel` selects,
+  set by the runtime: cvimodel-format.md), opaque engines (bm1690 HAU), the end of an access.
+- lanes: a DMA operand in local memory (the spec's `local` space, `lane_bytes` per NPU,
+  `npu_num` NPUs) of a dma.tensor kind must end inside its lane: start NPU s = offset //
+  lane_bytes, the channels c take ceil((s + c) / npu_num) channel slots (bmk/lmem.py's
+  placement), the last byte of a lane is lane offset + element bytes * ((n - 1) * n stride +
+  (slots - 1) * c stride + (h - 1) * h stride + (w - 1) * w stride + 1); strides count
+  elements of src_data_format (bm1684x-lowering.md "GDMA"; the format codes are the TIU
+  precision codes). Not checked: TIU operands (their extents depend on each kind's fields).
+"""
+import attrs
+
+from bmk.errors import SpecError
+from bmk.util import printable
+
+_DIMS = "nchw"
+
+
+@attrs.frozen
+class _Region:
+    name: str
+    start: int
+    end: int
+
+
+def stage_regions(st):
+    """[_Region] of a stage's device memory, or None when its coefficient memory is not recorded."""
+    if st.coeff is None or st.coeff.address is None:
+        return None
+    out = [_Region("coefficients", st.coeff.address, st.coeff.address + (st.coeff.size or 0))]
+    if st.neuron is not None and st.neuron.address is not None:
+        out.append(_Region("neuron memory", st.neuron.address, st.neuron.address + (st.neuron.size or 0)))
+    for role, ts in (("input", st.inputs), ("output", st.outputs)):
+        for t in ts:
+            if t.address is not None and t.size:
+                out.append(_Region(f"{role} {printable(t.name)!r}", t.address, t.address + t.size))
+    return out
+
+
+def _nearest(regions, a):
+    return min(regions, key=lambda r: r.start - a if a < r.start else a - r.end + 1)
+
+
+def _elem_bytes(spec, code):
+    """Bytes of a DMA data format code: the TIU precision enum's member (int8, fp16, ...) bits / 8."""
+    def members():
+        try:
+            return spec.members("tiu", "res0_prec")
+        except SpecError:                           # a chip without that enum: bytes as bytes
+            return {}
+    digits = "".join(ch for ch in spec.derived(("lint elem bytes",), members).get(code, "") if ch.isdigit())
+    return max(1, int(digits) // 8) if digits else 1
+
+
+def check_stream(spec, label, engine, recs, regions, out, finding):
+    """Append the address and lane findings of one decoded stream (module docstring)."""
+    local = next((m for m in spec.memory if m.name == "local"), None)
+    lane = local.lane_bytes if local is not None else None
+    npu = spec.param("npu_num") if local is not None else None
+    if spec.engine(engine).opaque:
+        return                                          # kept as bytes: no fields to read
+    reported = set()                                    # one finding per (rule, operand) per stream
+    for i, r in enumerate(recs):
+        fmt = spec.fmt(r.engine, r.cls)
+        f = r.fields
+        for name, _ in fmt.composed:
+            if not name.endswith("_addr"):
+                continue
+            if name == "src_addr" and f.get("fill_constant_en"):
+                continue                                # the source field holds the constant
+            side = name[:-len("_addr")]
+            if f"{side}_base_reg_sel" in fmt.by_name:
+                continue                                # cv18xx: an offset from a base register the runtime sets
+            if not any(p in f for p in dict(fmt.composed)[name]):
+                continue
+            a = fmt.compose(name, f)
+            space = spec.space_of(a)
+            if space is None:
+                continue
+            if space.name == "global" and regions is not None and ("address", name) not in reported:
+                if not any(rg.start <= a < rg.end for rg in regions):
+                    rg = _nearest(regions, a)
+                    reported.add(("address", name))
+                    out.append(finding("address", label, engine, i,
+                                       f"{r.kind} {name} 0x{a:x} leaves the {rg.name} [0x{rg.start:x}, 0x{rg.end:x})"))
+            elif space.name == "local" and lane and r.kind.startswith("dma.tensor") \
+                    and ("lanes", name) not in reported:
+                end = _lane_end(spec, f, side, a - space.base, lane, npu)
+                if end is not None and end > lane:
+                    reported.add(("lanes", name))
+                    out.append(finding("lanes", label, engine, i,
+                                       f"{r.kind} {name} 0x{a:x} ends at lane byte {end}, past the {lane}-byte "
+                                       f"lane of local memory ({npu} NPUs)"))
+
+
+def _lane_end(spec, f, side, offset, lane, npu):
+    """One past the last lane byte a local DMA operand takes, or None when its shape is not in the fields."""
+    sizes = [f.get(f"{side}_{d}size") for d in _DIMS]
+    if side == "dst" and not any(sizes):
+        sizes = [f.get(f"src_{d}size") for d in _DIMS]
+    if side == "dst" and f.get("nchw_copy"):
+        sizes = [f.get(f"src_{d}size") for d in _DIMS]
+    strides = [f.get(f"{side}_{d}stride") for d in _DIMS]
+    if None in sizes or None in strides or not all(sizes):
+        return None
+    start_npu, at = divmod(offset, lane)
+    n, c, h, w = sizes
+    slots = -(-(start_npu % npu + c) // npu)
+    span = (n - 1) * strides[0] + (slots - 1) * strides[1] + (h - 1) * strides[2] + (w - 1) * strides[3] + 1
+    return at + _elem_bytes(spec, f.get("src_data_format", 0)) * span
