@@ -4,7 +4,8 @@ with a subnet's decoded streams.
 
 - address: a DMA operand (each composed `*_addr` row of its class in the chip's spec: src, dst,
   index, mask, ...) that the memory map (specs [memory.*]) puts in global memory must start inside
-  one of its stage's regions: the coefficients (CoeffMem), the neuron memory (NeuronMem) or an
+  one of its stage's regions, and a dma.tensor operand must end inside one (its last byte: start +
+  element bytes * (sum of (size - 1) * stride over n, c, h, w + 1)): the coefficients (CoeffMem), the neuron memory (NeuronMem) or an
   io tensor's bytes (io tensors may sit apart from the neuron memory: tpu-mlir's io_alone). On
   bm1688 / bm1690 a global address carries tag bits that select its region (isa-facts
   bm1688.json params.address_encoding: bit 39, tag in bits 36..38, 1 weight, 2 activation, 3..7
@@ -15,7 +16,8 @@ with a subnet's decoded streams.
   stripped) is not checked: its weight addresses point at a region the file no longer records.
   The finding names the field, the address and the region it left (the nearest one). Not
   checked: cv18xx TDMA addresses (an offset from the base register `X_base_reg_sel` selects,
-  set by the runtime: cvimodel-format.md), opaque engines (bm1690 HAU), the end of an access.
+  set by the runtime: cvimodel-format.md), opaque engines (bm1690 HAU), the end of
+  a non-tensor DMA (matrix, general, gather ...).
 - lanes: a DMA operand in local memory (the spec's `local` space, `lane_bytes` per NPU,
   `npu_num` NPUs) of a dma.tensor kind must end inside its lane: start NPU s = offset //
   lane_bytes, the channels c take ceil((s + c) / npu_num) channel slots (bmk/lmem.py's
@@ -94,11 +96,20 @@ def check_stream(spec, label, engine, recs, regions, out, finding):
             if space is None:
                 continue
             if space.name == "global" and regions is not None and ("address", name) not in reported:
-                if not any(rg.start <= a < rg.end for rg in regions):
+                inside = [rg for rg in regions if rg.start <= a < rg.end]
+                if not inside:
                     rg = _nearest(regions, a)
                     reported.add(("address", name))
                     out.append(finding("address", label, engine, i,
                                        f"{r.kind} {name} 0x{a:x} leaves the {rg.name} [0x{rg.start:x}, 0x{rg.end:x})"))
+                elif r.kind.startswith("dma.tensor"):
+                    end = _global_end(spec, f, side, a)
+                    if end is not None and not any(end <= rg.end for rg in inside):
+                        rg = max(inside, key=lambda rg: rg.end)
+                        reported.add(("address", name))
+                        out.append(finding("address", label, engine, i,
+                                           f"{r.kind} {name} 0x{a:x} runs to 0x{end:x}, past the end of the "
+                                           f"{rg.name} [0x{rg.start:x}, 0x{rg.end:x})"))
             elif space.name == "local" and lane and r.kind.startswith("dma.tensor") \
                     and ("lanes", name) not in reported:
                 end = _lane_end(spec, f, side, a - space.base, lane, npu)
@@ -109,16 +120,32 @@ def check_stream(spec, label, engine, recs, regions, out, finding):
                                        f"lane of local memory ({npu} NPUs)"))
 
 
-def _lane_end(spec, f, side, offset, lane, npu):
-    """One past the last lane byte a local DMA operand takes, or None when its shape is not in the fields."""
+def _shape(f, side):
+    """(sizes, strides) of a dma.tensor side in n, c, h, w order, or None when the fields lack them."""
     sizes = [f.get(f"{side}_{d}size") for d in _DIMS]
-    if side == "dst" and not any(sizes):
-        sizes = [f.get(f"src_{d}size") for d in _DIMS]
-    if side == "dst" and f.get("nchw_copy"):
-        sizes = [f.get(f"src_{d}size") for d in _DIMS]
+    if side == "dst" and (not any(sizes) or f.get("nchw_copy")):
+        sizes = [f.get(f"src_{d}size") for d in _DIMS]     # the destination takes the source's shape
     strides = [f.get(f"{side}_{d}stride") for d in _DIMS]
     if None in sizes or None in strides or not all(sizes):
         return None
+    return sizes, strides
+
+
+def _global_end(spec, f, side, a):
+    """One past the last byte a global dma.tensor operand reaches (strides in elements), or None."""
+    got = _shape(f, side)
+    if got is None:
+        return None
+    sizes, strides = got
+    return a + _elem_bytes(spec, f.get("src_data_format", 0)) * (sum((s - 1) * t for s, t in zip(sizes, strides)) + 1)
+
+
+def _lane_end(spec, f, side, offset, lane, npu):
+    """One past the last lane byte a local DMA operand takes, or None when its shape is not in the fields."""
+    got = _shape(f, side)
+    if got is None:
+        return None
+    sizes, strides = got
     start_npu, at = divmod(offset, lane)
     n, c, h, w = sizes
     slots = -(-(start_npu % npu + c) // npu)

@@ -3,7 +3,8 @@ BM1684X model (tests/models/bm1684x/cls_attribute_face_112_112_INT8_bm1684x.bmod
 its coefficient memory is recorded) with one DMA operand moved gives exactly one finding each.
 
 - address: a global load's source moved 64 bytes past the end of the neuron memory (the region
-  that ends highest), where no region of the stage lies;
+  that ends highest), where no region of the stage lies; or to the neuron memory's last byte, so
+  that the load runs past its end;
 - lanes: a local destination moved to the last byte of NPU 0's lane, so its channels run past it.
 """
 import bmk
@@ -53,6 +54,17 @@ def test_a_command_address_moved_outside_its_region():
     assert [(f.rule, f.group, f.engine, f.index) for f in found] == [("address", g.label, "gdma", i)]
     assert to == 0x100094040
     assert found[0].why == "dma.tensor src_addr 0x100094040 leaves the neuron memory [0x100085000, 0x100094000)"
+
+
+def test_a_command_address_moved_to_the_end_of_its_region():
+    data, g, i, to = _mutated(
+        lambda spec, fmt, r: "src_addr" if r.kind == "dma.tensor" and _space(spec, fmt, r, "src_addr") == "global"
+        else None,
+        lambda spec, st, r: st.neuron.address + st.neuron.size - 1)
+    found = lint(bmk.models.read_model(data, "mutant.bmodel"))
+    assert [(f.rule, f.group, f.engine, f.index) for f in found] == [("address", g.label, "gdma", i)]
+    assert found[0].why.startswith("dma.tensor src_addr 0x100093fff runs to 0x")
+    assert found[0].why.endswith(", past the end of the neuron memory [0x100085000, 0x100094000)")
 
 
 def test_a_local_operand_moved_past_its_lane():
