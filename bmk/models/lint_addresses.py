@@ -4,9 +4,9 @@ with a subnet's decoded streams.
 
 - address: a DMA operand (each composed `*_addr` row of its class in the chip's spec: src, dst,
   index, mask, ...) that the memory map (specs [memory.*]) puts in global memory must start inside
-  one of its stage's regions, and a dma.tensor operand must end inside one (its last byte: start +
-  element bytes * (sum of (size - 1) * stride over n, c, h, w + 1)): the coefficients (CoeffMem), the neuron memory (NeuronMem) or an
-  io tensor's bytes (io tensors may sit apart from the neuron memory: tpu-mlir's io_alone). On
+  one of its stage's regions, and a dma.tensor operand must end inside one (its last byte: start
+  + element bytes * (sum of (size - 1) * stride over n, c, h, w + 1)). The regions: the
+  coefficients (CoeffMem), the neuron memory (NeuronMem) and each io tensor's bytes (io tensors may sit apart from the neuron memory: tpu-mlir's io_alone). On
   bm1688 / bm1690 a global address carries tag bits that select its region (isa-facts
   bm1688.json params.address_encoding: bit 39, tag in bits 36..38, 1 weight, 2 activation, 3..7
   IO; tpu-mlir python/debugger/target_1688/memmap.py resolves the tag to the region's base); the
