@@ -7,8 +7,8 @@ with a subnet's decoded streams.
   one of its stage's regions, and a dma.tensor operand must end inside one (its last byte: start
   + element bytes * (sum of (size - 1) * stride over n, c, h, w + 1)). The regions: the
   coefficients (CoeffMem), the neuron memory (NeuronMem) and each io tensor's bytes (io tensors
-  may sit apart from the neuron memory: tpu-mlir's io_alone). On bm1688 / bm1690 a global address carries tag bits that select its region (isa-facts
-  bm1688.json params.address_encoding: bit 39, tag in bits 36..38, 1 weight, 2 activation, 3..7
+  may sit apart from the neuron memory: tpu-mlir's io_alone). On bm1688 / bm1690 a global
+  address carries tag bits that select its region (isa-facts bm1688.json params.address_encoding: bit 39, tag in bits 36..38, 1 weight, 2 activation, 3..7
   IO; tpu-mlir python/debugger/target_1688/memmap.py resolves the tag to the region's base); the
   model's own region addresses carry the same tags (a BM1688 neuron memory at 0xa000000000 is
   tag 2), so comparing whole addresses against the regions is the tag-aware comparison and no
