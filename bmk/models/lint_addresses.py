@@ -4,20 +4,20 @@ with a subnet's decoded streams.
 
 - address: a DMA operand (each composed `*_addr` row of its class in the chip's spec: src, dst,
   index, mask, ...) that the memory map (specs [memory.*]) puts in global memory must start inside
-  one of its stage's regions, and a dma.tensor operand must end inside one (its last byte: start
-  + element bytes * (sum of (size - 1) * stride over n, c, h, w + 1)). The regions: the
-  coefficients (CoeffMem), the neuron memory (NeuronMem) and each io tensor's bytes (io tensors
-  may sit apart from the neuron memory: tpu-mlir's io_alone). On bm1688 / bm1690 a global
-  address carries tag bits that select its region (isa-facts bm1688.json params.address_encoding: bit 39, tag in bits 36..38, 1 weight, 2 activation, 3..7
-  IO; tpu-mlir python/debugger/target_1688/memmap.py resolves the tag to the region's base); the
-  model's own region addresses carry the same tags (a BM1688 neuron memory at 0xa000000000 is
-  tag 2), so comparing whole addresses against the regions is the tag-aware comparison and no
-  tag layout is spelled here. A stage without a coefficient memory (a copy whose weights were
-  stripped) is not checked: its weight addresses point at a region the file no longer records.
-  The finding names the field, the address and the region it left (the nearest one). Not
-  checked: cv18xx TDMA addresses (an offset from the base register `X_base_reg_sel` selects,
-  set by the runtime: cvimodel-format.md), opaque engines (bm1690 HAU), the end of
-  a non-tensor DMA (matrix, general, gather ...).
+  one of its stage's regions, and a dma.tensor operand must end inside one (its last byte: start +
+  element bytes * (sum of (size - 1) * stride over n, c, h, w + 1)). The regions: the coefficients
+  (CoeffMem), the neuron memory (NeuronMem) and each io tensor's bytes (io tensors may sit apart
+  from the neuron memory: tpu-mlir's io_alone). On bm1688 / bm1690 a global address carries tag
+  bits that select its region (isa-facts bm1688.json params.address_encoding: bit 39, tag in bits
+  36..38, 1 weight, 2 activation, 3..7 IO; tpu-mlir python/debugger/target_1688/memmap.py resolves
+  the tag to the region's base); the model's own region addresses carry the same tags (a BM1688
+  neuron memory at 0xa000000000 is tag 2), so comparing whole addresses against the regions is the
+  tag-aware comparison and no tag layout is spelled here. A stage without a coefficient memory (a
+  copy whose weights were stripped) is not checked: its weight addresses point at a region the
+  file no longer records. The finding names the field, the address and the region it left (the
+  nearest one). Not checked: cv18xx TDMA addresses (an offset from the base register
+  `X_base_reg_sel` selects, set by the runtime: cvimodel-format.md), opaque engines (bm1690 HAU),
+  the end of a non-tensor DMA (matrix, general, gather ...).
 - lanes: a DMA operand in local memory (the spec's `local` space, `lane_bytes` per NPU,
   `npu_num` NPUs) of a dma.tensor kind must end inside its lane: start NPU s = offset //
   lane_bytes, the channels c take ceil((s + c) / npu_num) channel slots (bmk/lmem.py's
