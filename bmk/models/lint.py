@@ -173,7 +173,7 @@ def _streams(model, out, skip):
     if not decodable(model.chip):
         return
     from bmk.isa import load_chip
-    from bmk.models.lint_addresses import check_stream, stage_regions
+    from bmk.models.lint_addresses import check_stream, check_tiu, stage_regions
     spec = load_chip(model.chip)
     for net in model.nets:
         for st in net.stages:
@@ -192,6 +192,7 @@ def _streams(model, out, skip):
                 regions = stage_regions(st)
                 for (label, engine), recs in streams.items():
                     check_stream(spec, label, engine, recs, regions, out, LintFinding)
+                    check_tiu(spec, label, engine, recs, out, LintFinding) if engine == "tiu" else None
                 _messages(spec, streams, out)
                 _dependencies(spec, streams, out)
 

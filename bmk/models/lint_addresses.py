@@ -24,7 +24,12 @@ with a subnet's decoded streams.
   placement), the last byte of a lane is lane offset + element bytes * ((n - 1) * n stride +
   (slots - 1) * c stride + (h - 1) * h stride + (w - 1) * w stride + 1); strides count
   elements of src_data_format (bm1684x-lowering.md "GDMA"; the format codes are the TIU
-  precision codes). Not checked: TIU operands (their extents depend on each kind's fields).
+  precision codes). A TIU command's result (res0: res0_addr, res0_n/c/h/w, res0_prec, layout
+  res0_str: aligned or compact strides from eu_num_<bits>bit as bmk/sim/bm1684x/operands.py
+  lays them out, free strides from res0_*_str) must end inside its lane (bmk.layout.lane_ranges);
+  the first such command of a stream is reported. Not checked: TIU source operands (opd0..3:
+  their shapes depend on each kind), int4 results, other layouts (offset, T4, T5), bm1684 and
+  cv18xx TIU fields (no res0_prec), static-memory addresses (bm1688: bit 23).
 """
 import attrs
 
@@ -151,3 +156,50 @@ def _lane_end(spec, f, side, offset, lane, npu):
     slots = -(-(start_npu % npu + c) // npu)
     span = (n - 1) * strides[0] + (slots - 1) * strides[1] + (h - 1) * strides[2] + (w - 1) * strides[3] + 1
     return at + _elem_bytes(spec, f.get("src_data_format", 0)) * span
+
+
+def check_tiu(spec, label, engine, recs, out, finding):
+    """Append the lane finding of a TIU stream: the first command whose res0 (its result) ends past
+    its lane (module docstring)."""
+    local = next((m for m in spec.memory if m.name == "local"), None)
+    if local is None or not local.lane_bytes:
+        return
+    for i, r in enumerate(recs):
+        end = _res0_end(spec, r, local.lane_bytes)
+        if end is not None and end > local.lane_bytes:
+            out.append(finding("lanes", label, engine, i,
+                               f"{r.kind} res0_addr 0x{r.fields['res0_addr']:x} ends at lane byte {end}, past the "
+                               f"{local.lane_bytes}-byte lane of local memory ({spec.param('npu_num')} NPUs)"))
+            return                                      # one per stream: the rest often follow from it
+
+
+def _res0_end(spec, r, lane):
+    """One past the last lane byte res0 takes on any NPU, or None when its layout or size is not known."""
+    from bmk.layout import lane_ranges
+    f = r.fields
+    if "res0_addr" not in f or "res0_prec" not in f:
+        return None                                     # bm1684, cv18xx: other operand fields
+    shape = tuple(f.get(f"res0_{d}", 0) for d in _DIMS)
+    npu = spec.param("npu_num")
+    if not all(shape) or f["res0_addr"] >= npu * lane:
+        return None                                     # no shape, or not local memory (static: bm1688 bit 23)
+    layout = spec.members("tiu", "res0_str", r.cls).get(f.get("res0_str", 0)) if "res0_str" in f else "aligned"
+    bits = "".join(ch for ch in spec.members("tiu", "res0_prec", r.cls).get(f.get("res0_prec", 0), "")
+                   if ch.isdigit())
+    try:
+        eu = spec.param(f"eu_num_{bits}bit")
+    except (SpecError, KeyError):
+        return None
+    if not bits or int(bits) < 8:
+        return None                                     # int4: two to a byte
+    start, offset = divmod(f["res0_addr"], lane)
+    n, c, h, w = shape
+    if layout in ("aligned", "compact"):
+        cs = h * w if layout == "compact" else -(-(h * w) // eu) * eu
+        stride = (-(-(start + c) // npu) * cs, cs, w, 1)
+    elif layout == "free":
+        stride = tuple(f.get(f"res0_{d}_str", 0) for d in _DIMS)
+    else:
+        return None
+    ranges = [x for x in lane_ranges(npu, start, offset, shape, stride, int(bits) // 8) if x]
+    return max((hi for _, hi in ranges), default=None)
