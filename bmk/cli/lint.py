@@ -4,7 +4,8 @@
       cores       net0/stage0  the stage needs 2 cores, the CV186X has 1
     FILE: bm1684x model (BM1684X), bmodel 2.2+v1.15.2-20250327 built ...: clean
 
-Findings in the order the rules run (cores, region, tensor, hash, decode, message, dependency).
+Findings in the order the rules run (cores, region, tensor, hash; per subnet: decode, address and
+lanes, message, dependency).
 """
 import attrs
 

@@ -21,10 +21,11 @@ self-consistent and fits its chip, before any chip runs it. Each finding has a r
   size means a shape or size was changed (the reader already refuses a smaller one).
 - hash: the coefficients must hash to the sha256 the file records (Model.verified).
 - decode: every command stream must decode (a defect names its byte offset).
+- address, lanes: each DMA command's global addresses inside its stage's regions, its local
+  operands inside their lanes (bmk/models/lint_addresses.py).
 
 The report also carries the compiler version and build time the file records. Not checked
-(yet): local-memory and lane bounds of each instruction's operands, device addresses inside
-each command (per-chip address encodings), and versions per net (a bmodel records one version
+(yet): TIU operands' local-memory bounds, and versions per net (a bmodel records one version
 for all its nets, so a mixed build cannot be seen in the container).
 """
 import attrs
@@ -35,7 +36,7 @@ from bmk.util import printable
 
 @attrs.frozen
 class LintFinding:
-    rule: str                   # cores, message, dependency, region, tensor, hash, decode
+    rule: str                   # cores, message, dependency, region, tensor, hash, decode, address, lanes
     group: "str | None"         # group label, or net<n>/stage<s> for a stage's finding
     engine: "str | None"
     index: "int | None"         # 0-based position in that engine's stream
@@ -137,7 +138,8 @@ def _tensor_overlaps(st, where, out):
     for (a0, a1, an), (b0, b1, bn) in zip(spans, spans[1:]):
         if b0 < a1:
             out.append(LintFinding("region", where, None, None,
-                                   f"outputs {printable(an)!r} [0x{a0:x}, 0x{a1:x}) and {printable(bn)!r} [0x{b0:x}, 0x{b1:x}) overlap"))
+                                   f"outputs {printable(an)!r} [0x{a0:x}, 0x{a1:x}) and {printable(bn)!r} "
+                                   f"[0x{b0:x}, 0x{b1:x}) overlap"))
 
 
 def _tensors(model, out):
@@ -152,8 +154,8 @@ def _tensors(model, out):
                         continue
                     if t.size and t.size != need:
                         out.append(LintFinding("tensor", f"net{net.index}/stage{st.index}", None, None,
-                                               f"{role} {printable(t.name)!r}: shape {tuple(t.shape)} {t.storage} {t.type.name} "
-                                               f"takes {need} bytes, its size field says {t.size}"))
+                                               f"{role} {printable(t.name)!r}: shape {tuple(t.shape)} {t.storage} "
+                                               f"{t.type.name} takes {need} bytes, its size field says {t.size}"))
 
 
 def _hashes(model, out):
@@ -171,6 +173,7 @@ def _streams(model, out, skip):
     if not decodable(model.chip):
         return
     from bmk.isa import load_chip
+    from bmk.models.lint_addresses import check_stream, check_tiu, stage_regions
     spec = load_chip(model.chip)
     for net in model.nets:
         for st in net.stages:
@@ -186,6 +189,10 @@ def _streams(model, out, skip):
                         continue
                     for r in records:
                         streams.setdefault((g.label, r.engine), []).append(r)
+                regions = stage_regions(st)
+                for (label, engine), recs in streams.items():
+                    check_stream(spec, label, engine, recs, regions, out, LintFinding)
+                    check_tiu(spec, label, engine, recs, out, LintFinding) if engine == "tiu" else None
                 _messages(spec, streams, out)
                 _dependencies(spec, streams, out)
 
