@@ -1088,7 +1088,6 @@ def _newer_engine(facts_engine: dict, engine: str, sub: str, enums_of: dict, fam
         if engine != "tiu":     # DMA addresses and lane masks split in two fields
             lines += composed_line(dict.fromkeys(f.name for f in fields))
         lines += fields_block("fields", fields)
-        lines += composed_line({f.name: f for f in fields})
         lines += instr_block(instrs, vendor=vendor_kinds)
     return lines, kinds_of
 
