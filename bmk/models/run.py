@@ -246,6 +246,17 @@ def _core_sims(sim, spec, sem, cores, kept):
     return out
 
 
+def _no_cross_core_race(model, label, s, parts, spec):
+    """ModelError when two cores of a round touch common global bytes, one writing: their order
+    is free between barriers, and bmk runs them in one order only (bmk/sim/cores.py)."""
+    from bmk.sim.cores import cross_core_races
+    from bmk.sim.memory import GMEM
+    found = cross_core_races(s, parts, GMEM)
+    if found:
+        raise ModelError(f"run: {label}: {len(found)}{'+' * (len(found) >= 10)} race{'s' * (len(found) != 1)} "
+                         f"across cores; the first: {found[0]}", model.path)
+
+
 def _nbytes(t, path):
     try:
         return storage.device_nbytes(t.shape, t.dtype, t.storage, t.name)
@@ -292,14 +303,20 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
         g, program = groups[step[1]], programs[step[1]]
         if step[0] == "cores":
             sims = _core_sims(sim, spec, sem, [c.core for c in g], model.kept.setdefault(CORE_SIMS, {}))
+            by_core = {c.core: c for c in g}
             for s, row in enumerate(program):
+                parts = []
                 for core, prog in row:
                     try:
-                        reports.append((f"{g[core].label} round {s}" if core < len(g) else g[0].label,
+                        reports.append((f"{by_core[core].label} round {s}",
                                         sims[core].run(prog, races=races, progress=progress, checks=checks,
                                                        strict=strict)))
                     except BmkError as e:
                         raise ModelError(f"run: {g[0].label} (core {core}, round {s}): {e}", model.path) from None
+                    if races:
+                        parts.append((core, prog.kinds, sims[core].last_accesses))
+                if races:
+                    _no_cross_core_race(model, g[0].label, s, parts, spec)
             continue
         try:
             reports.append((g.label, sim.run(program, races=races, progress=progress, checks=checks,

@@ -199,6 +199,7 @@ class Simulator:
         # fields in (not from memory), shared by the instructions equal to it but for sync ids.
         self.memo = None
         self.last_report = None
+        self.last_accesses = None               # the last run's access logs when it detected races
         self._sync = None                       # engine -> sync-id fields (_sync_fields)
         self._getters = {}                      # (engine, class) -> _content_getter
         self._plans, self._plans_of = {}, None  # instruction plans memo (_prepare), per semantics
@@ -731,6 +732,7 @@ class Simulator:
                 progress(done, n)
         if order is None:
             order, start, end, known = prog.schedule = steps.result()
+        self.last_accesses = accesses if races else None      # per instruction, for bmk/sim/cores.py
         report = self._report(records, kinds, owns, waits, start, end, names, prog.seqs, known, accesses, races)
         if lc is not None:
             report = attrs.evolve(report, warnings=lc.finish(n))

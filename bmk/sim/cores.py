@@ -14,15 +14,23 @@ round each core's commands on that core's Simulator (its own local and static me
 global memory shared), core after core: between two barriers nothing orders one core against
 another, so any order is a legal one (a program whose result depends on it races).
 
+Races: inside a core's round the simulator finds them as in any run; across cores,
+`cross_core_races` compares the global bytes each core's commands of a round touched (their
+exact strided bytes, bmk/sim/races.py common_bytes), and a model run with race detection
+refuses a round where two cores touch common bytes, one writing (bmk/models/run.py).
+
 `rounds` checks that protocol and refuses (SimulationError naming the instruction and the rule)
 any other use of messages: a wait whose id, count or round differ from the other streams', a
 stream with more or fewer barriers than the others. A wait on the other engine of its own core
 (cmd_id_dep) that names a command of an earlier round is met; one naming a later round is a
 deadlock (refused when the round is compiled, bmk/sim/core.py).
 """
+import bisect
+import itertools
 import typing
 
 from bmk.errors import SimulationError
+from bmk.sim.races import common_bytes
 
 
 class Round(typing.NamedTuple):
@@ -87,3 +95,49 @@ def rounds(chip, records_by_core):
             row.append(Round(core, [recs[i] for i in sorted(part)], done))
         out.append(row)
     return out
+
+
+class CrossCoreRace(typing.NamedTuple):
+    """Two cores' commands of one round touching common global bytes [lo, hi), one writing:
+    nothing orders them, so the result depends on which runs first."""
+    round: int
+    first: tuple            # (core, instruction index in its round's program, kind)
+    second: tuple
+    lo: int
+    hi: int
+
+    def __str__(self):
+        (ca, ia, ka), (cb, ib, kb) = self.first, self.second
+        return (f"round {self.round}: core {ca} instruction {ia} ({ka}) and core {cb} instruction {ib} ({kb}) "
+                f"both touch global bytes [0x{self.lo:x}, 0x{self.hi:x}), one writing, with no barrier between them")
+
+
+def cross_core_races(round_index, parts, space, limit=10):
+    """CrossCoreRaces of one round: parts [(core, kinds, accesses)] (accesses: Simulator.last_accesses
+    of that core's run, entries (space, mask, lo, hi, write, layout)); space: the global memory's
+    name in the logs."""
+    found = []
+    spans = []
+    for core, kinds, accesses in parts:
+        rows = [(lo, hi, w, i, layout) for i, acc in enumerate(accesses or ()) for sp, _, lo, hi, w, layout in acc
+                if sp == space and hi > lo]
+        spans.append((core, kinds, sorted(rows)))
+    for a in range(len(spans)):
+        for b in range(a + 1, len(spans)):
+            (ca, ka, ra), (cb, kb, rb) = spans[a], spans[b]
+            los = [r[0] for r in rb]
+            reach = list(itertools.accumulate((r[1] for r in rb), max))     # the furthest end so far
+            for lo, hi, w, i, layout in ra:
+                k = bisect.bisect_left(los, hi)         # rb's rows that start before hi: [0, k)
+                while k > 0 and reach[k - 1] > lo:      # some row up to k - 1 ends after lo
+                    k -= 1
+                    lo2, hi2, w2, j, layout2 = rb[k]
+                    if hi2 <= lo or not (w or w2):
+                        continue
+                    where = common_bytes(layout, layout2, max(lo, lo2), min(hi, hi2))    # strided: exact
+                    if where is not None:
+                        found.append(CrossCoreRace(round_index, (ca, i, ka[i]), (cb, j, kb[j]), *where))
+                        if len(found) >= limit:
+                            return found
+                        break
+    return found

@@ -49,7 +49,7 @@ def _pack(indices, accesses, space_ids, nwords):
     return starts, cols, np.array(masks, np.uint64).reshape(-1, nwords), layouts
 
 
-def _common(la, lb, lo, hi):
+def common_bytes(la, lb, lo, hi):
     """[first, last + 1) of the bytes both layouts touch inside [lo, hi), or None (a layout
     of None: the whole [lo, hi))."""
     if la is None or lb is None:
@@ -101,7 +101,7 @@ def find_races(seq_a, seq_b, known, accesses, limit=1000, npu_num=None):
                 key = (min(a, other), max(a, other))
                 if key in seen:
                     continue
-                where = _common(layout, layouts[j], max(lo, int(b_lo[j])), min(hi, int(b_hi[j])))
+                where = common_bytes(layout, layouts[j], max(lo, int(b_lo[j])), min(hi, int(b_hi[j])))
                 if where is None:
                     continue
                 seen.add(key)

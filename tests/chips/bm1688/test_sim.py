@@ -277,3 +277,17 @@ def test_cv184x_static_memory_holds_the_bf16_exponential_coefficients():
     assert [hex(w) for w in words] == ["0x3f80", "0x3f80", "0x3f00", "0x3e2b", "0x3d2b", "0x3c09", "0x3ab6",
                                        "0x3950"]
     np.testing.assert_array_equal(np.frombuffer(sim.memories["static"].load(352, 16), "<i2"), np.arange(8))
+
+
+def test_cross_core_races_are_the_global_bytes_two_cores_touch_in_one_round():
+    """bmk/sim/cores.py cross_core_races: core 0 writes [0, 100), core 1 reads [50, 150) in the same
+    round: one race on [50, 100); a read against a read, or bytes apart, is none."""
+    from bmk.sim.cores import cross_core_races
+    write, read = ("gmem", 0, 0, 100, True, None), ("gmem", 0, 50, 150, False, None)
+    [race] = cross_core_races(3, [(0, ["dma.tensor"], [(write,)]), (1, ["dma.tensor"], [(read,)])], "gmem")
+    assert (race.round, race.first[:2], race.second[:2], race.lo, race.hi) == (3, (0, 0), (1, 0), 50, 100)
+    assert "core 0 instruction 0 (dma.tensor) and core 1 instruction 0" in str(race)
+    apart = ("gmem", 0, 100, 150, True, None)
+    assert not cross_core_races(0, [(0, ["a"], [(write,)]), (1, ["b"], [(apart,)])], "gmem")
+    both_read = ("gmem", 0, 0, 100, False, None)
+    assert not cross_core_races(0, [(0, ["a"], [(both_read,)]), (1, ["b"], [(read,)])], "gmem")
