@@ -119,7 +119,7 @@ def model_workload(path):
     rng = np.random.default_rng(0)
     inputs = {}
     for t in st.inputs:
-        dt = np.dtype(t.type.name) if hasattr(t.type, "name") else np.dtype(t.dtype)
+        dt = np.dtype(t.dtype)
         if dt.kind == "f":
             inputs[t.name] = rng.standard_normal(tuple(t.shape)).astype(dt)
         else:
