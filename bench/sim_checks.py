@@ -25,6 +25,16 @@ same in every round, and the outputs the same on and off. With --base, a child p
 round by round, and the base's reports and outputs must equal this tree's.
 
 Printed per workload: instructions, off and on ms, on/off ratio (per tree), races, warnings.
+
+Measured (2-core shared machine, `--base d75db3f --rounds 2`, base = the checker before issue 34
+item 4; reports, races, warnings and outputs identical), on/off base -> this: bm1880 tiled 1.48 ->
+1.33, golden 2.61 -> 1.63, add 2.65 -> 1.99, conv 1.48 -> 1.32; racy 40 8.73 -> 7.76, racy 80 19.6
+-> 12.6; bm1684x demo 2.07 -> 1.67, yolov5s streams 1.85 -> 1.61; models: face_detection fp32
+8.78 -> 9.03 (noise), int8 b4 2.23 -> 2.09, retinaface 9.84 -> 7.45, yolov5s bm1684 4.70 -> 3.41,
+Yuv2rgb 1.95 -> 2.34 (30 ms runs: noise), yolov5s bm1684x 1.73 -> 1.60, tdl attribute 3.28 ->
+3.00, baby cry 2.65 -> 2.37, hand keypoint 1.42 -> 1.44, topformer 3.84 -> 3.05. The goal (1.3)
+is not met: a checked write still stores 4 + 1 + 1 bytes of state per local-memory byte (owner,
+seen, prev), which alone costs more than the unchecked run on the large-tensor models.
 """
 import argparse
 import glob
