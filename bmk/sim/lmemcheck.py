@@ -12,7 +12,8 @@ State, one entry per byte of local memory (`Lmem.data`, lane-major; zero pages u
 - lost: for a byte whose last write went over a value another instruction of this run had
   written, that instruction (kept only where a dead write happened; below base: none).
 - prev: the bytes as they were, to tell which bytes a write changed.
-The arrays are offset-major (`_view`), zero pages until touched.
+owner, seen and lost are offset-major (`_view`); prev is lane-major like Lmem.data, so a write
+copies its bytes there without a gather (issue 34 item 4). All are zero pages until touched.
 
 Footprints: a local view's entry knows its start lane and channel count (memory.LaneLayout), so
 its bytes are exact: each channel slot on the lanes that hold a channel in it (a tensor of 67
@@ -120,14 +121,13 @@ class LmemCheck:
             pieces = self.pieces(what)
         for flat, shape, strides, _ in pieces:
             self._view(self.owner, flat, shape, strides)[...] = BEFORE
-            self._view(self.prev, flat, shape, strides)[...] = self._data(self.lmem.data, flat, shape, strides)
+            self._data(self.prev, flat, shape, strides)[...] = self._data(self.lmem.data, flat, shape, strides)
 
     # -- a checked run --------------------------------------------------------------------------
     def start(self, n):
         """A run of n instructions begins: what came before is BEFORE."""
         if self.stale:          # instructions ran unchecked: any byte may have been written
-            npu, lane = self.lmem.npu_num, self.lmem.lane_size
-            np.copyto(self.prev.reshape(lane, npu), self.lmem.data.reshape(npu, lane).T)
+            np.copyto(self.prev, self.lmem.data)
             self.owner.fill(BEFORE)
             self.lost.fill(0)
             self.base, self.stale, self.any_lost = FIRST, False, False
@@ -229,9 +229,10 @@ class LmemCheck:
         offs = off0 + sum((k * s for k, s in zip(at, inner)), np.zeros(len(at[0]), np.int64))
         return tuple((l0 + on).tolist()), int(offs.min()), int(offs.max()) + 1
 
-    def _warn(self, w):
-        if len(self.warnings) < MAX_WARNINGS:
-            self.warnings.append(w)
+    def _full(self):
+        """The warning list is full: later warnings are counted as reported but not built (their
+        byte ranges cost a pass over the operand each: issue 34 item 4)."""
+        return len(self.warnings) >= MAX_WARNINGS
 
     def _views(self, entry):
         """An entry's pieces with their views of the state arrays and of Lmem.data: (flat,
@@ -245,7 +246,7 @@ class LmemCheck:
             # the lanes last: the state arrays' contiguous axis innermost (numpy loops run faster)
             views = [np.moveaxis(v, 0, -1) for v in (
                 self._view(self.owner, flat, shape, strides), self._view(self.seen, flat, shape, strides),
-                self._view(self.prev, flat, shape, strides), self._data(self.lmem.data, flat, shape, strides),
+                self._data(self.prev, flat, shape, strides), self._data(self.lmem.data, flat, shape, strides),
                 self._view(self.lost, flat, shape, strides))]
             out.append((flat, strides[1:] + strides[:1], exact, *views))
         if len(self._cache) >= MAX_CACHED:
@@ -261,29 +262,44 @@ class LmemCheck:
                 p[4][...] = 1
             return
         unread = ("u", i) not in self.reported
-        plain, taken = set(), {}
-        for flat, strides, _, own, seen, _, _, lost in pieces:
+        clobbers = self.clobbers
+        taken, sels = {}, []
+        for k, (flat, strides, _, own, seen, _, _, lost) in enumerate(pieces):
             if unread and own.min() == 0:
                 unread = False
                 self.reported.add(("u", i))
-                self._warn(MemoryWarning(UNINITIALIZED, i, *self._where(flat, strides, own == 0)))
-            if self.clobbers:
+                if not self._full():
+                    self.warnings.append(MemoryWarning(UNINITIALIZED, i, *self._where(flat, strides, own == 0)))
+            if clobbers:
                 sel = lost >= self.base
                 if sel.any():
-                    plain.update(_distinct(own[~sel]))
+                    sels.append(sel)
                     for b, a in _distinct_pairs(own[sel], lost[sel]):
-                        taken.setdefault((b, a), (flat, strides, sel & (own == b) & (lost == a)))
+                        taken.setdefault((b, a), k)
                 else:
-                    lo, hi = int(own.min()), int(own.max())
-                    plain.update((lo,) if lo == hi else _distinct(own))
+                    sels.append(None)
         for p in pieces:
             p[4][...] = 1
-        for (b, a), (flat, strides, hit) in taken.items():
+        # only pairs a warning may name need the owners the read sees (the pass over its bytes)
+        todo = [(b, a, k) for (b, a), k in taken.items() if (b, a) in clobbers and (b, a) not in self.reported]
+        if not todo:
+            return
+        plain = set()
+        for (_, _, _, own, _, _, _, _), sel in zip(pieces, sels):
+            if sel is not None:
+                plain.update(_distinct(own[~sel]))
+            else:
+                lo, hi = int(own.min()), int(own.max())
+                plain.update((lo,) if lo == hi else _distinct(own))
+        for b, a, k in todo:
             # C reads A's tensor: bytes still A's, or none of B's but those B took from A
-            if (b, a) in self.clobbers and (b, a) not in self.reported and (a in plain or b not in plain):
+            if a in plain or b not in plain:
                 self.reported.add((b, a))
-                self._warn(MemoryWarning(OVERWRITTEN, i, *self._where(flat, strides, hit),
-                                         writer=a - self.base, clobber=b - self.base))
+                if not self._full():
+                    flat, strides, _, own, _, _, _, lost = pieces[k]
+                    hit = sels[k] & (own == b) & (lost == a)
+                    self.warnings.append(MemoryWarning(OVERWRITTEN, i, *self._where(flat, strides, hit),
+                                                       writer=a - self.base, clobber=b - self.base))
 
     def _write(self, i, entry, victims, others):
         """Record entry's bytes as i's; add to `victims` the owners (this run's instructions)
