@@ -1241,6 +1241,9 @@ def gen_newer(chip: str):
         if "hau" in eng:
             lines += ["# HAU: no public register layout (facts engines.hau.notes): its streams are kept as bytes.",
                       "[engines.hau]", f"id = {NEWER_ENGINE_IDS['hau']}", "opaque = true"]
+            if eng["hau"].get("barrier"):
+                lines += ["# It takes part in every message barrier (facts engines.hau.barrier): the TIU, GDMA and",
+                          "# SDMA waits count it; bmk runs none of its bytes (bmk/sim/cores.py).", "barrier = true"]
         write(out / chip / "chip.toml", lines)
         fam.check()
 

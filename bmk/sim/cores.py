@@ -14,6 +14,10 @@ round each core's commands on that core's Simulator (its own local and static me
 global memory shared), core after core: between two barriers nothing orders one core against
 another, so any order is a legal one (a program whose result depends on it races).
 
+A stream the chip's spec marks `barrier` (BM1690's HAU: opaque bytes, facts engines.hau.barrier)
+takes part in every barrier without a readable message: the waits count it, and it runs nothing
+(its records are dropped from the rounds).
+
 `rounds` checks that protocol and refuses (SimulationError naming the instruction and the rule)
 any other use of messages: a wait whose id, count or round differ from the other streams', a
 stream with more or fewer barriers than the others. A wait on the other engine of its own core
@@ -42,6 +46,9 @@ def rounds(chip, records_by_core):
     order, already resolved by the semantics' prepare); SimulationError for a message pattern
     that is not a barrier of every stream (module docstring)."""
     msgs = _messages(chip)
+    silent = {e.name for e in chip.engines if e.barrier}
+    parties = sum(1 for recs in records_by_core.values() for e in {r.engine for r in recs} if e in silent)
+    records_by_core = {core: [r for r in recs if r.engine not in silent] for core, recs in records_by_core.items()}
     cuts = {}                       # (core, engine) -> [(wait index in the core's records, id, count)]
     for core, recs in records_by_core.items():
         sent = {}
@@ -67,9 +74,10 @@ def rounds(chip, records_by_core):
     for s in range(n.pop() if n else 0):
         ids = {cuts[k][s][1] for k in streams}
         counts = {cuts[k][s][2] for k in streams}
-        if len(ids) != 1 or counts != {len(streams)}:
+        if len(ids) != 1 or counts != {len(streams) + parties}:
             raise SimulationError(f"barrier {s}: every stream must wait for one message id with a count of "
-                                  f"{len(streams)} (its streams), not ids {sorted(ids)} counts {sorted(counts)}")
+                                  f"{len(streams) + parties} (its streams), not ids {sorted(ids)} counts "
+                                  f"{sorted(counts)}")
     out = []
     nrounds = 1 + max((len(w) for w in cuts.values()), default=0)
     for s in range(nrounds):
