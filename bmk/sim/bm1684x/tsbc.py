@@ -23,7 +23,7 @@ Every kind moves bit patterns of res0_prec's width (no conversion; opd0 has res0
            NPU 0 (the firmware check).
 The long class carries opd0's own n/c/h/w, the short one opd0_c and opd0_w: they must be 0
 (unset) or what the kind reads (l_copy: res0's; l_bc: c 1; cw/wc: res0_w as c, res0_c as w;
-s_bc: c 1; s_distribute: res0_c and w 1).
+s_bc: c 1, or res0_c as BM1690's streams set it; s_distribute: res0_c and w 1).
 """
 import numpy as np
 
@@ -36,11 +36,12 @@ def _dtype(m, f):
     return raw_dtype(m, f.get("res0_prec", 0), "res0")
 
 
-def _opd0_shape(f, kind, want):
+def _opd0_shape(f, kind, want, also=None):
     for d, v in zip("nchw", want):
         got = f.get(f"opd0_{d}", 0)
-        if got not in (0, v):
-            raise SimulationError(f"opd0_{d} must be 0 or {v}, not {got}")
+        ok = (0, v) if also is None or also[d] is None else (0, v, also[d])
+        if got not in ok:
+            raise SimulationError(f"opd0_{d} must be {' or '.join(map(str, dict.fromkeys(ok)))}, not {got}")
 
 
 def _static_vector(m, f, kind, count, dtype):
@@ -106,7 +107,7 @@ def s_bc(m, f):
     check_shape(m, "res0", shape)
     if (n, h) != (1, 1):
         raise SimulationError(f"res0_n and res0_h must be 1 (the result is (1, C, 1, W)), not {n}, {h}")
-    _opd0_shape(f, "tsbc.s_bc", (1, 1, 1, w))
+    _opd0_shape(f, "tsbc.s_bc", (1, 1, 1, w), {"n": None, "c": c, "h": None, "w": None})   # BM1690: C
     d = _dtype(m, f)
     res = tensor(m, f, "res0", shape, d, "aligned")
     _no_wrap(m, "tsbc.s_bc", res)

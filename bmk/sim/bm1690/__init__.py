@@ -10,6 +10,7 @@ specs/bm1690/chip.toml) from the Simulator's ChipSpec. What BM1690 adds:
          GDMA's opdef): every GDMA kind, the same functions, under the engine name "sdma".
   floats.py  fields the f16 streams set that are moot for a float result (result sign,
          sym_range) or the family's rule (a conv kernel of the input's precision).
+  fp8    refused by name (check): the family has no fp8 arithmetic (resnet50_v2_sg2260_f8e5m2).
   CDMA   no shared model runs a CDMA command: refused by name (no semantics).
   HAU    no public register layout: its streams stay bytes; bmk/sim/cores.py counts them in
          the barriers (specs [engines.hau] barrier) and runs none of their bytes.
@@ -24,9 +25,18 @@ _SDMA = (("sdma", bm1684x.GDMA_FAMILIES + (bm1688._DmaMessages,)),)
 KINDS, EXECUTES, CHECKS = bm1684x.kind_tables(bm1684x.ENGINES + _SDMA, bm1688.REPLACING + (("tiu", (floats,)),))
 
 
+_PRECS = ("res0_prec", "opd0_prec", "opd1_prec", "opd2_prec")
+
+
 def check(chip, engine, f):
-    """Refuse a field its kind does not execute, or a value its kind refuses (bm1684x/fields.py)."""
+    """Refuse a field its kind does not execute, or a value its kind refuses (bm1684x/fields.py);
+    refuse fp8 operands by name: the family has no fp8 (e5m2 / e4m3) arithmetic."""
     bm1684x.fields.check(chip, engine, f, EXECUTES, CHECKS)
+    if engine == "tiu":
+        for name in _PRECS:
+            if name in f and chip.member("tiu", "res0_prec", f[name]) == "fp8":
+                _, kind = bm1684x.fields.kind_of(chip, engine, f)
+                raise bm1684x.fields.refuse(kind, name, f[name], "must not be fp8 (bmk models no fp8 arithmetic)")
 
 
 def cycles(engine, kind, f, m):

@@ -1,6 +1,8 @@
 """bm1690 (SG2260) simulator: the BM1684X family on BM1690's ChipSpec (bmk/sim/bm1690): SDMA
 runs the GDMA kinds, HAU streams count in the barriers and run nothing, L2 SRAM and tagged DMA
 addresses (specs/bm1690/chip.toml), each against a numpy reference."""
+import math
+
 import numpy as np
 import pytest
 
@@ -26,7 +28,7 @@ def dma(engine, src_h13, dst_h13, n=16, src_l32=0, dst_l32=0x100):
 
 def l2(sim):
     """The simulator's L2 SRAM (tag 30: specs/bm1690/chip.toml [memory.l2sram]), offsets from its base."""
-    assert sim.space("l2sram").base == 30 << 40
+    assert sim.space("l2sram").base == (30 << 40) + 0x6980000000
     return sim.memories["l2sram"]
 
 
@@ -36,7 +38,7 @@ def test_a_dma_copy_from_global_memory_to_l2_sram(engine):
     x = np.arange(-8, 8, dtype=np.int8)
     sim = bmk.Simulator("bm1690")
     sim.gmem_write(1 << 40, x.tobytes())
-    sim.run([dma(engine, 0x100, 0x1E00)])
+    sim.run([dma(engine, 0x100, 0x1E69, dst_l32=0x80000100)])
     np.testing.assert_array_equal(np.frombuffer(l2(sim).load(0x100, 16), np.int8), x)
 
 
@@ -45,7 +47,7 @@ def test_sdma_reads_l2_sram_into_local_memory():
     x = np.arange(16, dtype=np.uint8) * 3
     sim = bmk.Simulator("bm1690")
     l2(sim).store(0x40, x)
-    sim.run([dma("sdma", 0x1E00, 0x1F00, src_l32=0x40, dst_l32=0x200)])
+    sim.run([dma("sdma", 0x1E69, 0x1F00, src_l32=0x80000040, dst_l32=0x200)])
     np.testing.assert_array_equal(np.frombuffer(sim.lmem_read(0x200, 16), np.uint8), x)
 
 
@@ -150,7 +152,64 @@ def test_an_f16_conv_with_an_fp32_bias_runs_as_the_family_reads_it():
     sim.lmem_write(0x3000, bias.tobytes())
     sim.run([rec("tiu", "sCONV", "conv.normal", opd0_prec=prec("fp16"), opd1_prec=prec("fp16"),
                  res0_prec=prec("fp16"), opd2_prec=prec("fp32"), res0_n=1, res0_c=1, res0_h=1, res0_w=4, opd0_c=2,
-                 opd0_h=1, opd0_w=4, opd1_h=1, opd1_w=1, res_op_y_str=1, res_op_x_str=1, opd0_addr=0x1000, opd1_addr=0x2000, opd2_addr=0x3000,
+                 opd0_h=1, opd0_w=4, opd1_h=1, opd1_w=1, res_op_y_str=1, res_op_x_str=1, opd0_addr=0x1000,
+                 opd1_addr=0x2000, opd2_addr=0x3000,
                  res0_addr=0x4000, opd0_sign=1, opd1_sign=1, opd2_sign=1)])
     want = (0.75 * x[0].astype(np.float64) - 1.25 * x[1] + 0.125).astype(np.float16)
     np.testing.assert_array_equal(np.frombuffer(sim.lmem_read(0x4000, 8), np.float16), want)
+
+
+def test_s_bc_broadcasts_the_fp16_exp_coefficients_of_static_memory():
+    """tsbc.s_bc as the f16 yolov5s stream writes it (opd0_c = res0_c = 64, 7 fp16 at static
+    offset 0x580): every lane gets fp16 1 / k!, k < 7 (TPU1686 EXP_FP16_COEFF at
+    EXP_FP16_TAYLOR_OFFSET 1408: specs/bm1690/chip.toml)."""
+    sim = bmk.Simulator("bm1690")
+    sim.run([rec("tiu", "sCW&sBC", "tsbc.s_bc", res0_prec=prec("fp16"), res0_n=1, res0_c=64, res0_h=1, res0_w=7,
+                 opd0_c=64, opd0_w=7, opd0_addr=0x580, res0_addr=0x40)])
+    want = np.array([1 / math.factorial(k) for k in range(7)]).astype(np.float16)
+    lane = CHIP.param("lmem_size")
+    for c in (0, 17, 63):
+        np.testing.assert_array_equal(np.frombuffer(sim.lmem_read(c * lane + 0x40, 14), np.float16), want)
+
+
+def test_fp8_operands_are_refused_by_name():
+    r = rec("tiu", "sCONV", "conv.normal", opd0_prec=prec("fp8"), opd1_prec=prec("fp8"), res0_prec=prec("fp8"),
+            res0_n=1, res0_c=1, res0_h=1, res0_w=1, opd0_c=1, opd0_h=1, opd0_w=1, opd1_h=1, opd1_w=1,
+            res_op_y_str=1, res_op_x_str=1)
+    with pytest.raises(SimulationError, match="res0_prec must not be fp8"):
+        bmk.Simulator("bm1690").run([r])
+
+
+def test_the_vendor_yolov5s_f16_runs_on_8_cores_to_the_end_with_no_race():
+    """yolov5s_bm1690_f16_core8 (coefficients stripped: synthetic fp16 weights in tag 1), one
+    float input: 8 cores, round by round (60 barriers), every output finite, none all zero, no race."""
+    from bmk.models.run import prepare, simulate
+    m = bmk.load_model(YOLO)
+    prepared = prepare(m)
+    sim = bmk.Simulator(prepared.spec, semantics=prepared.semantics)
+    rng = np.random.default_rng(0)
+    sim.gmem_write(1 << 40, rng.uniform(-0.05, 0.05, 32 << 20).astype(np.float16).tobytes())
+    st = m.nets[0].stages[0]
+    out, reports, _ = simulate(m, {"images": rng.uniform(0, 1, (1, 3, 640, 640)).astype(np.float32)},
+                               prepared=prepared, sim=sim)
+    assert len(reports) > 60 and all(not r.races for _, r in reports)
+    assert {k: v.shape for k, v in out.items()} == {t.name: tuple(t.shape) for t in st.outputs}
+    for v in out.values():
+        assert np.isfinite(v).all() and np.abs(v).mean() > 1e-4
+
+
+def test_waits_that_count_no_hau_stream_leave_every_hau_stream_out():
+    """The older sg2260 layout's waits count TIU and GDMA only: with every count set to the 24
+    readable streams, the barriers hold with no HAU stream taking part (bmk/sim/cores.py)."""
+    import attrs
+    from bmk.sim.cores import _messages, rounds
+    msgs = _messages(CHIP)
+    recs = _records()
+    for core, rs in recs.items():
+        for i, r in enumerate(rs):
+            m = msgs.get(r.engine)
+            if m is not None and r.kind == m.wait:
+                field, first, width = m.count
+                v = r.fields[field] & ~(((1 << width) - 1) << first) | 24 << first
+                rs[i] = attrs.evolve(r, fields={**r.fields, field: v})
+    assert len(rounds(CHIP, recs)) == 61
