@@ -213,3 +213,40 @@ def test_waits_that_count_no_hau_stream_leave_every_hau_stream_out():
                 v = r.fields[field] & ~(((1 << width) - 1) << first) | 24 << first
                 rs[i] = attrs.evolve(r, fields={**r.fields, field: v})
     assert len(rounds(CHIP, recs)) == 61
+
+
+RESNET_F16 = "tests/models/bm1690/resnet50_v2_sg2260_f16_core8.bmodel"
+RESNET_F8 = "tests/models/bm1690/resnet50_v2_sg2260_f8e5m2.bmodel"
+
+
+def _resnet(path, weights):
+    from bmk.models.run import prepare, simulate
+    m = bmk.load_model(path)
+    prepared = prepare(m)
+    sim = bmk.Simulator(prepared.spec, semantics=prepared.semantics)
+    sim.gmem_write(1 << 40, weights)
+    x = np.random.default_rng(3).uniform(0, 1, (1, 3, 224, 224)).astype(np.float32)
+    return simulate(m, {"data": x}, prepared=prepared, sim=sim)[:2]
+
+
+def test_resnet50_f16_runs_on_8_cores_with_no_race_and_reads_its_weights():
+    """resnet50_v2_sg2260_f16_core8 (coefficients stripped): synthetic fp16 weights in tag 1 give
+    a finite, non-zero result over the 1000 classes; with zero weights the last Gemm gives 0
+    (so the result does come from the weights); no round races."""
+    rng = np.random.default_rng(0)
+    w = rng.uniform(-0.05, 0.05, 64 << 20).astype(np.float16).tobytes()
+    out, reports = _resnet(RESNET_F16, w)
+    assert all(not r.races for _, r in reports) and len(reports) > 8
+    [(name, y)] = out.items()
+    assert y.shape == (1, 1000) and np.isfinite(y).all() and np.abs(y).mean() > 1
+    zero, _ = _resnet(RESNET_F16, bytes(16))
+    np.testing.assert_array_equal(zero[name], np.zeros((1, 1000), np.float32))
+
+
+def test_resnet50_f8e5m2_is_refused_by_name_for_its_fp8_operands():
+    """The f8e5m2 build of the same network: its convs are refused for their fp8 precision; the
+    only other refusal is its fp8 average pool's requant (opt_rq)."""
+    findings = bmk.check(RESNET_F8)
+    fp8 = [f for f in findings if f.field.endswith("_prec") and f.value == CHIP.code("tiu", "res0_prec", "fp8")]
+    assert "tiu.conv.normal" in {f.kind for f in fp8}
+    assert {(f.kind, f.field) for f in findings if f not in fp8} == {("tiu.pord.avgpooling", "opt_rq")}
