@@ -84,7 +84,17 @@ STATIC_TABLES_CV184X = (
     ("static_exp_bf16_coeff_table", 0, 8, "bf16 1 / k!: read by tsbc.s_bc before every sfu.taylor (bmk's reading)"),
     ("static_seq16_table", 352, 64, "int16 k: the sequence 0, 1, 2, ... (bmk's reading of the streams)"),
 )
-STATIC_TABLES = {"bm1688": STATIC_TABLES_1688, "cv184x": STATIC_TABLES_CV184X}
+# BM1690 (SG2260) static memory: the TPU1686 kernel's 128-byte aligned layout for 64-lane chips
+# (atomic_def.h "Align with 128byte": EXP_TAYLOR 0, LOG_TAYLOR 128, SERIAL_NUMBER 512, ...,
+# EXP_FP16_TAYLOR 1408; the firmware's load_lookup_tables writes EXP_FP16_COEFF there, 16 fp16
+# 1 / k!). The shared f16/f32 yolov5s streams' tsbc.s_bc read 7 entries at 1408 (0x580).
+STATIC_TABLES_1690 = (
+    ("static_exp_coeff_table", 0, 32, "fp32 1 / k!: the taylor coefficients of e^x"),
+    ("static_log_coeff_table", 128, 64, "fp32 0, then (-1)^(k+1) / k: the taylor coefficients of ln(1 + x)"),
+    ("static_seq_table", 512, 64, "int32 k: the sequence 0, 1, 2, ..."),
+    ("static_exp_fp16_coeff_table", 1408, 16, "fp16 1 / k!: the fp16 taylor coefficients of e^x"),
+)
+STATIC_TABLES = {"bm1688": STATIC_TABLES_1688, "cv184x": STATIC_TABLES_CV184X, "bm1690": STATIC_TABLES_1690}
 TAYLOR_LEN_1684 = 64
 
 
@@ -1244,6 +1254,9 @@ def gen_newer(chip: str):
         if "hau" in eng:
             lines += ["# HAU: no public register layout (facts engines.hau.notes): its streams are kept as bytes.",
                       "[engines.hau]", f"id = {NEWER_ENGINE_IDS['hau']}", "opaque = true"]
+            if eng["hau"].get("barrier"):
+                lines += ["# It takes part in every message barrier (facts engines.hau.barrier): the TIU, GDMA and",
+                          "# SDMA waits count it; bmk runs none of its bytes (bmk/sim/cores.py).", "barrier = true"]
         write(out / chip / "chip.toml", lines)
         fam.check()
 

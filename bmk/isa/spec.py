@@ -297,7 +297,9 @@ class Engine:
     id (None: all); missing_wait: what a command of a class without the wait field waits for
     ("none", or "next": what the next command of its stream that has the field waits for);
     messages: multi-core messages (Messages); opaque: no public layout, a raw stream is kept
-    as bytes (BM1690 HAU); alternates: heads tried when the head picks no class.
+    as bytes (BM1690 HAU); barrier: an opaque engine whose stream takes part in every message
+    barrier (the other streams' wait counts include it) and computes nothing (bmk/sim/cores.py);
+    alternates: heads tried when the head picks no class.
     """
 
     name: str
@@ -317,6 +319,7 @@ class Engine:
     missing_wait: str = "none"
     messages: "Messages | None" = None
     opaque: bool = False
+    barrier: bool = False
     alternates: "tuple[Alternate, ...]" = ()
     display: Display = Display()
     inert: "tuple[str, ...]" = ()       # fields that never change what a command computes (power, interrupt)
@@ -908,7 +911,7 @@ def _check_not_shadowed(where, name, ahead, classes, head, main_classes):
 _CHIP_KEYS = ("name", "version", "seed_chip_version", "params", "memory", "cmd_hdr", "engines")
 _CHIP_REQUIRED = ("name", "version", "params", "memory", "cmd_hdr", "engines")
 _ENGINE_KEYS = ("id", "format", "aliases", "own_id", "wait_for", "enable", "inherit_wait", "stream", "ids",
-                "wait_mask", "missing_wait", "messages", "opaque", "display", "inert")
+                "wait_mask", "missing_wait", "messages", "opaque", "barrier", "display", "inert")
 _DISPLAY_KEYS = ("addresses", "address_fields", "joined", "constants", "rounding", "shown", "direction")
 _SPACE_KEYS = ("base", "size", "lane_bytes", "address_mask", "mirror")
 _STREAM_KEYS = ("slot", "end", "pad_to", "zero_tail", "end_enable")
@@ -1010,6 +1013,9 @@ def _engine(chip_name, where, ename, e, all_engines, header, read):
     opaque = e.get("opaque", False)
     if not isinstance(opaque, bool):
         raise SpecError(f"{at}: opaque must be true or false, not {opaque!r}")
+    barrier = e.get("barrier", False)
+    if not isinstance(barrier, bool) or (barrier and not opaque):
+        raise SpecError(f"{at}: barrier must be true or false and only an opaque engine's, not {barrier!r}")
     if "format" in e:
         if opaque:
             raise SpecError(f"{at}: an opaque engine has no format (its streams are kept as bytes)")
@@ -1066,6 +1072,7 @@ def _engine(chip_name, where, ename, e, all_engines, header, read):
                   selector, tuple(aliases), e.get("own_id"), tuple(e.get("wait_for", {}).items()),
                   tuple(e.get("enable", {}).items()), bool(e.get("inherit_wait", False)), stream, index,
                   ids=ids, wait_mask=wait_mask, missing_wait=missing_wait, messages=messages, opaque=opaque,
+                  barrier=barrier,
                   alternates=alternates, display=display, inert=tuple(inert))
 
 

@@ -106,8 +106,11 @@ def refusals(spec, semantics, records, findings=None, group=None):
     sync = _sync_fields(spec)
     seen = {}                       # content key -> its Refused, or None
     position = {}
+    barrier = {e.name for e in spec.engines if e.barrier}
     for rec in semantics.prepare(spec, records):
         engine = rec.engine
+        if engine in barrier:       # synchronization only: counted in the barriers (cores.py), never run
+            continue
         index = position[engine] = position.get(engine, -1) + 1
         ids = sync.get(engine, ())
         try:

@@ -19,6 +19,12 @@ Races: inside a core's round the simulator finds them as in any run; across core
 exact strided bytes, bmk/sim/races.py common_bytes), and a model run with race detection
 refuses a round where two cores touch common bytes, one writing (bmk/models/run.py).
 
+A stream the chip's spec marks `barrier` (BM1690's HAU: opaque bytes, facts engines.hau.barrier)
+takes part in every barrier without a readable message: the waits count it, and it runs nothing
+(its records are dropped from the rounds). Its bytes cannot say whether it takes part, so the
+counts do: every wait counts all the silent streams, or (the older sg2260 yolov5s layout, whose
+waits count TIU and GDMA only) none of them, the same at every barrier.
+
 `rounds` checks that protocol and refuses (SimulationError naming the instruction and the rule)
 any other use of messages: a wait whose id, count or round differ from the other streams', a
 stream with more or fewer barriers than the others. A wait on the other engine of its own core
@@ -50,6 +56,9 @@ def rounds(chip, records_by_core):
     order, already resolved by the semantics' prepare); SimulationError for a message pattern
     that is not a barrier of every stream (module docstring)."""
     msgs = _messages(chip)
+    silent = {e.name for e in chip.engines if e.barrier}
+    parties = sum(1 for recs in records_by_core.values() for e in {r.engine for r in recs} if e in silent)
+    records_by_core = {core: [r for r in recs if r.engine not in silent] for core, recs in records_by_core.items()}
     cuts = {}                       # (core, engine) -> [(wait index in the core's records, id, count)]
     for core, recs in records_by_core.items():
         sent = {}
@@ -75,9 +84,12 @@ def rounds(chip, records_by_core):
     for s in range(n.pop() if n else 0):
         ids = {cuts[k][s][1] for k in streams}
         counts = {cuts[k][s][2] for k in streams}
-        if len(ids) != 1 or counts != {len(streams)}:
+        if s == 0 and parties and counts == {len(streams)}:
+            parties = 0             # the waits count no silent stream (an older BM1690 layout): none takes part
+        if len(ids) != 1 or counts != {len(streams) + parties}:
             raise SimulationError(f"barrier {s}: every stream must wait for one message id with a count of "
-                                  f"{len(streams)} (its streams), not ids {sorted(ids)} counts {sorted(counts)}")
+                                  f"{len(streams) + parties} (its streams), not ids {sorted(ids)} counts "
+                                  f"{sorted(counts)}")
     out = []
     nrounds = 1 + max((len(w) for w in cuts.values()), default=0)
     for s in range(nrounds):

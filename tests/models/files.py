@@ -24,6 +24,7 @@ BABY_CRY_184X = HERE / "cv184x" / "cls_sound_babay_cry_188_40_INT8_cv184x.bmodel
 # the same network and calibration compiled for two chips
 TWINS = ((FACE_ATTR_1684X, FACE_ATTR_1688), (BABY_CRY_1684X, BABY_CRY_1688), (BABY_CRY_1684X, BABY_CRY_184X))
 YOLO_1690 = HERE / "bm1690" / "yolov5s_bm1690_f16_core8.bmodel"
+RESNET_1690_F8 = HERE / "bm1690" / "resnet50_v2_sg2260_f8e5m2.bmodel"
 HAND_184X = HERE / "cv184x" / "cls_keypoint_hand_gesture_1_42_INT8_cv184x.bmodel"
 HAND_181X = HERE / "cv181x" / "cls_keypoint_hand_gesture_1_42_INT8_cv181x.cvimodel"
 TOPFORMER_181X = HERE / "cv181x" / "topformer_seg_motion_512_960_INT8_cv181x.cvimodel"

@@ -42,16 +42,16 @@ def test_a_small_models_row_is_what_the_script_computes(path):
 
 
 def test_the_columns_say_what_was_found():
-    """Yuv2rgb decodes, checks clean, runs and gives the vendor's bytes; a chip without a
-    simulator says so in the check and run columns (test_the_check_column_is_bmk_check: one whose
-    simulator refuses some instructions counts them)."""
+    """Yuv2rgb decodes, checks clean, runs and gives the vendor's bytes; the newer chips' models
+    check clean and run (CV184X, BM1690's 8-core yolov5s, a cvimodel)."""
     yuv = TOOL.row(F.YUV2RGB)
     assert yuv[1] == "bm1684x" and yuv[2] == "yes (101 instructions)" and yuv[3] == "clean"
     assert re.fullmatch(r"yes \(\d+\.\d s\)", yuv[4]) and yuv[5].startswith("yes (the vendor's output")
     hand = TOOL.row(F.HAND_184X)
     assert hand[2].startswith("yes (") and hand[3] == "clean" and re.fullmatch(r"yes \(\d+\.\d s\)", hand[4])
     yolo = TOOL.row(F.YOLO_1690)
-    assert yolo[2].startswith("yes (") and yolo[3:] == ("no simulator", "no simulator", "n/a")
+    assert yolo[2].startswith("yes (") and yolo[3] == "clean" and re.fullmatch(r"yes \(\d+\.\d s\)", yolo[4])
+    assert yolo[5] == "n/a"
     hand = TOOL.row(F.HAND_181X)            # a cvimodel: checks clean and runs (issue 30)
     assert hand[3] == "clean" and hand[4].startswith("yes") and hand[5] == "n/a"
 

@@ -91,10 +91,15 @@ def test_a_tensor_shape_changed():
 KEPT_LARGER = {F.FACE_DETECTION: 3, F.FACE_INT8: 4, F.RETINAFACE: 2}
 
 
+# The older sg2260 layout sets bit 16 of cmd_id_dep on one TIU and one GDMA command of the f8e5m2
+# resnet50 (65536, 65537): under BM1690's 20-bit wait_mask they name commands the group never issues.
+OLDER_SG2260 = {F.RESNET_1690_F8: ["dependency", "dependency"]}
+
+
 @pytest.mark.parametrize("path", F.ALL, ids=lambda p: p.name)
 def test_the_tests_models_lint_as_expected(path):
     found = lint(bmk.load_model(path))
-    assert [f.rule for f in found] == ["tensor"] * KEPT_LARGER.get(path, 0)
+    assert [f.rule for f in found] == OLDER_SG2260.get(path, ["tensor"] * KEPT_LARGER.get(path, 0))
 
 
 def test_the_cli_exit_codes_and_json(tmp_path):

@@ -93,7 +93,7 @@ def element_bytes(m, f, field="src_data_format"):
     """Bytes per element of a format field (src_data_format, mask_data_format,
     index_data_format: all in the TIU prec codes, opparam's DType(code))."""
     code = f.get(field, 0)
-    name = m.chip.member("gdma", "src_data_format", code)
+    name = m.chip.member("gdma", "src_data_format", code, cls_name(m, f))
     if name in (None, "int4") or name.startswith("fp8"):
         raise SimulationError(f"{field} must be a whole-byte format (int8, int16, int32, fp16, bf16, fp32), not "
                               f"{code!r}" + (f" ({name})" if name else ""))

@@ -8,7 +8,7 @@ golden yolov5s stream's tsbc.s_distribute reads the sequence table at offset 147
 computed here and checked against the cmodel's listed words (tests/chips/bm1684x/sim):
 - exp table: fp32 e^(i - 103), i < its length (e^-103 is the smallest subnormal, e^88 the
   largest finite power);
-- exp coefficients: fp32 1 / k!;
+- exp coefficients: fp32 1 / k!; BM1690's fp16 ones: fp16 1 / k! (TPU1686 EXP_FP16_COEFF);
 - log coefficients: 0, then fp32 (-1)^(k+1) / k;
 - sequence: int32 k.
 The cmodel's other tables (erf, sin, cos, arcsin, tan, the fp16/bf16 exp and log
@@ -26,6 +26,7 @@ _CONTENTS = {
     "exp_coeff": lambda n: np.array([1 / math.factorial(k) for k in range(n)], np.float64).astype(np.float32),
     "log_coeff": lambda n: np.array([0.0] + [(-1) ** (k + 1) / k for k in range(1, n)],
                                     np.float64).astype(np.float32),
+    "exp_fp16_coeff": lambda n: np.array([1 / math.factorial(k) for k in range(n)], np.float64).astype("<f2"),
     "seq": lambda n: np.arange(n, dtype="<i4"),
     "seq16": lambda n: np.arange(n, dtype="<i2"),
     "exp_bf16_coeff": lambda n: _bf16([1 / math.factorial(k) for k in range(n)]),

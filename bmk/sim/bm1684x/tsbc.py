@@ -23,7 +23,7 @@ Every kind moves bit patterns of res0_prec's width (no conversion; opd0 has res0
            NPU 0 (the firmware check).
 The long class carries opd0's own n/c/h/w, the short one opd0_c and opd0_w: they must be 0
 (unset) or what the kind reads (l_copy: res0's; l_bc: c 1; cw/wc: res0_w as c, res0_c as w;
-s_bc: c 1; s_distribute: res0_c and w 1).
+s_bc: c 1, or res0_c as BM1690's streams set it; s_distribute: res0_c and w 1).
 """
 import numpy as np
 
@@ -108,7 +108,7 @@ def s_bc(m, f):
     if (n, h) != (1, 1):
         raise SimulationError(f"res0_n and res0_h must be 1 (the result is (1, C, 1, W)), not {n}, {h}")
     # CV184X's streams give opd0 the result's channels (opd0_c = res0_c): the same broadcast
-    _opd0_shape(f, "tsbc.s_bc", (1, 1, 1, w), also=(("c", c),))
+    _opd0_shape(f, "tsbc.s_bc", (1, 1, 1, w), also=(("c", c),))       # BM1690 writes it so too
     d = _dtype(m, f)
     res = tensor(m, f, "res0", shape, d, "aligned")
     _no_wrap(m, "tsbc.s_bc", res)
