@@ -58,13 +58,15 @@ def _tensor_move(m, f, src_space, dst_space, transpose=False):
     dst.write(np.ascontiguousarray(data).reshape(shape))
 
 
-def _matrix_to_lmem(m, f, values):
-    """Store a (rows, cols) matrix into the lmem matrix layout (rows, dst_c, 1, dst_w)."""
+def _matrix_to_lmem(m, f, values, dst_view=None):
+    """Store a (rows, cols) matrix into the lmem matrix layout (rows, dst_c, 1, dst_w);
+    dst_view(shape): the destination's view (default bm1880's; CV18xx passes its bf16-aware one)."""
     rows, cols = values.shape
     if cols > f["dst_c"] * f["dst_w"]:
         raise SimulationError(f"dst_c * dst_w must hold the {cols} matrix columns, not "
                               f"{f['dst_c']} * {f['dst_w']}")
-    dst = _view(m, f, "dst", LMEM, (rows, f["dst_c"], 1, f["dst_w"]), write=True)
+    shape = (rows, f["dst_c"], 1, f["dst_w"])
+    dst = _view(m, f, "dst", LMEM, shape, write=True) if dst_view is None else dst_view(shape)
     buf = np.array(dst.read()).reshape(rows, -1)
     buf[:, :cols] = values
     dst.write(buf.reshape(dst.shape))

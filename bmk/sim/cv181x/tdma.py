@@ -100,13 +100,7 @@ def _matrix(m, f, kind):
         row = fmt.compose("src_c_stride", f)
         data = _side(m, f, "src", GMEM, (rows, 1, 1, cols), st=(row, 0, 0)).read()
         values = _convert(m, f, data).reshape(rows, cols)
-        if cols > f["dst_c"] * f["dst_w"]:
-            raise SimulationError(f"dst_c * dst_w must hold the {cols} matrix columns, not "
-                                  f"{f['dst_c']} * {f['dst_w']}")
-        dst = _side(m, f, "dst", LMEM, (rows, f["dst_c"], 1, f["dst_w"]), write=True)
-        buf = np.array(dst.read()).reshape(rows, -1)
-        buf[:, :cols] = values
-        dst.write(buf.reshape(dst.shape))
+        base._matrix_to_lmem(m, f, values, lambda shape: _side(m, f, "dst", LMEM, shape, write=True))
         return
     src = _side(m, f, "src", LMEM, (f["src_n"], f["src_c"], 1, f["src_w"])).read()
     values = _convert(m, f, src).reshape(f["src_n"], -1)
