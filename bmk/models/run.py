@@ -5,8 +5,10 @@ Plumbing only; what each instruction computes is the chip's simulator semantics
 1. the stage's subnets are all static TPU subnets on one core or cvimodel CPU functions bmk
    runs in numpy (bmk/models/cpu: known by name, their parameters and tensors set up), the chip
    has a decoder and a simulator, every instruction of every group decodes, has semantics and passes the
-   semantics' field checks (a kind without semantics, a CPU or dynamic subnet, a multi-core
-   group, an engine the specs do not decode: ModelError naming it);
+   semantics' field checks (a kind without semantics, a CPU or dynamic subnet, a group on
+   another core of a chip whose engines order no cores by messages, an engine the specs do not
+   decode: ModelError naming it); a group on several cores of a chip whose messages order them
+   runs as one step, round by round (bmk/sim/cores.py);
 2. every input is given, with the tensor's logical shape and a dtype that casts to its own;
 3. coefficients are written at their device address (CoeffMem.address) and inputs at theirs,
    in their storage mode (bmk.models.storage: 4N/2N);
@@ -60,7 +62,6 @@ class Prepared(typing.NamedTuple):
     steps: "list | None" = None
 
 
-CORE_SIMS = "core simulators"   # Model.kept[CORE_SIMS]: {core: Simulator} of cores 1 and up
 IDLE = "simulator"              # Model.kept[IDLE]: (Simulator, clean), the one m.run takes again
                                 # (clean: it never ran since it was made or reset)
 
@@ -232,7 +233,8 @@ def _compile_cores(model, sim, spec, sem, cores):
 
 def _core_sims(sim, spec, sem, cores, kept):
     """A Simulator per core (core 0's is `sim`), each with its own local and static memories,
-    all sharing `sim`'s global memory; kept across steps and runs in `kept`."""
+    all sharing `sim`'s global memory; kept in `kept` across the steps of one run (a new run
+    makes new ones: resetting one would clear the global memory it shares)."""
     from bmk.sim import Simulator
     out = {}
     for c in cores:
@@ -246,7 +248,7 @@ def _core_sims(sim, spec, sem, cores, kept):
     return out
 
 
-def _no_cross_core_race(model, label, s, parts, spec):
+def _no_cross_core_race(model, label, s, parts):
     """ModelError when two cores of a round touch common global bytes, one writing: their order
     is free between barriers, and bmk runs them in one order only (bmk/sim/cores.py)."""
     from bmk.sim.cores import cross_core_races
@@ -291,7 +293,7 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
         sim.gmem_write(coeff, model.coefficients(st, verify=verify))
     for t in st.inputs:
         sim.gmem_write(at[t.name], storage.to_device(values[t.name], t.storage, t.name))
-    reports = []
+    reports, core_sims = [], {}
     for step in steps or [("tpu", i) for i in range(len(groups))]:
         if step[0] == "cpu":
             _, sn, setup = step
@@ -302,7 +304,7 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
             continue
         g, program = groups[step[1]], programs[step[1]]
         if step[0] == "cores":
-            sims = _core_sims(sim, spec, sem, [c.core for c in g], model.kept.setdefault(CORE_SIMS, {}))
+            sims = _core_sims(sim, spec, sem, [c.core for c in g], core_sims)
             by_core = {c.core: c for c in g}
             for s, row in enumerate(program):
                 parts = []
@@ -316,7 +318,7 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
                     if races:
                         parts.append((core, prog.kinds, sims[core].last_accesses))
                 if races:
-                    _no_cross_core_race(model, g[0].label, s, parts, spec)
+                    _no_cross_core_race(model, g[0].label, s, parts)
             continue
         try:
             reports.append((g.label, sim.run(program, races=races, progress=progress, checks=checks,
