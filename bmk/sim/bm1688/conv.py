@@ -22,7 +22,7 @@ from bmk.sim.bm1684x import conv
 from bmk.sim.bm1684x import fields as F
 from bmk.sim.bm1684x.operands import const, dt, read, tensor
 from bmk.sim.bm1688 import rq
-from bmk.sim.bm1688.registers import FIELDS_READ, has_register, register
+from bmk.sim.bm1688.registers import FIELDS_READ, check_written, has_register, register
 
 KIND = "conv.normal"
 
@@ -49,6 +49,7 @@ def finish(m, f, acc):
 
 def check(chip, f):
     conv.CHECKS[KIND](chip, f)
+    check_written(f, KIND)
     if f.get("sym_range", 0):
         raise F.refuse(KIND, "sym_range", f["sym_range"], "must be 0 (the symmetric range is not modelled)")
     if f.get("opt_rq", 0):

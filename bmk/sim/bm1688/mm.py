@@ -18,7 +18,7 @@ from bmk.sim.bm1684x import fields as F
 from bmk.sim.bm1684x import mm
 from bmk.sim.bm1684x.operands import const, dt
 from bmk.sim.bm1688 import rq
-from bmk.sim.bm1688.registers import FIELDS_READ, has_register, register
+from bmk.sim.bm1688.registers import FIELDS_READ, check_written, has_register, register
 
 KINDS_RQ = ("mm2.nn", "mm2.nt")
 
@@ -42,6 +42,7 @@ def finish(m, f, acc):
 
 def _check(kind):
     def check(chip, f):
+        check_written(f, kind)
         if f.get("sym_range", 0):
             raise F.refuse(kind, "sym_range", f["sym_range"], "must be 0 (the symmetric range is not modelled)")
         if f.get("opt_rq", 0):

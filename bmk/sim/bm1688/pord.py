@@ -21,7 +21,7 @@ from bmk.sim.bm1684x import fields as F
 from bmk.sim.bm1684x import pord
 from bmk.sim.bm1684x.operands import write
 from bmk.sim.bm1688 import rq
-from bmk.sim.bm1688.registers import FIELDS_READ
+from bmk.sim.bm1688.registers import FIELDS_READ, check_written
 
 UNREAD_OPD2 = (0, 0xFFFFFFFF)       # a max pool's opd2_addr as the compiler leaves it
 
@@ -44,6 +44,7 @@ def finish(m, f, kind, acc, res, floats):
 def _check(kind):
     def check(chip, f):
         pord.CHECKS[kind](chip, f)
+        check_written(f, kind, reads=("opd5",))
         if kind == "pord.maxpooling" and f.get("opd2_addr", 0) not in UNREAD_OPD2:
             raise F.refuse(kind, "opd2_addr", f["opd2_addr"], f"must be one of {[hex(v) for v in UNREAD_OPD2]}")
         if f.get("opt_rq", 0) and (kind == "pord.maxpooling" or pord._is_float(chip, f)):

@@ -62,6 +62,18 @@ def register(f, name, kind):
     return v
 
 
+def check_written(f, kind, reads=("opd4", "opd5")):
+    """Refuse (before anything runs) a requantizing command that reads a register no write before
+    it set: `reads`, plus the constant requant's shift and zero point when opt_opd5_const."""
+    if not f.get("opt_rq", 0):
+        return
+    names = tuple(reads) + (("rq_shift", "rq_yzp") if f.get("opt_opd5_const", 0) else ())
+    for name in (f"tgcr_{r}" for r in names):
+        if name in f and f[name] is None:
+            raise refused_field(f"{kind}: {name} (a TIU register it reads) must be written by a {WRITE} "
+                                f"before it in the buffer, not left unwritten", name, None)
+
+
 def write_registers(m, f):
     """Computes nothing when it runs: `prepare` gave its values to the commands that read them."""
 

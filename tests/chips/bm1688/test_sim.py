@@ -90,6 +90,8 @@ def test_a_register_read_with_no_write_before_it_is_refused_by_name():
                opd0_c=1, opd0_h=1, opd0_w=1, opd1_h=1, opd1_w=1, res_op_x_str=1, res_op_y_str=1)
     with pytest.raises(SimulationError, match="tgcr_opd4"):
         bmk.Simulator("bm1688").run([conv])
+    [finding] = bmk.check([conv], "bm1688")             # refused before anything runs, by bmk check too
+    assert finding.field == "tgcr_opd4" and "must be written" in finding.reason
 
 
 def test_quantized_average_pool_takes_the_constant_requant():
