@@ -80,7 +80,8 @@ def rounds(chip, records_by_core):
     streams = sorted(cuts)
     n = {len(w) for w in cuts.values()}
     if len(n) > 1:
-        raise SimulationError(f"every stream must wait at as many barriers, not {dict((k, len(v)) for k, v in cuts.items())}")
+        counts = {k: len(v) for k, v in cuts.items()}
+        raise SimulationError(f"every stream must wait at as many barriers, not {counts}")
     for s in range(n.pop() if n else 0):
         ids = {cuts[k][s][1] for k in streams}
         counts = {cuts[k][s][2] for k in streams}

@@ -8,9 +8,9 @@ result's sign opt_res0_sign).
 nn / nt: y = L @ (R - zp) + bias, requantized per output column when opt_rq (the parameters
 of column j: the constants, or the (1, res0_w) row of opd5 every NPU holds), saturated into
 (res0_prec, opt_res0_sign). mm.normal is BM1684X's, whose result is signed: BM1688's
-opt_res0_sign must then be 1 (every shared stream's mm.normal sets it). Refused (check): a zero point or requant tensor (opt_opd4_const or
-opt_opd5_const 0 with opt_rq: no shared stream has one; a chip without the opd4 register, CV184X,
-takes no zero point), mm2.tt with int8 data, sym_range.
+opt_res0_sign must then be 1 (every shared stream's mm.normal sets it). Refused (check): a zero
+point or requant tensor (opt_opd4_const or opt_opd5_const 0 with opt_rq: no shared stream has one;
+a chip without the opd4 register, CV184X, takes no zero point), mm2.tt with int8 data, sym_range.
 """
 import numpy as np
 
