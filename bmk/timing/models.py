@@ -5,10 +5,10 @@ the model rests on, whether it is checked against a real chip: `bmk chips` print
 
 Which model a chip has is the chip registry's `cost_model` (bmk/isa/registry.py: a module
 `bmk/timing/<chip>.py`, else the chip's simulator). BM1688: bmk/timing/bm1688.py (checked
-against the chip's measured cycles). BM1684X, BM1684, BM1880: the simulator's cost models
-(bmk/sim/<chip>/__init__.py `cycles`), the same functions its reports use, read here through
-a ChipView (the chip parameters they ask a Simulator for); none of them is checked against a
-real chip (BASES says what each rests on).
+against the chip's measured cycles). BM1684X, BM1684, BM1880 and their sister chips (BM1690,
+CV184X; CV18xx): the simulator's cost models (bmk/sim/<chip>/__init__.py `cycles`), the same
+functions its reports use, read here through a ChipView (the chip parameters they ask a
+Simulator for); none of them is checked against a real chip (BASES says what each rests on).
 """
 import importlib
 
@@ -26,6 +26,13 @@ BASES = {
     "bm1880": Basis(False, "made-up formulas monotone in the work (startup + work / EU width, bytes / a "
                            "bandwidth; bmk/sim/bm1880); its clock is not in its facts, so 1 cycle counts as 1 ns"),
 }
+_FAMILY_1684X = ("BM1684X's formulas (bmk/sim/bm1684x: TIU made up, monotone in the work; GDMA from the "
+                 "vendor's BM1684X estimate) on this chip's lanes and EU width; its clocks are not used, so 1 "
+                 "cycle counts as 1 ns")
+_FAMILY_1880 = ("bm1880's made-up formulas (bmk/sim/bm1880) on this chip's NPUs and EU width; 1 cycle counts "
+                "as 1 ns")
+BASES.update({"bm1690": Basis(False, _FAMILY_1684X), "cv184x": Basis(False, _FAMILY_1684X),
+              **{c: Basis(False, _FAMILY_1880) for c in ("cv180x", "cv181x", "cv182x", "cv183x")}})
 NOT_DESCRIBED = Basis(False, "the simulator's cost model (bmk/sim/<chip>), not described in bmk/timing/models.py")
 
 

@@ -83,8 +83,8 @@ def test_one_core_alone_and_bad_input():
     assert {e.core for e in one} == {0} and len(one) == 82
     with pytest.raises(bmk.ArgumentError):
         timeline("bm1688", 42)
-    with pytest.raises(bmk.ArgumentError):
-        timeline("bm1690", {})                        # a chip with no cost model (the registry's cost_model)
+    with pytest.raises(bmk.BmkError, match="bm9999"):
+        timeline("bm9999", {})                        # no such chip
 
 
 def test_waits_that_can_never_be_met_are_a_simulation_error():

@@ -66,8 +66,9 @@ _RAW = {1: np.dtype(np.uint8), 2: np.dtype("<u2"), 4: np.dtype("<u4")}
 
 
 def memo(m, key, compute):
-    """A value derived from the fields alone, kept in the plan's memo (computed once per plan)."""
-    if m.memo is None:
+    """A value derived from the fields alone, kept in the plan's memo (computed once per plan;
+    each time where there is none: between instructions, or the cost model's ChipView)."""
+    if getattr(m, "memo", None) is None:
         return compute()
     v = m.memo.get(key)
     if v is None:
