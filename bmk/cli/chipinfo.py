@@ -54,7 +54,7 @@ def _decode(spec):
     if any(e.implicit_ids for e in spec.engines):
         notes.append("ids are stream positions")
     if any(e.messages for e in spec.engines):
-        cores = dict(spec.params).get("cores")
+        cores = spec.param("cores", None)
         notes.append(f"{f'up to {cores} cores' if cores else 'several cores'}, ordered across cores by messages")
     return (f"yes: cmd_hdr_t ({magic}) and raw streams; engines {engines}"
             + "".join(f"; {n}" for n in notes))

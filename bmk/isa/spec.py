@@ -428,6 +428,9 @@ class MemorySpace:
         return address - (self.base if self.base <= address < self.base + self.size else self.mirror)
 
 
+_REQUIRED = object()          # ChipSpec.param: no default given
+
+
 @attrs.frozen
 class ChipSpec:
     name: str
@@ -580,13 +583,16 @@ class ChipSpec:
         """The lane mask that selects every NPU: npu_num ones."""
         return (1 << self.param("npu_num")) - 1
 
-    def param(self, name):
+    def param(self, name, default=_REQUIRED):
+        """A chip parameter; `default` when the chip has none (without one: SpecError)."""
         params = self.memo.get("params")
         if params is None:          # read on every call of a chip's checks: one dict, built once
             params = self.memo["params"] = dict(self.params)
         try:
             return params[name]
         except KeyError:
+            if default is not _REQUIRED:
+                return default
             raise SpecError(f"chip {self.name!r} has no parameter {name!r}") from None
 
     def space(self, name):

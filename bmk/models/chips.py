@@ -40,7 +40,7 @@ def cores(container_chip):
     if not decodable(chip):
         return 1
     from bmk.isa import load_chip
-    return dict(load_chip(chip).params).get("cores", 1)
+    return load_chip(chip).param("cores", 1)
 
 
 def chip_name(container_chip):

@@ -43,9 +43,8 @@ def _bf16(values):
 def _tables(chip):
     """(offset, values) of every table the chip's params place (static_<table>_table[_len]):
     BM1684X has the four, BM1688 no exp table (specs/<chip>/chip.toml)."""
-    names = dict(chip.params)
-    return tuple((names[f"static_{t}_table"], make(names[f"static_{t}_table_len"]))
-                 for t, make in _CONTENTS.items() if f"static_{t}_table" in names)
+    return tuple((chip.param(f"static_{t}_table"), make(chip.param(f"static_{t}_table_len")))
+                 for t, make in _CONTENTS.items() if chip.param(f"static_{t}_table", None) is not None)
 
 
 def load(m):

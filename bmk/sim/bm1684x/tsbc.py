@@ -48,7 +48,7 @@ def _static_vector(m, f, kind, count, dtype):
     """The vector of `count` elements at opd0_addr in static memory."""
     addr = f.get("opd0_addr", 0)
     sp = m.chip.space("static")
-    if dict(m.chip.params).get("tiu_static_offset"):    # BM1688: the field is an offset in static memory
+    if m.chip.param("tiu_static_offset", 0):    # BM1688: the field is an offset in static memory
         addr += sp.base
     if not sp.base <= addr < sp.base + sp.size:
         raise SimulationError(f"opd0_addr must be a static memory address [0x{sp.base:x}, "

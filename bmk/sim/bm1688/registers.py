@@ -27,8 +27,7 @@ FIELDS_READ = tuple(f"tgcr_{r}" for r in READS)
 
 def prepare(chip, records):
     """The records, each requantizing TIU command given the registers it reads (module docstring)."""
-    params = dict(chip.params)
-    index = {r: params[f"tgcr_{r}"] for r in READS if f"tgcr_{r}" in params}     # CV184X has no opd4
+    index = {r: chip.param(f"tgcr_{r}") for r in READS if has_register(chip, r)}     # CV184X has no opd4
     regs, out = {}, []
     for rec in records:
         if rec.engine != "tiu":
@@ -50,7 +49,7 @@ def prepare(chip, records):
 
 def has_register(chip, name):
     """Whether the chip's commands read operand `name` from a register (CV184X has no opd4)."""
-    return f"tgcr_{name}" in dict(chip.params)
+    return chip.param(f"tgcr_{name}", None) is not None
 
 
 def register(f, name, kind):
