@@ -91,22 +91,25 @@ def rounds(chip, records_by_core):
             raise SimulationError(f"barrier {s}: every stream must wait for one message id with a count of "
                                   f"{len(streams) + parties} (its streams), not ids {sorted(ids)} counts "
                                   f"{sorted(counts)}")
-    out = []
+    # each record's round: the waits its own stream passed before it (a wait ends its round)
     nrounds = 1 + max((len(w) for w in cuts.values()), default=0)
-    for s in range(nrounds):
-        row = []
-        for core, recs in records_by_core.items():
-            part, done = [], {}
-            for e in {r.engine for r in recs}:
-                ends = [i for i, _, _ in cuts.get((core, e), [])]
-                if s > len(ends):           # a stream without messages runs whole in round 0
-                    continue
-                lo = ends[s - 1] if s else -1
-                hi = ends[s] if s < len(ends) else len(recs)
-                done[e] = sum(1 for r in recs[:lo + 1] if r.engine == e)
-                part += [i for i in range(lo + 1, hi + 1 if s < len(ends) else hi) if recs[i].engine == e]
-            row.append(Round(core, [recs[i] for i in sorted(part)], done))
-        out.append(row)
+    out = [[] for _ in range(nrounds)]
+    for core, recs in records_by_core.items():
+        ends = {i for (c, _), w in cuts.items() if c == core for i, _, _ in w}
+        parts = [[] for _ in range(nrounds)]
+        counts = [dict() for _ in range(nrounds)]        # per round: records of each engine
+        passed = {}
+        for i, r in enumerate(recs):
+            s = passed.get(r.engine, 0)
+            parts[s].append(r)
+            counts[s][r.engine] = counts[s].get(r.engine, 0) + 1
+            if i in ends:
+                passed[r.engine] = s + 1
+        done = dict.fromkeys({r.engine for r in recs}, 0)  # each engine's commands of earlier rounds
+        for s in range(nrounds):
+            out[s].append(Round(core, parts[s], dict(done)))
+            for e, k in counts[s].items():
+                done[e] += k
     return out
 
 
