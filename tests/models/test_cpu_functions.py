@@ -336,6 +336,15 @@ def ref_asymmetric(x, oh, ow):
     return out
 
 
+def _interp_tap(ratio, i2, n1):
+    """my_interp along one axis: output i2's source index, its step to the next (0 at the edge)
+    and the two weights, in fp32."""
+    r = ratio * f32(i2)
+    i1 = int(r)
+    l1 = r - f32(i1)
+    return i1, 1 if i1 < n1 - 1 else 0, f32(1) - l1, l1
+
+
 def ref_align_corners(x, oh, ow, pad_beg=0, pad_end=0):
     """caffe's interp (my_interp) on the window cropped by the (non-positive) pads."""
     n, c, ih, iw = x.shape
@@ -350,17 +359,9 @@ def ref_align_corners(x, oh, ow, pad_beg=0, pad_end=0):
         for ch in range(c):
             X = X0[b, ch]
             for h2 in range(oh):
-                hr = rh * f32(h2)
-                h1 = int(hr)
-                hp = 1 if h1 < h1n - 1 else 0
-                l1h = hr - f32(h1)
-                l0h = f32(1) - l1h
+                h1, hp, l0h, l1h = _interp_tap(rh, h2, h1n)
                 for w2 in range(ow):
-                    wr = rw * f32(w2)
-                    w1 = int(wr)
-                    wp = 1 if w1 < w1n - 1 else 0
-                    l1w = wr - f32(w1)
-                    l0w = f32(1) - l1w
+                    w1, wp, l0w, l1w = _interp_tap(rw, w2, w1n)
                     out[b, ch, h2, w2] = (l0h * (l0w * X[h1, w1] + l1w * X[h1, w1 + wp])
                                           + l1h * (l0w * X[h1 + hp, w1] + l1w * X[h1 + hp, w1 + wp]))
     return out
