@@ -20,6 +20,7 @@ conversion (`round_float`, `to_int`). Integer work is done in int64, so shifts a
 amounts raise SimulationError (the simulator names the instruction).
 """
 import enum
+import functools
 
 import numpy as np
 
@@ -160,6 +161,8 @@ def saturate(x, dtype):
     if dtype.is_float:
         if dtype.name == "bf16":
             return fp32_to_bf16(x)
+        if dtype.name in FP8_FORMATS:
+            return fp8_to_bits(x, dtype.name)
         with np.errstate(over="ignore"):
             return np.asarray(x).astype(dtype.numpy)
     x = np.asarray(x)
@@ -231,8 +234,10 @@ def to_float(x, dtype, mode=Round.HALF_TO_EVEN):
     """Values -> the storage of a float dtype (fp16/fp32 numpy floats, bf16 uint16 bits),
     each rounded once from its exact value (float64 or integer) by `mode`: nearest modes go
     to +-inf past the largest finite value, directed modes stop at it where they point
-    inward. NaN stays NaN."""
+    inward. NaN stays NaN. The 8-bit floats (uint8 bytes) saturate instead: fp8_to_bits."""
     mode = as_mode(mode)
+    if dtype.name in FP8_FORMATS:
+        return fp8_to_bits(x, dtype.name, mode)
     x = np.asarray(x)
     if x.dtype.kind != "f":
         x = x.astype(np.float64)      # integers up to 2**53 exactly (every chip's data is 32-bit)
@@ -275,3 +280,89 @@ def to_float(x, dtype, mode=Round.HALF_TO_EVEN):
     else:                               # HALF_DOWN
         pick = np.where(tie, lo, c)
     return np.where(exact, c, pick).astype(c.dtype)
+
+
+# -- the 8-bit floats (OCP FP8) -----------------------------------------------------------------
+# The two 8-bit float formats (OCP FP8: E4M3FN and E5M2) as bytes: their values, and values
+# rounded into them.
+#
+# Sources: the OCP 8-bit Floating Point specification (OFP8, 2023) and arXiv 2209.05433 table 1:
+#   E5M2    1 sign, 5 exponent bits (bias 15), 2 mantissa bits: IEEE-like, subnormals, +-inf
+#           (0x7C / 0xFC), NaN (exponent 31, mantissa != 0); largest finite 57344.
+#   E4M3FN  1 sign, 4 exponent bits (bias 7), 3 mantissa bits: subnormals, no infinity, NaN only
+#           at S.1111.111 (0x7F / 0xFF); largest finite 448.
+# tpu-mlir (include/tpu_mlir/Support/Float8.h, `f32_to_f8e4m3(src, satu)` /
+# `f32_to_f8e5m2(src, satu)`) converts with saturation: the compiler quantizes BM1690's fp8
+# weights with satu = true. The chip's own conversion of a result is not public; bmk assumes the
+# compiler's: a value past the largest finite one (infinities included) becomes that largest value
+# of its sign, NaN becomes the format's NaN, and every other value is rounded once from its exact
+# value by the mode (Round), like every other float result bmk stores.
+
+# (exponent bits, mantissa bits, has infinity) of each format, by DType name (bmk/dtypes.py)
+FP8_FORMATS = {"fp8e5m2": (5, 2, True), "fp8e4m3": (4, 3, False)}
+FP8_NAN_BITS = {"fp8e5m2": 0x7E, "fp8e4m3": 0x7F}
+
+
+@functools.cache
+def fp8_values(name):
+    """float64[256]: the value of each byte of the format (NaN where the byte is a NaN)."""
+    e_bits, m_bits, has_inf = FP8_FORMATS[name]
+    bias = (1 << (e_bits - 1)) - 1
+    b = np.arange(256)
+    sign = np.where(b & 0x80, -1.0, 1.0)
+    exp = (b >> m_bits) & ((1 << e_bits) - 1)
+    man = b & ((1 << m_bits) - 1)
+    mag = np.where(exp == 0, man / (1 << m_bits) * 2.0 ** (1 - bias),
+                   (1 + man / (1 << m_bits)) * 2.0 ** (exp - bias))
+    top = exp == (1 << e_bits) - 1
+    if has_inf:
+        mag = np.where(top, np.where(man == 0, np.inf, np.nan), mag)
+    else:
+        mag = np.where(top & (man == (1 << m_bits) - 1), np.nan, mag)
+    return sign * mag
+
+
+def fp8_largest(name):
+    """The largest finite value of the format (57344 for E5M2, 448 for E4M3FN)."""
+    v = fp8_values(name)
+    return float(np.max(v[np.isfinite(v)]))
+
+
+@functools.cache
+def _fp8_ladder(name):
+    """The non-negative finite values in increasing order, and their bytes (+0 first)."""
+    v = fp8_values(name)[:128]
+    keep = np.isfinite(v)
+    return v[keep], np.arange(128)[keep]
+
+
+def fp8_to_values(bits, name):
+    """Bytes (any integer array) -> float64 values."""
+    return fp8_values(name)[np.asarray(bits, np.int64) & 0xFF]
+
+
+def fp8_to_bits(x, name, mode=Round.HALF_TO_EVEN):
+    """Values -> uint8 bytes of the format: saturated at the largest finite value, NaN to the
+    format's NaN, else rounded by `mode` (Round) from the exact value."""
+    mode = as_mode(mode)
+    x = np.asarray(x, np.float64)
+    ladder, codes = _fp8_ladder(name)
+    top = ladder[-1]
+    nan = np.isnan(x)
+    mag = np.where(nan, 0.0, np.minimum(np.abs(x), top))
+    hi_i = np.searchsorted(ladder, mag, side="left")           # ladder[hi_i] >= mag
+    lo_i = np.where(ladder[hi_i] == mag, hi_i, hi_i - 1)
+    lo, hi = ladder[lo_i], ladder[hi_i]
+    neg = np.signbit(x)
+    # magnitude rounding: directed modes act on the signed value, so they flip for negatives
+    up_mag = {Round.DOWN: neg, Round.UP: ~neg, Round.TOWARDS_ZERO: np.zeros_like(neg)}
+    if mode in up_mag:
+        pick_hi = up_mag[mode] & (lo != hi)
+    else:
+        below, above = mag - lo, hi - mag
+        tie = below == above
+        tie_hi = {Round.HALF_TO_EVEN: (codes[hi_i] & 1) == 0, Round.HALF_AWAY_FROM_ZERO: np.ones_like(neg),
+                  Round.HALF_UP: ~neg, Round.HALF_DOWN: neg}[mode]
+        pick_hi = (above < below) | (tie & tie_hi & (lo != hi))
+    out = np.where(pick_hi, codes[hi_i], codes[lo_i]) | np.where(neg, 0x80, 0)
+    return np.where(nan, FP8_NAN_BITS[name], out).astype(np.uint8)

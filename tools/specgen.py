@@ -1195,6 +1195,8 @@ def gen_newer(chip: str):
             f"ic_parallel_int8 = {p['ic_parallel_int8']}    # int8 input channels a conv reads at once",
             *_timing_lines(p),
             *_register_lines(p),
+            *_older_wait_lines(p),
+            *_fp8_lines(p),
             *_static_lines(chip),
             "",
         ]
@@ -1564,6 +1566,25 @@ def _register_lines(p):
             "# MM / MM2 read: opd4 (kernel zero point), opd5 (requant parameters: an address or the",
             "# multiplier), the constant requant's shift and output zero point"] \
         + [f"tgcr_{k} = {v}" for k, v in regs.items() if k != "source"]
+
+
+def _older_wait_lines(p):
+    """[params] line of the wait mask of a chip's older builds (params.older_wait_mask), read by
+    bmk/models/chips.py model_spec."""
+    older = p.get("older_wait_mask")
+    if not older:
+        return []
+    return ["# older_wait_mask: the Nov/Dec 2023 SG2260 builds keep a wait's position in the low 16 bits of",
+            "# cmd_id_dep and mark it with bit 16 (the later builds: 20 bits and bit 20); a model whose waits",
+            "# carry bit 16 and never bit 20 is read with this mask (facts params.older_wait_mask)",
+            f"older_wait_mask = 0x{older['mask']:X}"]
+
+
+def _fp8_lines(p):
+    """[params] line saying the chip computes in fp8 (params.fp8): prec 7 is data, not a reserved code."""
+    if not p.get("fp8"):
+        return []
+    return ["# fp8: prec 7 (E5M2 / E4M3 by the sign bit) is a data type here (facts params.fp8)", "fp8 = 1"]
 
 
 def _timing_lines(p):

@@ -595,6 +595,14 @@ class ChipSpec:
                 return default
             raise SpecError(f"chip {self.name!r} has no parameter {name!r}") from None
 
+    def with_wait_mask(self, mask):
+        """This chip as a build that keeps its dependency ids in other bits: every engine with a
+        wait_mask reads `mask` instead (BM1690's Nov/Dec 2023 builds: params.older_wait_mask,
+        bmk/models/decoding.py model_spec). The same object for the same mask, so Simulators and
+        kept plans made for it are reused."""
+        return self.derived(("wait_mask", mask), lambda: attrs.evolve(self, engines=tuple(
+            attrs.evolve(e, wait_mask=mask) if e.wait_mask is not None else e for e in self.engines)))
+
     def space(self, name):
         spaces = self.memo.get("spaces")
         if spaces is None:

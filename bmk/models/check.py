@@ -10,7 +10,7 @@ encrypted; then every instruction of every group goes through the simulator's
 own checks (bmk/sim/check.py), all of them, grouped into Findings.
 """
 from bmk.errors import ModelError
-from bmk.models.chips import spec_for
+from bmk.models.decoding import model_spec
 from bmk.models.decoding import split_engines
 
 
@@ -77,7 +77,7 @@ def chip_semantics(model, purpose):
     """(ChipSpec, Semantics) of the model's chip; ModelError when it has no decoder or no simulator."""
     from bmk.sim.check import no_simulator
     from bmk.sim.semantics import semantics_for, simulated_chips
-    spec = spec_for(model.chip, model.path, purpose)
+    spec = model_spec(model, purpose)
     if model.chip not in simulated_chips():
         raise ModelError(f"run: {no_simulator(model.chip)}", model.path)
     return spec, semantics_for(model.chip)

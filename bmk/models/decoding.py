@@ -25,10 +25,12 @@ def split_engines(spec, group):
     return known, unknown
 
 
-def decode_group(model, group, engines=None):
+def decode_group(model, group, engines=None, spec=None):
     """Records of `group` in program order. engines: the streams to decode (default: all of
-    them; an engine the chip's specs lack is a ModelError naming it)."""
-    spec = spec_for(model.chip, model.path)
+    them; an engine the chip's specs lack is a ModelError naming it); spec: the ChipSpec that
+    orders them (default the model's, model_spec: its build's wait mask)."""
+    if spec is None:
+        spec = model_spec(model)
     where = f"{group.label}"
     if group.cmdbuf_blob is not None:
         try:
@@ -100,3 +102,35 @@ def group_counts(model, group):
         except DecodeError as e:
             raise located(model, group.label, f"{engine} stream", blob, e) from None
     return counts
+
+
+def model_spec(model, purpose=""):
+    """The ChipSpec a model's commands are read with for their waits: spec_for's, or, for a build
+    whose dependency ids sit in other bits (params.older_wait_mask: BM1690's Nov/Dec 2023
+    builds), that chip with the older mask (ChipSpec.with_wait_mask). Told apart by the waits
+    themselves, as nothing in the container does: an older build's waits carry the bit just
+    above its mask (bit 16) and never the bit just above the current one (bit 20)."""
+    spec = spec_for(model.chip, model.path, purpose)
+    older = spec.param("older_wait_mask", None)
+    if older is None:
+        return spec
+    key = ("model_spec", spec.name)
+    if key not in model.kept:           # one scan of the waits per model
+        model.kept[key] = spec.with_wait_mask(older) if _older_build(model, spec, older) else spec
+    return model.kept[key]
+
+
+def _older_build(model, spec, older):
+    masks = {e.name: e.wait_mask for e in spec.engines if e.wait_mask is not None and e.wait_for}
+    marked = False
+    for g in model.groups():
+        for r in decode_group(model, g, spec=spec):
+            mask = masks.get(r.engine)
+            if mask is None:
+                continue
+            for _, name in spec.engine(r.engine).wait_for:
+                v = r.fields.get(name, 0)
+                if v & (mask + 1):
+                    return False
+                marked = marked or bool(v & (older + 1))
+    return marked

@@ -172,9 +172,9 @@ def _streams(model, out, skip):
     from bmk.models.chips import decodable
     if not decodable(model.chip):
         return
-    from bmk.isa import load_chip
+    from bmk.models.decoding import model_spec
     from bmk.models.lint_addresses import check_stream, check_tiu, stage_regions
-    spec = load_chip(model.chip)
+    spec = model_spec(model)
     for net in model.nets:
         for st in net.stages:
             for sn in st.subnets:

@@ -55,6 +55,9 @@ def timeline(chip, cores):
         chip = load_chip(chip)
     model = cost_model(chip)
     if isinstance(cores, Model):
+        from bmk.models.decoding import model_spec
+        if cores.chip == chip.name:     # the build's own wait mask (BM1690's older builds)
+            chip = model_spec(cores)
         return _model_timeline(chip, model, cores)
     if isinstance(cores, Group):
         return _timeline(chip, model, {cores.core: cores.streams}, cores.label)

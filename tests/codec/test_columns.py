@@ -12,6 +12,7 @@ import pytest
 import bmk
 from bmk.encoders import columns, framing
 from bmk.isa import load_chip
+from bmk.models.decoding import model_spec
 from tests.models import files as F
 from tests.vectors import vendor
 
@@ -37,7 +38,7 @@ def model_cores(path):
     out = defaultdict(dict)
     for g in m.groups():
         out[(g.net, g.stage, g.subnet, g.index)][g.core] = dict(g.streams)
-    return load_chip(m.chip), [[by_core[c] for c in sorted(by_core)] for by_core in out.values()]
+    return model_spec(m), [[by_core[c] for c in sorted(by_core)] for by_core in out.values()]   # its build's waits
 
 
 @pytest.mark.parametrize("chip", vendor.CHIPS)

@@ -94,11 +94,12 @@ def plain_sum(m, f, acc):
     return acc, False
 
 
-def convolution(kind, terms=int8_terms, finish=plain_sum):
+def convolution(kind, terms=int8_terms, finish=plain_sum, rescale=None):
     """The conv kind's function. terms(m, f, ic, oc, w) -> (weights, bias, sign): an integer
     input's operand roles (int8_terms: BM1684X's); finish(m, f, acc) -> (acc, relu applied):
     what an integer conv.normal does to its exact sums before res_add and relu (a sister chip
-    requantizes there: bmk/sim/bm1688/conv.py)."""
+    requantizes there: bmk/sim/bm1688/conv.py); rescale(m, f, acc) -> acc: what a float one does
+    to its sums plus bias before res_add and relu (None: nothing; a sister chip scales there)."""
     def run(m, f):
         n, oc, oh, ow = shape = shape_of(f)
         check_shape(m, "res0", shape)
@@ -116,7 +117,8 @@ def convolution(kind, terms=int8_terms, finish=plain_sum):
             raise SimulationError("an int8 input with constant opd2 (bias) and opd3 (shift) is required")
         if in_dt.is_float:
             bias = _per_channel(m, f, "opd2", oc, dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "fp32")))
-            sign = 1
+            # a float is signed; the bits pick an fp8 result's format (target_2260 opparam: res0's sign)
+            sign = f.get("opd0_sign", 0) | f.get("opd1_sign", 0) | f.get("opd2_sign", 0)
         elif not requant:
             w, bias, sign = terms(m, f, ic, oc, w)
         else:
@@ -148,6 +150,8 @@ def convolution(kind, terms=int8_terms, finish=plain_sum):
         acc = acc.reshape(n, oc, oh, ow) + bias.reshape(1, oc, 1, 1)
         res = tensor(m, f, "res0", shape, dt(m, f, "res0", sign), "aligned")
         relu_done = False
+        if in_dt.is_float and rescale is not None:
+            acc = rescale(m, f, acc)
         if not in_dt.is_float:
             acc = np.rint(acc).astype(np.int64)              # exact sums, held in float64
             if not requant:

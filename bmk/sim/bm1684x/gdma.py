@@ -16,7 +16,8 @@ local side (0x08000000 + NPU * 256 KiB + offset) is a tensor placed across NPUs 
 start NPU (channel c on NPU (s + c) % 64, group (s + c) // 64, as TIU operands); any other
 space (global, L2 SRAM, static) is a plain strided array. Strides count elements of
 src_data_format (the TIU prec codes); the bytes move as they are (every whole-byte format
-copies alike; int4 is refused: its nibble packing in DMA is not public).
+copies alike, fp8 where the chip has it; int4 is refused: its nibble packing in DMA is not
+public).
 
 dma.tensor: src (src_n/c/h/wsize, src_*stride) -> dst (dst_*size, or the source shape when
 nchw_copy is set; dst_*stride), in logical NCHW order (the element counts must agree);
@@ -95,10 +96,13 @@ def element_bytes(m, f, field="src_data_format"):
     index_data_format: all in the TIU prec codes, opparam's DType(code))."""
     code = f.get(field, 0)
     name = m.chip.member("gdma", "src_data_format", code, cls_name(m, f))
-    if name in (None, "int4") or name.startswith("fp8"):
-        raise SimulationError(f"{field} must be a whole-byte format (int8, int16, int32, fp16, bf16, fp32), not "
+    if name not in _BYTES or (name == "fp8" and not m.chip.param("fp8", 0)):      # fp8: BM1690's params
+        raise SimulationError(f"{field} must be a whole-byte format ({', '.join(_BYTES)}), not "
                               f"{code!r}" + (f" ({name})" if name else ""))
-    return {"int8": 1, "fp16": 2, "bf16": 2, "int16": 2, "fp32": 4, "int32": 4}[name]
+    return _BYTES[name]
+
+
+_BYTES = {"int8": 1, "fp8": 1, "fp16": 2, "bf16": 2, "int16": 2, "fp32": 4, "int32": 4}   # by format name
 
 
 def count(m, what, shape):

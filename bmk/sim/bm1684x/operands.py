@@ -43,6 +43,7 @@ from bmk import numerics
 from bmk.errors import SimulationError
 
 PRECS = ("int4", "int8", "int16", "int32", "fp16", "bf16", "fp32")
+FP8 = "fp8"         # a data type only where the chip's params say so (params.fp8: BM1690)
 
 
 def member(m, engine, field, value):
@@ -52,7 +53,7 @@ def member(m, engine, field, value):
 
 def prec_name(m, prec, what):
     name = member(m, "tiu", "res0_prec", prec)
-    if name not in PRECS:
+    if name not in PRECS and not (name == FP8 and m.chip.param("fp8", 0)):
         raise SimulationError(f"{what}_prec must be one of {', '.join(PRECS)} (codes of the prec enum), not "
                               f"{prec!r}" + (f" ({name}: not a BM1684X data type)" if name else ""))
     return name
@@ -173,7 +174,9 @@ def read(m, t):
 
 def to_values(raw, dtype):
     if dtype.name == "bf16":
-        return numerics.bf16_to_fp32(raw).astype(np.float64)
+        return numerics.bf16_to_fp32(raw)
+    if dtype.name in numerics.FP8_FORMATS:
+        return numerics.fp8_to_values(raw, dtype.name)
     if dtype.bits == 4:
         return numerics.sign_extend(raw, 4) if dtype.signed else np.asarray(raw, np.int64) & 0xF
     return raw.astype(np.float64 if dtype.is_float else np.int64)
@@ -269,6 +272,8 @@ def const_bits(bits, dtype):
             return float(np.array([bits & 0xFFFFFFFF], np.uint32).view(np.float32)[0])
         if dtype.name == "fp16":
             return float(np.array([bits & 0xFFFF], np.uint16).view(np.float16)[0])
+        if dtype.name in numerics.FP8_FORMATS:
+            return float(numerics.fp8_to_values(bits & 0xFF, dtype.name))
         return float(numerics.bf16_to_fp32(np.uint16(bits & 0xFFFF)))
     return int(numerics.sign_extend(bits, dtype.bits)) if dtype.signed else int(bits & ((1 << dtype.bits) - 1))
 

@@ -41,7 +41,10 @@ opd0_w) aligned, of (opd0_prec, opd0_sign); res0 (res0_n, res0_c, res0_h, res0_w
                  negative to the right as the TPU1686 requant's, quant.py), and the pool
                  carries the same kernel constants 0x33, 0x51, 0x2f, 5 in opd1_addr and round
                  mode half_up: BM1684X's opd2_addr is that right shift.
-  maxpooling     the window maximum (pads take the pad value). Result: opd0's type and sign.
+  maxpooling     the window maximum (pads take the pad value; a NaN never wins a float window,
+                 IEEE 754-2019 maximumNumber: bmk's reading of the fp8 streams' pad 0x7F, NaN in
+                 both fp8 formats, which they write where the fp16 ones pad with -65504).
+                 Result: opd0's type and sign.
   roiDepthwise, roiavgpooling, roimaxpooling: the same over windows placed by ROIs: opd3 is
                  (1, res0_w, 1, 4) int16 compact, output column r pools the kh x kw window
                  whose top-left input element is (roi[r][0], roi[r][1]) (bmk's assumption on
@@ -69,7 +72,8 @@ def _shift(f, kind):
     return s - 256 if s >= 128 else s
 
 
-def _is_float(chip, f):
+def is_float(chip, f):
+    """Whether a command's input (opd0_prec) is a float type (fp8, fp16, bf16, fp32): at check time."""
     name = chip.member("tiu", "res0_prec", f.get("opd0_prec", 0)) or ""
     return name.startswith(("fp", "bf"))
 
@@ -83,7 +87,7 @@ def _check(kind):
         W.check_pad_mode(kind, f)
         if "res1_addr" not in FIELDS[kind]:
             return
-        floats = _is_float(chip, f)
+        floats = is_float(chip, f)
         if floats and f.get("res1_addr", 0):
             raise F.refuse(kind, "res1_addr", f["res1_addr"], "(the shift) must be 0 for a float input")
         v = f.get("opd2_addr", 0) if kind == "pord.avgpooling" else 0
@@ -154,8 +158,9 @@ def windowed(kind, terms=bias_terms, finish=finish, pool_sign=None):
         p_sign = f.get("opd0_sign", 0) if pool_sign is None else pool_sign(f)
         if kind == "pord.maxpooling":
             acc = None
+            larger = np.fmax if floats else np.maximum
             for _, _, win in W.taps(ext, dil, stride, kernel, (oh, ow)):
-                acc = win.copy() if acc is None else np.maximum(acc, win)
+                acc = win.copy() if acc is None else larger(acc, win)
             write(m, tensor(m, f, "res0", shape, dt(m, f, "res0", p_sign), "aligned"), acc, True, f)
             return
         w_dt = dt(m, f, "opd1", prec=f.get("opd0_prec", 0))

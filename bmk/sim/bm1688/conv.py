@@ -14,12 +14,15 @@ requant(max(s, 0)) for a monotone requant: the quantized relu), saturated into (
 opt_res0_sign). Without opt_rq the sum is the result (bias added). Refused (check): a kernel zero
 point tensor (opt_rq with opt_opd4_const 0: no shared stream has one), sym_range, opt_res_add with
 opt_rq. A chip without the opd4 register (CV184X: its facts) takes no kernel zero point and
-reads no opt_opd4_const. Float input: BM1684X's (bias fp32 in opd2).
+reads no opt_opd4_const. Float input: BM1684X's (bias fp32 in opd2), and with opt_rq the sum
+plus bias times the rescale (rq.py), before relu; a float input reads no opd4 and no constant
+shift or zero point.
 """
 import numpy as np
 
 from bmk.sim.bm1684x import conv
 from bmk.sim.bm1684x import fields as F
+from bmk.sim.bm1684x import pord
 from bmk.sim.bm1684x.operands import const, dt, read, tensor
 from bmk.sim.bm1688 import rq
 from bmk.sim.bm1688.registers import FIELDS_READ, check_written, has_register, register
@@ -47,20 +50,28 @@ def finish(m, f, acc):
     return rq.requantize(m, f, acc, acc.shape[1], KIND), True
 
 
+def rescale(m, f, acc):
+    return rq.rescale(m, f, acc, KIND)
+
+
 def check(chip, f):
     conv.CHECKS[KIND](chip, f)
-    check_written(f, KIND)
+    floats = pord.is_float(chip, f)
+    check_written(f, KIND, reads=("opd5",) if floats else ("opd4", "opd5"), constants=not floats)
     if f.get("sym_range", 0):
         raise F.refuse(KIND, "sym_range", f["sym_range"], "must be 0 (the symmetric range is not modelled)")
     if f.get("opt_rq", 0):
-        if has_register(chip, "opd4") and not f.get("opt_opd4_const", 0):
+        if floats and f.get("opt_opd4_const", 0):
+            raise F.refuse(KIND, "opt_opd4_const", f["opt_opd4_const"], "must be 0 with a float input (no "
+                           "kernel zero point)")
+        if has_register(chip, "opd4") and not floats and not f.get("opt_opd4_const", 0):
             raise F.refuse(KIND, "opt_opd4_const", 0, "must be 1 with opt_rq (a kernel zero point tensor is not "
                            "modelled)")
         if f.get("res_add", 0):
             raise F.refuse(KIND, "res_add", f["res_add"], "must be 0 with opt_rq (not modelled)")
 
 
-KINDS = {KIND: conv.convolution(KIND, terms, finish)}
+KINDS = {KIND: conv.convolution(KIND, terms, finish, rescale)}
 FIELDS = {KIND: conv.FIELDS[KIND] | {"opt_rq", "opt_opd4_const", "opt_opd5_const", "opt_res0_sign", "sym_range",
                                      "opd2_n_str"} | set(FIELDS_READ)}
 CHECKS = {KIND: check}

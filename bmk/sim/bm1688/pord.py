@@ -11,9 +11,10 @@ conv's; max pools carry opd2_addr 0xffffffff, fp16 and int8 alike).
 Integer depthwise / average pool with opt_rq: the exact window sum (times the kernel, plus the
 depthwise's bias) is requantized per channel (rq.py), relu (depthwise) applied to the sum first,
 and saturated into (res0_prec, opt_res0_sign). Without opt_rq: BM1684X's shift (res1_addr) and
-store. A max pool's result sign is opt_res0_sign too. Refused (check): a max pool's opd2_addr
-other than 0 or 0xffffffff (the value the compiler writes there, which nothing reads), opt_rq on a
-float input or a max pool.
+store. A float input's opt_rq scales the sums (rq.py's rescale: BM1690's fp8 average pools carry
+the 1 / (kh * kw) there, an fp32 constant). A max pool's result sign is opt_res0_sign too.
+Refused (check): a max pool's opd2_addr other than 0 or 0xffffffff (the value the compiler
+writes there, which nothing reads), opt_rq on a max pool.
 """
 import numpy as np
 
@@ -33,7 +34,7 @@ def terms(m, f, kind, acc, floats):
 
 def finish(m, f, kind, acc, res, floats):
     if floats or not f.get("opt_rq", 0):
-        pord.finish(m, f, kind, acc, res, floats)
+        pord.finish(m, f, kind, rq.rescale(m, f, acc, kind) if floats else acc, res, floats)
         return
     acc = np.rint(acc).astype(np.int64)
     if kind != "pord.avgpooling" and f.get("relu", 0):
@@ -44,11 +45,11 @@ def finish(m, f, kind, acc, res, floats):
 def _check(kind):
     def check(chip, f):
         pord.CHECKS[kind](chip, f)
-        check_written(f, kind, reads=("opd5",))
+        check_written(f, kind, reads=("opd5",), constants=not pord.is_float(chip, f))
         if kind == "pord.maxpooling" and f.get("opd2_addr", 0) not in UNREAD_OPD2:
             raise F.refuse(kind, "opd2_addr", f["opd2_addr"], f"must be one of {[hex(v) for v in UNREAD_OPD2]}")
-        if f.get("opt_rq", 0) and (kind == "pord.maxpooling" or pord._is_float(chip, f)):
-            raise F.refuse(kind, "opt_rq", f["opt_rq"], "must be 0 for a max pool or a float input")
+        if f.get("opt_rq", 0) and kind == "pord.maxpooling":
+            raise F.refuse(kind, "opt_rq", f["opt_rq"], "must be 0 for a max pool")
     check.__name__ = "check_" + kind.split(".")[1]
     return check
 

@@ -61,12 +61,13 @@ def register(f, name, kind):
     return v
 
 
-def check_written(f, kind, reads=("opd4", "opd5")):
+def check_written(f, kind, reads=("opd4", "opd5"), constants=True):
     """Refuse (before anything runs) a requantizing command that reads a register no write before
-    it set: `reads`, plus the constant requant's shift and zero point when opt_opd5_const."""
+    it set: `reads`, plus the constant requant's shift and zero point when opt_opd5_const (and
+    `constants`: a float rescale has neither, rq.py)."""
     if not f.get("opt_rq", 0):
         return
-    names = tuple(reads) + (("rq_shift", "rq_yzp") if f.get("opt_opd5_const", 0) else ())
+    names = tuple(reads) + (("rq_shift", "rq_yzp") if constants and f.get("opt_opd5_const", 0) else ())
     for name in (f"tgcr_{r}" for r in names):
         if name in f and f[name] is None:
             raise refused_field(f"{kind}: {name} (a TIU register it reads) must be written by a {WRITE} "

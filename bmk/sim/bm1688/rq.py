@@ -15,12 +15,19 @@ the output zero point in its high half (int16, bmk's reading: the symmetric netw
 carry 0 there, and bits 8..15 are 0 in all of them; a non-zero value there is refused).
 Constants (opt_opd5_const): multiplier = tgcr_opd5, shift = tgcr_rq_shift's low byte (int8),
 output zero point = tgcr_rq_yzp's low 16 bits (int16).
+
+A float input's opt_rq is the firmware's rescale (TPU1686 atomic_conv_check: do_rescale,
+rescale_is_const, rescale_addr, for float convs): one fp32 scale per output channel, a compact
+(1, C, 1, 1) tensor at tgcr_opd5 (tpu-mlir WeightReorder/BM1684X/Conv2D.cpp packs it for BM1690's
+fp8 convs: the scale, then the fp32 bias, per channel), or the fp32 constant whose bits are
+tgcr_opd5 (opt_opd5_const). tpu-mlir's fp8 lowering (Conv lowering for F8E4M3: the bias divided
+by the input and weight scales) puts the bias inside: y = (sum + bias) * scale.
 """
 import numpy as np
 
 from bmk import dtypes, numerics
 from bmk.errors import SimulationError
-from bmk.sim.bm1684x.operands import read, tensor
+from bmk.sim.bm1684x.operands import const_bits, read, tensor
 from bmk.sim.bm1684x.quant import shifted
 from bmk.sim.bm1688.registers import register
 
@@ -52,3 +59,16 @@ def requantize(m, f, acc, c, kind):
     """Exact integer sums (int64, channel on axis 1) -> requantized values (before saturation)."""
     mult, shift, zp = parameters(m, f, c, kind)
     return shifted(np.asarray(acc, np.int64) * mult, shift, numerics.as_mode(f.get("opd2_n_str", 0))) + zp
+
+
+def float_scale(m, f, c, kind):
+    """A float input's rescale (opt_rq): fp32 per channel, broadcastable over (N, C, H, W)."""
+    if f.get("opt_opd5_const", 0):
+        return const_bits(register(f, "opd5", kind), dtypes.FP32)
+    addr = register(f, "opd5", kind)
+    return read(m, tensor(m, f, "opd5", (1, c, 1, 1), dtypes.FP32, "compact", addr=addr))
+
+
+def rescale(m, f, acc, kind):
+    """A float result's sums with opt_rq times the rescale (float_scale); without, unchanged."""
+    return acc * float_scale(m, f, acc.shape[1], kind) if f.get("opt_rq", 0) else acc

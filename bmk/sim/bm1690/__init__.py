@@ -10,7 +10,11 @@ specs/bm1690/chip.toml) from the Simulator's ChipSpec. What BM1690 adds:
          GDMA's opdef): every GDMA kind, the same functions, under the engine name "sdma".
   floats.py  fields the f16 streams set that are moot for a float result (result sign,
          sym_range) or the family's rule (a conv kernel of the input's precision).
-  fp8    refused by name (check): the family has no fp8 arithmetic (resnet50_v2_sg2260_f8e5m2).
+  fp8    prec 7, E4M3 when the operand's sign bit is 1 and E5M2 when 0 (bmk/dtypes.py
+         of_precision; bmk/numerics.py fp8_*: values, rounding with saturation), in the kinds FP8_KINDS
+         names (the family's float semantics: read as values, computed in float64, rounded
+         once; a float conv or average pool with opt_rq scales by its fp32 rescale,
+         bmk/sim/bm1688/rq.py); an fp8 operand of any other kind is refused by name.
   CDMA   no shared model runs a CDMA command: refused by name (no semantics).
   HAU    no public register layout: its streams stay bytes; bmk/sim/cores.py counts them in
          the barriers (specs [engines.hau] barrier) and runs none of their bytes.
@@ -27,16 +31,22 @@ KINDS, EXECUTES, CHECKS = bm1684x.kind_tables(bm1684x.ENGINES + _SDMA, bm1688.RE
 
 _PRECS = ("res0_prec", "opd0_prec", "opd1_prec", "opd2_prec")
 
+# The kinds whose fp8 operands and results run (the shared f8e5m2 resnet50's, each pinned by a
+# numpy test in tests/chips/bm1690/test_fp8.py): the family's float paths with fp8 values.
+FP8_KINDS = frozenset({"conv.normal", "pord.avgpooling", "pord.maxpooling", "arith.add", "arith.copy", "arith.cast"})
+
 
 def check(chip, engine, f):
     """Refuse a field its kind does not execute, or a value its kind refuses (bm1684x/fields.py);
-    refuse fp8 operands by name: the family has no fp8 (e5m2 / e4m3) arithmetic."""
+    refuse an fp8 operand outside FP8_KINDS by name."""
     bm1684x.fields.check(chip, engine, f, EXECUTES, CHECKS)
     if engine == "tiu":
         for name in _PRECS:
             if name in f and chip.member("tiu", "res0_prec", f[name]) == "fp8":
                 _, kind = bm1684x.fields.kind_of(chip, engine, f)
-                raise bm1684x.fields.refuse(kind, name, f[name], "must not be fp8 (bmk models no fp8 arithmetic)")
+                if kind not in FP8_KINDS:
+                    raise bm1684x.fields.refuse(kind, name, f[name], f"must not be fp8 in {kind} (bmk runs fp8 in "
+                                                f"{', '.join(sorted(FP8_KINDS))})")
 
 
 def cycles(engine, kind, f, m):

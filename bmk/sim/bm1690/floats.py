@@ -16,15 +16,11 @@ Each rule accepts the field only where it is moot and refuses it by name elsewhe
 """
 from bmk.sim import bm1688
 from bmk.sim.bm1684x import fields as F
+from bmk.sim.bm1684x import pord
 
 
 def _float_result(chip, f):
     name = chip.member("tiu", "res0_prec", f.get("res0_prec", 0)) or ""
-    return name.startswith(("fp", "bf"))
-
-
-def _float_input(chip, f):
-    name = chip.member("tiu", "res0_prec", f.get("opd0_prec", 0)) or ""
     return name.startswith(("fp", "bf"))
 
 
@@ -53,7 +49,7 @@ def _same_precision(kind, base):
             raise F.refuse(kind, "opd1_prec", f.get("opd1_prec", 0), f"must be opd0_prec ({f.get('opd0_prec', 0)}): "
                                                                      f"the family's kernel has the input's precision")
         bias = f.get("opd2_prec", 0)
-        if bias and not (bias == chip.code("tiu", "res0_prec", "fp32") and _float_input(chip, f)):
+        if bias and not (bias == chip.code("tiu", "res0_prec", "fp32") and pord.is_float(chip, f)):
             raise F.refuse(kind, "opd2_prec", bias, "must be 0, or fp32 with a float input (the family's bias type)")
         if base is not None:
             base(chip, f)

@@ -172,14 +172,6 @@ def test_s_bc_broadcasts_the_fp16_exp_coefficients_of_static_memory():
         np.testing.assert_array_equal(np.frombuffer(sim.lmem_read(c * lane + 0x40, 14), np.float16), want)
 
 
-def test_fp8_operands_are_refused_by_name():
-    r = rec("tiu", "sCONV", "conv.normal", opd0_prec=prec("fp8"), opd1_prec=prec("fp8"), res0_prec=prec("fp8"),
-            res0_n=1, res0_c=1, res0_h=1, res0_w=1, opd0_c=1, opd0_h=1, opd0_w=1, opd1_h=1, opd1_w=1,
-            res_op_y_str=1, res_op_x_str=1)
-    with pytest.raises(SimulationError, match="res0_prec must not be fp8"):
-        bmk.Simulator("bm1690").run([r])
-
-
 def test_the_vendor_yolov5s_f16_runs_on_8_cores_to_the_end_with_no_race():
     """yolov5s_bm1690_f16_core8 (coefficients stripped: synthetic fp16 weights in tag 1), one
     float input: 8 cores, round by round (60 barriers), every output finite, none all zero, no race."""
@@ -216,7 +208,6 @@ def test_waits_that_count_no_hau_stream_leave_every_hau_stream_out():
 
 
 RESNET_F16 = "tests/models/bm1690/resnet50_v2_sg2260_f16_core8.bmodel"
-RESNET_F8 = "tests/models/bm1690/resnet50_v2_sg2260_f8e5m2.bmodel"
 
 
 def _resnet(path, weights):
@@ -241,12 +232,3 @@ def test_resnet50_f16_runs_on_8_cores_with_no_race_and_reads_its_weights():
     assert y.shape == (1, 1000) and np.isfinite(y).all() and np.abs(y).mean() > 1
     zero, _ = _resnet(RESNET_F16, bytes(16))
     np.testing.assert_array_equal(zero[name], np.zeros((1, 1000), np.float32))
-
-
-def test_resnet50_f8e5m2_is_refused_by_name_for_its_fp8_operands():
-    """The f8e5m2 build of the same network: its convs are refused for their fp8 precision; the
-    only other refusal is its fp8 average pool's requant (opt_rq)."""
-    findings = bmk.check(RESNET_F8)
-    fp8 = [f for f in findings if f.field.endswith("_prec") and f.value == CHIP.code("tiu", "res0_prec", "fp8")]
-    assert "tiu.conv.normal" in {f.kind for f in fp8}
-    assert {(f.kind, f.field) for f in findings if f not in fp8} == {("tiu.pord.avgpooling", "opt_rq")}
