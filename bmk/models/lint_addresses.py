@@ -46,13 +46,29 @@ class _Region:
     end: int
 
 
+@attrs.frozen
+class _Operand:
+    """One memory operand of a command: its field, the address as written, its space (a memory of
+    the chip's map, or None), `at` (the region-comparable address in global memory, else the offset
+    in its space) and its layout (sizes n, c, h, w; byte strides; element bytes) or None."""
+    name: str
+    address: int
+    space: object
+    at: int
+    layout: "tuple | None"
+
+
 def stage_regions(st):
     """[_Region] of a stage's device memory, or None when its coefficient memory is not recorded."""
     if st.coeff is None or st.coeff.address is None:
         return None
+    from bmk.models.regions import REGION_TAG_BITS, SIZED_REGIONS
     out = [_Region("coefficients", st.coeff.address, st.coeff.address + (st.coeff.size or 0))]
     if st.neuron is not None and st.neuron.address is not None:
         out.append(_Region("neuron memory", st.neuron.address, st.neuron.address + (st.neuron.size or 0)))
+    for key, (name, tag) in SIZED_REGIONS.items():      # cvimodel: regions known by size and tag only
+        if st.extra.get(key):
+            out.append(_Region(name, tag << REGION_TAG_BITS, (tag << REGION_TAG_BITS) + st.extra[key]))
     for role, ts in (("input", st.inputs), ("output", st.outputs)):
         for t in ts:
             if t.address is not None and t.size:
@@ -75,130 +91,334 @@ def _elem_bytes(spec, code):
     return max(1, int(digits) // 8) if digits else 1
 
 
+def _end(layout):
+    """One past the last byte a layout reaches from its start (0)."""
+    sizes, strides, e = layout
+    return sum((s - 1) * t for s, t in zip(sizes, strides)) + e
+
+
+def _lane_end(layout, offset, lane, npu):
+    """One past the last lane byte a local operand takes: channels from the start NPU, in
+    ceil((start + c) / npu_num) channel slots (bmk/lmem.py's placement)."""
+    (n, c, h, w), (ns, cs, hs, ws), e = layout
+    start_npu, at = divmod(offset, lane)
+    slots = -(-(start_npu % npu + c) // npu)
+    return at + _end(((n, slots, h, w), (ns, cs, hs, ws), e))
+
+
 def check_stream(spec, label, engine, recs, regions, out, finding):
-    """Append the address and lane findings of one decoded stream (module docstring)."""
+    """Append the address and lane findings of one decoded DMA stream (module docstring)."""
+    if spec.engine(engine).opaque:
+        return                                          # kept as bytes: no fields to read
     local = next((m for m in spec.memory if m.name == "local"), None)
     lane = local.lane_bytes if local is not None else None
     npu = spec.param("npu_num") if local is not None else None
-    if spec.engine(engine).opaque:
-        return                                          # kept as bytes: no fields to read
     reported = set()                                    # one finding per (rule, operand) per stream
     for i, r in enumerate(recs):
         fmt = spec.fmt(r.engine, r.cls)
-        f = r.fields
-        for name, _ in fmt.composed:
-            if not name.endswith("_addr"):
-                continue
-            if name == "src_addr" and f.get("fill_constant_en"):
-                continue                                # the source field holds the constant
-            side = name[:-len("_addr")]
-            if f"{side}_base_reg_sel" in fmt.by_name:
-                continue                                # cv18xx: an offset from a base register the runtime sets
-            if not any(p in f for p in dict(fmt.composed)[name]):
-                continue
-            a = fmt.compose(name, f)
-            space = spec.space_of(a)
-            if space is None:
-                continue
-            if space.name == "global" and regions is not None and ("address", name) not in reported:
-                inside = [rg for rg in regions if rg.start <= a < rg.end]
-                if not inside:
-                    rg = _nearest(regions, a)
-                    reported.add(("address", name))
-                    out.append(finding("address", label, engine, i,
-                                       f"{r.kind} {name} 0x{a:x} leaves the {rg.name} [0x{rg.start:x}, 0x{rg.end:x})"))
-                elif r.kind.startswith("dma.tensor"):
-                    end = _global_end(spec, f, side, a)
-                    if end is not None and not any(end <= rg.end for rg in inside):
-                        rg = max(inside, key=lambda rg: rg.end)
-                        reported.add(("address", name))
-                        out.append(finding("address", label, engine, i,
-                                           f"{r.kind} {name} 0x{a:x} runs to 0x{end:x}, past the end of the "
-                                           f"{rg.name} [0x{rg.start:x}, 0x{rg.end:x})"))
-            elif space.name == "local" and lane and r.kind.startswith("dma.tensor") \
-                    and ("lanes", name) not in reported:
-                end = _lane_end(spec, f, side, a - space.base, lane, npu)
-                if end is not None and end > lane:
-                    reported.add(("lanes", name))
+        ops = _tdma_operands(spec, fmt, r) if "trans_dir" in fmt.by_name else _gdma_operands(spec, fmt, r)
+        for op in ops:
+            why = _address_why(r, op, regions) if ("address", op.name) not in reported else None
+            if why is not None:
+                reported.add(("address", op.name))
+                out.append(finding("address", label, engine, i, why))
+            if op.space is not None and op.space.name == "local" and lane and op.layout is not None \
+                    and ("lanes", op.name) not in reported:
+                end = _lane_end(op.layout, op.at, lane, npu)
+                if end > lane:
+                    reported.add(("lanes", op.name))
                     out.append(finding("lanes", label, engine, i,
-                                       f"{r.kind} {name} 0x{a:x} ends at lane byte {end}, past the {lane}-byte "
-                                       f"lane of local memory ({npu} NPUs)"))
+                                       f"{r.kind} {op.name} 0x{op.address:x} ends at lane byte {end}, past the "
+                                       f"{lane}-byte lane of local memory ({npu} NPUs)"))
 
 
-def _shape(f, side):
-    """(sizes, strides) of a dma.tensor side in n, c, h, w order, or None when the fields lack them."""
+def _address_why(r, op, regions):
+    """Why a non-local operand leaves its memory, or None."""
+    where = f"{r.kind} {op.name} 0x{op.address:x}"
+    if op.space is None:
+        return f"{where} lies in none of the chip's memories (the spec's memory map)"
+    if op.space.name == "local":
+        return None
+    if op.space.name != "global":                       # static memory, L2 SRAM ...: the space's own bounds
+        if op.layout is None or op.at + _end(op.layout) <= op.space.size:
+            return None
+        base = op.address - op.at
+        return (f"{where} runs to 0x{op.address + _end(op.layout):x}, past the end of the {op.space.name} memory "
+                f"[0x{base:x}, 0x{base + op.space.size:x})")
+    if regions is None:
+        return None
+    a = op.at
+    inside = [rg for rg in regions if rg.start <= a < rg.end]
+    if not inside:
+        rg = _nearest(regions, a)
+        return f"{where} leaves the {rg.name} [0x{rg.start:x}, 0x{rg.end:x})"
+    if op.layout is None:
+        return None
+    end = a + _end(op.layout)
+    if any(end <= rg.end for rg in inside):
+        return None
+    rg = max(inside, key=lambda rg: rg.end)
+    return f"{where} runs to 0x{end:x}, past the end of the {rg.name} [0x{rg.start:x}, 0x{rg.end:x})"
+
+
+# ------------------------------------------------------------------------------------ GDMA
+
+def _gdma_operands(spec, fmt, r):
+    f = r.fields
+    out = []
+    for name, parts in fmt.composed:
+        if not name.endswith("_addr") or not any(p in f for p in parts):
+            continue
+        side = name[:-len("_addr")]
+        if name == "src_addr" and (f.get("fill_constant_en") or r.kind == "dma.constant"):
+            continue                                    # a constant fill: the source is not read (bm1684's kind)
+        a = fmt.compose(name, f)
+        space = spec.space_of(a)
+        at = a if space is None or space.name == "global" else a - space.base
+        out.append(_Operand(name, a, space, at, None))
+    laid = {op.name[:-len("_addr")]: op for op in out}
+    shapes = _gdma_layouts(spec, r, {s: op.space for s, op in laid.items()})
+    return [attrs.evolve(op, layout=shapes.get(s)) for s, op in laid.items()]
+
+
+def _gdma_layouts(spec, r, spaces):
+    """{side: (sizes, byte strides, element bytes)} of the sides a GDMA kind's fields describe
+    (the simulator's reading: bmk/sim/bm1684x/gdma.py, dma_index.py); sides left out are not known."""
+    f, kind = r.fields, r.kind or ""
+    e = _elem_bytes(spec, f.get("src_data_format", 0))
+    out = {}
+    if kind.startswith("dma.tensor"):
+        for side in ("src", "dst"):
+            got = _tensor_shape(f, side)
+            if got is not None:
+                out[side] = (got[0], tuple(t * e for t in got[1]), e)
+    elif kind in ("dma.general", "dma.general.broadcast"):
+        n = f.get("src_cstride_move_length_", 0)
+        if n:
+            out["src"] = ((1, 1, 1, n), (0, 0, 0, e), e)
+            c = f.get("dst_csize", 0) if kind == "dma.general.broadcast" else 1
+            out["dst"] = ((1, c, 1, n), (0, 0, 0, e), e) if c else None
+    elif kind in ("dma.matrix", "dma.matrix.transpose"):
+        out.update(_matrix_layouts(f, kind.endswith("transpose"), spaces, e))
+    elif kind in ("dma.gather", "dma.scatter"):
+        out.update(_gather_layouts(spec, f, kind == "dma.gather", spaces, e))
+    return {s: v for s, v in out.items() if v is not None and min(v[0]) >= 1}
+
+
+def _tensor_shape(f, side):
+    """(sizes, strides in elements) of a dma.tensor side in n, c, h, w order, or None."""
     sizes = [f.get(f"{side}_{d}size") for d in _DIMS]
     if side == "dst" and (not any(sizes) or f.get("nchw_copy")):
         sizes = [f.get(f"src_{d}size") for d in _DIMS]     # the destination takes the source's shape
     strides = [f.get(f"{side}_{d}stride") for d in _DIMS]
     if None in sizes or None in strides or not all(sizes):
         return None
-    return sizes, strides
+    return tuple(sizes), tuple(strides)
 
 
-def _global_end(spec, f, side, a):
-    """One past the last byte a global dma.tensor operand reaches (strides in elements), or None."""
-    got = _shape(f, side)
-    if got is None:
+def _matrix_layouts(f, transpose, spaces, e):
+    """dma.matrix: the non-local side an (H, W) array with row stride X_hstride, the local side
+    (rows, ceil(cols / X_wsize), 1, X_wsize) with strides (X_nstride, X_cstride, -, 1)
+    (bmk/sim/bm1684x/dma_index.py, opparam DMA_matrix_t_converter). The long class only."""
+    if "src_hstride_dst_hstride" in f or spaces.get("src") is None or spaces.get("dst") is None:
+        return {}
+    src_local = spaces["src"].name == "local" and not f.get("fill_constant_en")
+    loc, glob = ("src", "dst") if src_local else ("dst", "src")
+    h, w, per = f.get(f"{glob}_hsize", 0), f.get(f"{glob}_wsize", 0), f.get(f"{loc}_wsize", 0)
+    if min(h, w, per) < 1:
+        return {}
+    rows, cols = (w, h) if transpose else (h, w)
+    return {glob: ((1, 1, h, w), (0, 0, f.get(f"{glob}_hstride", 0) * e, e), e),
+            loc: ((rows, -(-cols // per), 1, per), (f.get(f"{loc}_nstride", 0) * e, f.get(f"{loc}_cstride", 0) * e,
+                                                    0, e), e)}
+
+
+def _gather_layouts(spec, f, gather, spaces, e):
+    """dma.gather / dma.scatter: src (1, C, H, W), the index (1, index_csize, rows, 1) of uint32,
+    dst (1, C', rows, W), strides (0, X_cstride, X_hstride, 1) or, for a gather with
+    stride_enable 0, the default layouts (bmk/sim/bm1684x/dma_index.py)."""
+    c, h, w, ic = (f.get(k, 0) for k in ("src_csize", "src_hsize", "src_wsize", "index_csize"))
+    rows = (h if f.get("nchw_copy") else f.get("dst_hsize", 0)) if gather else f.get("dst_hsize", 0)
+    shapes = {"src": (1, c, h, w), "index": (1, ic, rows if gather else h, 1), "dst": (1, max(c, ic) if gather
+                                                                                      else c, rows, w)}
+    implicit = gather and not f.get("stride_enable", 1)
+    out = {}
+    for side, shp in shapes.items():
+        b = 4 if side == "index" else e
+        if implicit:
+            st = _default_strides(spec, spaces.get(side), shp, b)
+        else:
+            st = (0, f.get(f"{side}_cstride", 0), f.get(f"{side}_hstride", 1 if side == "index" else 0), 1)
+        if st is not None:
+            out[side] = (shp, tuple(t * b for t in st), b)
+    return out
+
+
+def _default_strides(spec, space, shape, e):
+    """stride_enable 0: aligned from the start NPU in local memory (start NPU taken as 0: the
+    lane check adds it), contiguous elsewhere (bmk/sim/bm1684x/gdma.py default_strides)."""
+    if space is None:
         return None
-    sizes, strides = got
-    return a + _elem_bytes(spec, f.get("src_data_format", 0)) * (sum((s - 1) * t for s, t in zip(sizes, strides)) + 1)
-
-
-def _lane_end(spec, f, side, offset, lane, npu):
-    """One past the last lane byte a local DMA operand takes, or None when its shape is not in the fields."""
-    got = _shape(f, side)
-    if got is None:
+    n, c, h, w = shape
+    if space.name != "local":
+        return (c * h * w, h * w, w, 1)
+    try:
+        eu = spec.param(f"eu_num_{8 * e}bit")
+    except (SpecError, KeyError):
         return None
-    sizes, strides = got
-    start_npu, at = divmod(offset, lane)
-    n, c, h, w = sizes
-    slots = -(-(start_npu % npu + c) // npu)
-    span = (n - 1) * strides[0] + (slots - 1) * strides[1] + (h - 1) * strides[2] + (w - 1) * strides[3] + 1
-    return at + _elem_bytes(spec, f.get("src_data_format", 0)) * span
+    cs = -(-(h * w) // eu) * eu
+    return (-(-c // spec.param("npu_num")) * cs, cs, w, 1)
+
+
+# ------------------------------------------------------------------------------------ TDMA
+
+def _tdma_operands(spec, fmt, r):
+    """CV18xx / BM1880 TDMA: trans_dir (g2l, l2g, g2g, l2l) names each side's memory. A global
+    side's address is an offset from the base register *_base_reg_sel selects: as a model
+    address, the region tag above REGION_TAG_BITS (bmk/models/regions.py); a chip without the
+    field (bm1880) is not compared with the regions. A local address is lane * lane_bytes + offset.
+    Strides are bytes (w: the element, 2 for bf16; bmk/sim/bm1880/tdma.py, bmk/sim/cv181x/tdma.py)."""
+    from bmk.models.regions import REGION_TAG_BITS
+    f = r.fields
+    direction = spec.member(r.engine, "trans_dir", f.get("trans_dir", 0), r.cls) or ""
+    if len(direction) != 3:
+        return []
+    out = []
+    for side, where in (("src", direction[0]), ("dst", direction[2])):
+        if side == "src" and r.kind == "fill":
+            continue                                    # a constant fill reads nothing
+        raw = fmt.compose(f"{side}_addr", f)
+        if where == "l":
+            space = spec.space("local")
+            out.append(_Operand(f"{side}_addr", raw, space, raw, _tdma_layout(spec, r, side, False)))
+        elif f"{side}_base_reg_sel" in f:
+            tagged = f[f"{side}_base_reg_sel"] << REGION_TAG_BITS | raw
+            out.append(_Operand(f"{side}_addr", raw, spec.space("global"), tagged, _tdma_layout(spec, r, side, True)))
+    return out
+
+
+def _tdma_layout(spec, r, side, gmem):
+    f = r.fields
+    e = 2 if spec.member(r.engine, f"{side}_fmt", f.get(f"{side}_fmt", 0), r.cls) == "bf16" else 1
+    fmt = spec.fmt(r.engine, r.cls)
+    n_st, c_st, h_st = f.get(f"{side}_n_stride", 0), fmt.compose(f"{side}_c_stride", f), f.get(f"{side}_h_stride", 0)
+    src = tuple(f.get(f"src_{d}", 0) for d in _DIMS)
+    if spec.member(r.engine, "sys_dtype", f.get("sys_dtype", 0), r.cls) == "matrix":
+        if gmem:        # rows x cols with the c stride as row stride: src (src_n, src_w), dst (dst_c, dst_w)
+            rows, cols = (src[0], src[3]) if side == "src" else (f.get("dst_c", 0), f.get("dst_w", 0))
+            return ((rows, 1, 1, cols), (c_st, 0, 0, e), e)
+        if side == "src":
+            return ((src[0], src[1], 1, src[3]), (n_st, c_st, 0, e), e)
+        rows = src[3] if r.kind.endswith("_tp") else src[0]
+        return ((rows, f.get("dst_c", 0), 1, f.get("dst_w", 0)), (n_st, c_st, 0, e), e)
+    if side == "src":
+        shape = src
+    elif r.kind == "fill":
+        shape = (src[0],) + tuple(f.get(f"dst_{d}", 0) for d in "chw")
+    else:
+        chw = f.get("dst_c", 0) * f.get("dst_h", 0) * f.get("dst_w", 0)
+        total = src[0] * src[1] * src[2] * src[3]
+        if not chw or total % chw:
+            return None
+        shape = (total // chw, f.get("dst_c", 0), f.get("dst_h", 0), f.get("dst_w", 0))
+    if min(shape) < 1:
+        return None
+    return (shape, (n_st, c_st, h_st, e), e)
+
+
+# ------------------------------------------------------------------------------------- TIU
+
+# arith kinds whose sources take the result's shape (bmk/sim/bm1684x/ar.py `_inputs`); the
+# one-operand kinds read opd0 only
+_SAME_SHAPE = ("arith.",)
+_NOT_SAME = {"arith.euIdxGen", "arith.npuIdxGen", "arith.copyMb"}
+_ONE_OPERAND = {"arith.not", "arith.copy", "arith.abs", "arith.getFirstOne", "arith.getFirstZero", "arith.cast",
+                "arith.clamp"}
 
 
 def check_tiu(spec, label, engine, recs, out, finding):
-    """Append the lane finding of a TIU stream: the first command whose res0 (its result) ends past
-    its lane (module docstring)."""
+    """Append the lane findings of a TIU stream: the first command whose result, and the first
+    whose source operand (arith kinds), ends past its lane (module docstring)."""
     local = next((m for m in spec.memory if m.name == "local"), None)
     if local is None or not local.lane_bytes:
         return
+    lane = local.lane_bytes
+    done = set()
     for i, r in enumerate(recs):
-        end = _res0_end(spec, r, local.lane_bytes)
-        if end is not None and end > local.lane_bytes:
-            out.append(finding("lanes", label, engine, i,
-                               f"{r.kind} res0_addr 0x{r.fields['res0_addr']:x} ends at lane byte {end}, past the "
-                               f"{local.lane_bytes}-byte lane of local memory ({spec.param('npu_num')} NPUs)"))
-            return                                      # one per stream: the rest often follow from it
+        if "res0_prec" not in r.fields:
+            continue                                    # bm1684, cv18xx, sys commands: other operand fields
+        if r.kind in _STATIC_COUNT and "static" not in done:
+            why = _static_why(spec, r)
+            if why is not None:
+                done.add("static")
+                out.append(finding("address", label, engine, i, why))
+        shape = tuple(r.fields.get(f"res0_{d}", 0) for d in _DIMS)
+        names = ["res0"]
+        if (r.kind or "").startswith(_SAME_SHAPE) and r.kind not in _NOT_SAME:
+            names += ["opd0"] if r.kind in _ONE_OPERAND or r.fields.get("tsk_opd_num", 2) < 2 else ["opd0", "opd1"]
+        for name in names:
+            role = "result" if name == "res0" else "source"
+            if role in done:
+                continue
+            end = _operand_end(spec, r, name, shape, lane)
+            if end is not None and end > lane:
+                done.add(role)
+                out.append(finding("lanes", label, engine, i,
+                                   f"{r.kind} {name}_addr 0x{r.fields[f'{name}_addr']:x} ends at lane byte {end}, "
+                                   f"past the {lane}-byte lane of local memory ({spec.param('npu_num')} NPUs)"))
+        if len(done) == 3:
+            return                                      # one each per stream: the rest often follow from it
 
 
-def _res0_end(spec, r, lane):
-    """One past the last lane byte res0 takes on any NPU, or None when its layout or size is not known."""
+# tsbc kinds that read a vector from static memory at opd0_addr, and the result field that counts
+# its elements (bmk/sim/bm1684x/tsbc.py `_static_vector`)
+_STATIC_COUNT = {"tsbc.s_bc": "res0_w", "tsbc.s_distribute": "res0_c"}
+
+
+def _static_why(spec, r):
+    """Why a tsbc.s_* command's static vector (res0_prec elements) leaves static memory, or None.
+    opd0_addr is an offset in it where the chip says so (params.tiu_static_offset), else an address."""
+    try:
+        sp = spec.space("static")
+    except SpecError:
+        return None
+    f = r.fields
+    a = f.get("opd0_addr", 0) + (sp.base if spec.param("tiu_static_offset", 0) else 0)
+    bits = "".join(ch for ch in spec.members("tiu", "res0_prec", r.cls).get(f.get("res0_prec", 0), "") if ch.isdigit())
+    end = a + f.get(_STATIC_COUNT[r.kind], 0) * max(1, int(bits or 8) // 8)
+    if sp.base <= a and end <= sp.base + sp.size:
+        return None
+    return (f"{r.kind} opd0_addr 0x{f.get('opd0_addr', 0):x}: its vector [0x{a:x}, 0x{end:x}) leaves the static "
+            f"memory [0x{sp.base:x}, 0x{sp.base + sp.size:x})")
+
+
+def _operand_end(spec, r, name, shape, lane):
+    """One past the last lane byte operand `name` (res0, opd0, ...) of `shape` takes on any NPU,
+    or None when it is a constant or its layout or size is not known."""
     from bmk.layout import lane_ranges
     f = r.fields
-    if "res0_addr" not in f or "res0_prec" not in f:
-        return None                                     # bm1684, cv18xx: other operand fields
-    shape = tuple(f.get(f"res0_{d}", 0) for d in _DIMS)
+    if f"{name}_addr" not in f or f.get(f"{name}_const") or f"{name}_prec" not in f:
+        return None
     npu = spec.param("npu_num")
-    if not all(shape) or f["res0_addr"] >= npu * lane:
+    if not all(shape) or f[f"{name}_addr"] >= npu * lane:
         return None                                     # no shape, or not local memory (static: bm1688 bit 23)
-    layout = spec.members("tiu", "res0_str", r.cls).get(f.get("res0_str", 0)) if "res0_str" in f else "aligned"
-    bits = "".join(ch for ch in spec.members("tiu", "res0_prec", r.cls).get(f.get("res0_prec", 0), "")
+    layout = spec.members("tiu", f"{name}_str", r.cls).get(f.get(f"{name}_str", 0)) if f"{name}_str" in f \
+        else "aligned"
+    bits = "".join(ch for ch in spec.members("tiu", f"{name}_prec", r.cls).get(f.get(f"{name}_prec", 0), "")
                    if ch.isdigit())
+    if not bits or int(bits) < 8:
+        return None                                     # int4: two to a byte
     try:
         eu = spec.param(f"eu_num_{bits}bit")
     except (SpecError, KeyError):
         return None
-    if not bits or int(bits) < 8:
-        return None                                     # int4: two to a byte
-    start, offset = divmod(f["res0_addr"], lane)
+    start, offset = divmod(f[f"{name}_addr"], lane)
     n, c, h, w = shape
     if layout in ("aligned", "compact"):
         cs = h * w if layout == "compact" else -(-(h * w) // eu) * eu
         stride = (-(-(start + c) // npu) * cs, cs, w, 1)
     elif layout == "free":
-        stride = tuple(f.get(f"res0_{d}_str", 0) for d in _DIMS)
+        stride = tuple(f.get(f"{name}_{d}_str", 0) for d in _DIMS)
     else:
         return None
     ranges = [x for x in lane_ranges(npu, start, offset, shape, stride, int(bits) // 8) if x]
