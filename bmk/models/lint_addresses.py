@@ -1,35 +1,54 @@
 """`bmk lint`'s address rules (issue 33 item 3): every command's device addresses inside the
-model's regions, every local operand inside local memory's lanes. Called by bmk/models/lint.py
-with a subnet's decoded streams.
+model's regions or their memory, every local operand inside local memory's lanes. Called by
+bmk/models/lint.py with a subnet's decoded streams.
 
-- address: a DMA operand (each composed `*_addr` row of its class in the chip's spec: src, dst,
-  index, mask, ...) that the memory map (specs [memory.*]) puts in global memory must start inside
-  one of its stage's regions, and a dma.tensor operand must end inside one (its last byte: start +
-  element bytes * (sum of (size - 1) * stride over n, c, h, w + 1)). The regions: the coefficients
-  (CoeffMem), the neuron memory (NeuronMem) and each io tensor's bytes (io tensors may sit apart
-  from the neuron memory: tpu-mlir's io_alone). On bm1688 / bm1690 a global address carries tag
-  bits that select its region (isa-facts bm1688.json params.address_encoding: bit 39, tag in bits
-  36..38, 1 weight, 2 activation, 3..7 IO; tpu-mlir python/debugger/target_1688/memmap.py resolves
-  the tag to the region's base); the model's own region addresses carry the same tags (a BM1688
-  neuron memory at 0xa000000000 is tag 2), so comparing whole addresses against the regions is the
-  tag-aware comparison and no tag layout is spelled here. A stage without a coefficient memory (a
-  copy whose weights were stripped) is not checked: its weight addresses point at a region the
-  file no longer records. The finding names the field, the address and the region it left (the
-  nearest one). Not checked: cv18xx TDMA addresses (an offset from the base register
-  `X_base_reg_sel` selects, set by the runtime: cvimodel-format.md), opaque engines (bm1690 HAU),
-  the end of a non-tensor DMA (matrix, general, gather ...).
-- lanes: a DMA operand in local memory (the spec's `local` space, `lane_bytes` per NPU,
-  `npu_num` NPUs) of a dma.tensor kind must end inside its lane: start NPU s = offset //
-  lane_bytes, the channels c take ceil((s + c) / npu_num) channel slots (bmk/lmem.py's
-  placement), the last byte of a lane is lane offset + element bytes * ((n - 1) * n stride +
-  (slots - 1) * c stride + (h - 1) * h stride + (w - 1) * w stride + 1); strides count
-  elements of src_data_format (bm1684x-lowering.md "GDMA"; the format codes are the TIU
-  precision codes). A TIU command's result (res0: res0_addr, res0_n/c/h/w, res0_prec, layout
-  res0_str: aligned or compact strides from eu_num_<bits>bit as bmk/sim/bm1684x/operands.py
-  lays them out, free strides from res0_*_str) must end inside its lane (bmk.layout.lane_ranges);
-  the first such command of a stream is reported. Not checked: TIU source operands (opd0..3:
-  their shapes depend on each kind), int4 results, other layouts (offset, T4, T5), bm1684 and
-  cv18xx TIU fields (no res0_prec), static-memory addresses (bm1688: bit 23).
+Operands. A GDMA operand is each composed `*_addr` row of its class in the chip's spec (src, dst,
+index, mask, ...), at the memory the memory map (specs [memory.*]) puts its address in; its
+layout (sizes n, c, h, w, byte strides, element bytes) is the simulator's reading of the kind
+(bmk/sim/bm1684x/gdma.py, dma_index.py; strides count elements of src_data_format, whose codes
+are the TIU precision codes): dma.tensor* (X_*size, X_*stride; dst takes src's sizes when
+nchw_copy or unset), dma.general (src_cstride_move_length_ elements; the broadcast's dst_csize
+NPUs), dma.matrix (long class: the non-local side (H, W) with row stride X_hstride, the local side
+(rows, ceil(cols / X_wsize), 1, X_wsize)), dma.gather / dma.scatter (src (1, C, H, W), the index
+(1, index_csize, rows, 1) uint32, dst (1, C', rows, W); stride_enable 0: the default layouts). A
+CV18xx TDMA operand (bmk/sim/bm1880/tdma.py, cv181x/tdma.py): trans_dir (g2l, l2g, g2g, l2l) names
+each side's memory; a global side's address is an offset from the base register
+`X_base_reg_sel` selects, which as a model address is that region's tag above REGION_TAG_BITS
+(bmk/models/regions.py; cvimodel-format.md); sizes src (src_n, src_c, src_h, src_w), dst
+(N, dst_c, dst_h, dst_w) with the element count of src, matrices (sys_dtype) as rows x columns;
+strides are bytes (the w stride the element: 2 for bf16).
+
+- address: an operand in global memory must start inside one of its stage's regions and end
+  (its last byte: start + sum of (size - 1) * stride + element bytes) inside one. The regions:
+  the coefficients (CoeffMem), the neuron memory (NeuronMem), each io tensor's bytes (io tensors
+  may sit apart from the neuron memory: tpu-mlir's io_alone) and, for a cvimodel, the shared and
+  private memories its Program sizes (shared_gmem tag 0, private_gmem tag 2). On bm1688 / bm1690
+  a global address carries tag bits that select its region (isa-facts bm1688.json
+  params.address_encoding); the model's own region addresses carry the same tags, so comparing
+  whole addresses against the regions is the tag-aware comparison and no tag layout is spelled
+  here. A stage without a coefficient memory (a copy whose weights were stripped) is not checked.
+  An operand in another memory than global and local (static memory, L2 SRAM, DTCM) must end
+  inside that memory; an address in no memory of the map is a finding. A tsbc.s_bc /
+  tsbc.s_distribute command's static vector (res0_w / res0_c elements of res0_prec at opd0_addr,
+  an offset in static memory where params.tiu_static_offset says so: bmk/sim/bm1684x/tsbc.py)
+  must lie inside static memory. The finding names the field, the address and the region or
+  memory it left (the nearest region).
+- lanes: an operand in local memory (the spec's `local` space, `lane_bytes` per NPU, `npu_num`
+  NPUs) must end inside its lane: start NPU s = offset // lane_bytes, the channels c take
+  ceil((s + c) / npu_num) channel slots (bmk/lmem.py's placement), the last byte of a lane is lane
+  offset + (n - 1) * n stride + (slots - 1) * c stride + (h - 1) * h stride + (w - 1) * w stride +
+  element bytes. A TIU command's result (res0: res0_addr, res0_n/c/h/w, res0_prec, layout res0_str:
+  aligned or compact strides from eu_num_<bits>bit as bmk/sim/bm1684x/operands.py lays them out,
+  free strides from res0_*_str) must end inside its lane (bmk.layout.lane_ranges), and so must
+  the sources of an arith command that take the result's shape (opd0, and opd1 of the two-operand
+  kinds with tsk_opd_num 2: bmk/sim/bm1684x/ar.py `_inputs`; constants skipped); the first result
+  and the first source of a stream past their lane are reported.
+
+Not checked: the other TIU kinds' sources (conv, pooling, matrix, gather ...: their shapes depend
+on each kind), int4 operands, other layouts (offset, T4, T5), bm1684 and cv18xx TIU fields (no
+res0_prec), the short dma.matrix class, the other GDMA kinds (cw_transpose, masked_select,
+nonzero; bm1684's trans and constant ends), opaque engines (bm1690 HAU), bm1880 TDMA global
+addresses (no base register field).
 """
 import attrs
 
