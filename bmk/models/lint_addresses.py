@@ -101,19 +101,25 @@ def _nearest(regions, a):
 
 def _elem_bytes(spec, code):
     """Bytes of a DMA data format code: the TIU precision enum's member (int8, fp16, ...) bits / 8."""
-    def members():
-        try:
-            return spec.members("tiu", "res0_prec")
-        except SpecError:                           # a chip without that enum: bytes as bytes
-            return {}
-    digits = "".join(ch for ch in spec.derived(("lint elem bytes",), members).get(code, "") if ch.isdigit())
-    return max(1, int(digits) // 8) if digits else 1
+    return spec.derived(("lint elem bytes",), _elem_table, spec).get(code, 1)
+
+
+def _elem_table(spec):
+    try:
+        members = spec.members("tiu", "res0_prec")
+    except SpecError:                               # a chip without that enum: bytes as bytes
+        return {}
+    out = {}
+    for code, name in members.items():
+        digits = "".join(ch for ch in name if ch.isdigit())
+        out[code] = max(1, int(digits) // 8) if digits else 1
+    return out
 
 
 def _end(layout):
     """One past the last byte a layout reaches from its start (0)."""
-    sizes, strides, e = layout
-    return sum((s - 1) * t for s, t in zip(sizes, strides)) + e
+    (n, c, h, w), (ns, cs, hs, ws), e = layout
+    return (n - 1) * ns + (c - 1) * cs + (h - 1) * hs + (w - 1) * ws + e
 
 
 def _lane_end(layout, offset, lane, npu):
@@ -411,34 +417,41 @@ def _static_why(spec, r):
             f"memory [0x{sp.base:x}, 0x{sp.base + sp.size:x})")
 
 
+def _prec(spec, name, cls, code):
+    """(bits, eu_num_<bits>bit) of a precision code, eu None when int4 or not known."""
+    digits = "".join(ch for ch in spec.members("tiu", f"{name}_prec", cls).get(code, "") if ch.isdigit())
+    if not digits or int(digits) < 8:
+        return 0, None
+    return int(digits), spec.param(f"eu_num_{digits}bit", None)
+
+
 def _operand_end(spec, r, name, shape, lane):
-    """One past the last lane byte operand `name` (res0, opd0, ...) of `shape` takes on any NPU,
-    or None when it is a constant or its layout or size is not known."""
-    from bmk.layout import lane_ranges
+    """One past the last lane byte operand `name` (res0, opd0, ...) of `shape` takes on any NPU
+    (the NPU with the most channel slots: the formula of `_lane_end`, what bmk.layout.lane_ranges
+    gives for non-negative strides), or None when it is a constant or its layout or size is not known."""
     f = r.fields
-    if f"{name}_addr" not in f or f.get(f"{name}_const") or f"{name}_prec" not in f:
+    addr_k, const_k, prec_k, str_k, strides_k = _KEYS[name]
+    if addr_k not in f or f.get(const_k) or prec_k not in f:
         return None
     npu = spec.param("npu_num")
-    if not all(shape) or f[f"{name}_addr"] >= npu * lane:
+    addr = f[addr_k]
+    if not all(shape) or addr >= npu * lane:
         return None                                     # no shape, or not local memory (static: bm1688 bit 23)
-    layout = spec.members("tiu", f"{name}_str", r.cls).get(f.get(f"{name}_str", 0)) if f"{name}_str" in f \
-        else "aligned"
-    bits = "".join(ch for ch in spec.members("tiu", f"{name}_prec", r.cls).get(f.get(f"{name}_prec", 0), "")
-                   if ch.isdigit())
-    if not bits or int(bits) < 8:
-        return None                                     # int4: two to a byte
-    try:
-        eu = spec.param(f"eu_num_{bits}bit")
-    except (SpecError, KeyError):
-        return None
-    start, offset = divmod(f[f"{name}_addr"], lane)
+    layout = spec.members("tiu", str_k, r.cls).get(f.get(str_k, 0)) if str_k in f else "aligned"
+    bits, eu = spec.derived(("lint prec", name, r.cls, f[prec_k]), _prec, spec, name, r.cls, f[prec_k])
+    if eu is None:
+        return None                                     # int4 (two to a byte) or an unknown precision
+    e = bits // 8
     n, c, h, w = shape
     if layout in ("aligned", "compact"):
         cs = h * w if layout == "compact" else -(-(h * w) // eu) * eu
-        stride = (-(-(start + c) // npu) * cs, cs, w, 1)
+        stride = (-(-(addr // lane + c) // npu) * cs * e, cs * e, w * e, e)
     elif layout == "free":
-        stride = tuple(f.get(f"{name}_{d}_str", 0) for d in _DIMS)
+        stride = tuple(f.get(k, 0) * e for k in strides_k)
     else:
         return None
-    ranges = [x for x in lane_ranges(npu, start, offset, shape, stride, int(bits) // 8) if x]
-    return max((hi for _, hi in ranges), default=None)
+    return _lane_end((shape, stride, e), addr, lane, npu)
+
+
+_KEYS = {name: (f"{name}_addr", f"{name}_const", f"{name}_prec", f"{name}_str",
+                tuple(f"{name}_{d}_str" for d in _DIMS)) for name in ("res0", "opd0", "opd1")}
