@@ -23,7 +23,7 @@ self-consistent and fits its chip, before any chip runs it. Each finding has a r
 - decode: every command stream must decode (a defect names its byte offset).
 - address, lanes: each DMA command's global addresses (CV18xx TDMA's through their base
   registers' regions) inside its stage's regions, its static-memory and L2 SRAM operands inside
-  those memories, its local operands and TIU results and arith sources inside their lanes, the
+  those memories, its local operands and TIU results and sources inside their lanes, the
   tsbc.s_* static vectors inside static memory (bmk/models/lint_addresses.py).
 
 The report also carries the compiler version and build time the file records. Not checked

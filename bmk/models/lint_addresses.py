@@ -39,13 +39,16 @@ strides are bytes (the w stride the element: 2 for bf16).
   offset + (n - 1) * n stride + (slots - 1) * c stride + (h - 1) * h stride + (w - 1) * w stride +
   element bytes. A TIU command's result (res0: res0_addr, res0_n/c/h/w, res0_prec, layout res0_str:
   aligned or compact strides from eu_num_<bits>bit as bmk/sim/bm1684x/operands.py lays them out,
-  free strides from res0_*_str) must end inside its lane (bmk.layout.lane_ranges), and so must
-  the sources of an arith command that take the result's shape (opd0, and opd1 of the two-operand
-  kinds with tsk_opd_num 2: bmk/sim/bm1684x/ar.py `_inputs`; constants skipped); the first result
-  and the first source of a stream past their lane are reported.
+  free strides from res0_*_str) must end inside its lane (the NPU with the most channel slots),
+  and so must the sources whose shape the simulator takes from the fields (`_sources`: arith
+  opd0 / opd1 in the result's shape, with tsk_opd_num 2 for opd1; cmp opd0..3; sfu opd0; lin
+  opd0 and its per-channel opd1 / opd2; conv and windowed pord inputs (n, opd0_c or c, opd0_h,
+  opd0_w); constants skipped); the first result and the first source of a stream past their
+  lane are reported.
 
-Not checked: the other TIU kinds' sources (conv, pooling, matrix, gather ...: their shapes depend
-on each kind), int4 operands, other layouts (offset, T4, T5), bm1684 and cv18xx TIU fields (no
+Not checked: the other TIU kinds' sources (matrix multiply, gather/scatter, roi pooling, tsbc
+...) and conv / pord weights and biases, int4 operands, other layouts (offset, T4, T5), bm1684
+and cv18xx TIU fields (no
 res0_prec), the short dma.matrix class, the other GDMA kinds (cw_transpose, masked_select,
 nonzero; bm1684's trans and constant ends), opaque engines (bm1690 HAU), bm1880 TDMA global
 addresses (no base register field).
@@ -353,10 +356,34 @@ def _tdma_layout(spec, r, side, gmem):
 
 # ------------------------------------------------------------------------------------- TIU
 
-# arith kinds whose sources take the result's shape (bmk/sim/bm1684x/ar.py `_inputs`); the
-# one-operand kinds read opd0 only
-_SAME_SHAPE = ("arith.",)
-_NOT_SAME = {"arith.euIdxGen", "arith.npuIdxGen", "arith.copyMb"}
+def _sources(r):
+    """[(operand, shape, layout or None for its X_str, precision field)] of the sources a TIU
+    kind reads in a shape its fields give (the simulator's reading: bmk/sim/bm1684x/ar.py
+    `_inputs`, cmp.py, sfu.py, lin.py, conv.py, pord.py); [] for the other kinds."""
+    f, kind = r.fields, r.kind or ""
+    shape = tuple(f.get(k, 0) for k in _KEYS["res0"][5])
+    if kind.startswith("arith.") and kind not in ("arith.euIdxGen", "arith.npuIdxGen", "arith.copyMb"):
+        one = kind in _ONE_OPERAND or f.get("tsk_opd_num", 2) < 2
+        return [(name, shape, None, f"{name}_prec") for name in (("opd0",) if one else ("opd0", "opd1"))]
+    if kind.startswith("cmp."):
+        b_prec = "opd1_prec" if "opd1_prec" in f else "opd0_prec"      # the short class: opd0's
+        return [("opd0", shape, None, "opd0_prec"), ("opd1", shape, None, b_prec),
+                ("opd2", shape, "aligned", "opd2_prec"), ("opd3", shape, "aligned", "opd2_prec")]
+    if kind.startswith("sfu."):
+        return [("opd0", shape, "aligned", "opd0_prec")]
+    if kind.startswith("conv."):           # the input (n, opd0_c, opd0_h, opd0_w) in its own layout (conv.py)
+        return [("opd0", (shape[0], f.get("opd0_c", 0), f.get("opd0_h", 0), f.get("opd0_w", 0)), None, "opd0_prec")]
+    if kind in _WINDOWED:                  # the input (n, c, opd0_h, opd0_w), aligned (pord.py `_inputs`)
+        return [("opd0", (shape[0], shape[1], f.get("opd0_h", 0), f.get("opd0_w", 0)), "aligned", "opd0_prec")]
+    if kind.startswith("lin."):
+        per = (1, shape[1], 1, 1)
+        out = [("opd0", shape, "aligned", "res0_prec"), ("opd1", per, "compact", "res0_prec")]
+        return out + [("opd2", per, "compact", "res0_prec")] if kind == "lin.mac" else out
+    return []
+
+
+_WINDOWED = {"pord.depthwise", "pord.avgpooling", "pord.depthwiserelu", "pord.maxpooling"}
+# the one-operand arith kinds read opd0 only (ar.py FIELDS' _ONE)
 _ONE_OPERAND = {"arith.not", "arith.copy", "arith.abs", "arith.getFirstOne", "arith.getFirstZero", "arith.cast",
                 "arith.clamp"}
 
@@ -377,15 +404,12 @@ def check_tiu(spec, label, engine, recs, out, finding):
             if why is not None:
                 done.add("static")
                 out.append(finding("address", label, engine, i, why))
-        shape = tuple(r.fields.get(f"res0_{d}", 0) for d in _DIMS)
-        names = ["res0"]
-        if (r.kind or "").startswith(_SAME_SHAPE) and r.kind not in _NOT_SAME:
-            names += ["opd0"] if r.kind in _ONE_OPERAND or r.fields.get("tsk_opd_num", 2) < 2 else ["opd0", "opd1"]
-        for name in names:
+        shape = tuple(r.fields.get(k, 0) for k in _KEYS["res0"][5])
+        for name, shp, layout, prec in [("res0", shape, None, "res0_prec")] + _sources(r):
             role = "result" if name == "res0" else "source"
             if role in done:
                 continue
-            end = _operand_end(spec, r, name, shape, lane)
+            end = _operand_end(spec, r, name, shp, lane, layout, prec)
             if end is not None and end > lane:
                 done.add(role)
                 out.append(finding("lanes", label, engine, i,
@@ -417,28 +441,30 @@ def _static_why(spec, r):
             f"memory [0x{sp.base:x}, 0x{sp.base + sp.size:x})")
 
 
-def _prec(spec, name, cls, code):
+def _prec(spec, field, cls, code):
     """(bits, eu_num_<bits>bit) of a precision code, eu None when int4 or not known."""
-    digits = "".join(ch for ch in spec.members("tiu", f"{name}_prec", cls).get(code, "") if ch.isdigit())
+    digits = "".join(ch for ch in spec.members("tiu", field, cls).get(code, "") if ch.isdigit())
     if not digits or int(digits) < 8:
         return 0, None
     return int(digits), spec.param(f"eu_num_{digits}bit", None)
 
 
-def _operand_end(spec, r, name, shape, lane):
+def _operand_end(spec, r, name, shape, lane, layout=None, prec=None):
     """One past the last lane byte operand `name` (res0, opd0, ...) of `shape` takes on any NPU
     (the NPU with the most channel slots: the formula of `_lane_end`, what bmk.layout.lane_ranges
     gives for non-negative strides), or None when it is a constant or its layout or size is not known."""
     f = r.fields
-    addr_k, const_k, prec_k, str_k, strides_k = _KEYS[name]
+    addr_k, const_k, prec_k, str_k, strides_k, _ = _KEYS[name]
+    prec_k = prec or prec_k
     if addr_k not in f or f.get(const_k) or prec_k not in f:
         return None
     npu = spec.param("npu_num")
     addr = f[addr_k]
     if not all(shape) or addr >= npu * lane:
         return None                                     # no shape, or not local memory (static: bm1688 bit 23)
-    layout = spec.members("tiu", str_k, r.cls).get(f.get(str_k, 0)) if str_k in f else "aligned"
-    bits, eu = spec.derived(("lint prec", name, r.cls, f[prec_k]), _prec, spec, name, r.cls, f[prec_k])
+    if layout is None:
+        layout = spec.members("tiu", str_k, r.cls).get(f.get(str_k, 0)) if str_k in f else "aligned"
+    bits, eu = spec.derived(("lint prec", prec_k, r.cls, f[prec_k]), _prec, spec, prec_k, r.cls, f[prec_k])
     if eu is None:
         return None                                     # int4 (two to a byte) or an unknown precision
     e = bits // 8
@@ -454,4 +480,5 @@ def _operand_end(spec, r, name, shape, lane):
 
 
 _KEYS = {name: (f"{name}_addr", f"{name}_const", f"{name}_prec", f"{name}_str",
-                tuple(f"{name}_{d}_str" for d in _DIMS)) for name in ("res0", "opd0", "opd1")}
+                tuple(f"{name}_{d}_str" for d in _DIMS), tuple(f"{name}_{d}" for d in _DIMS))
+         for name in ("res0", "opd0", "opd1", "opd2", "opd3")}

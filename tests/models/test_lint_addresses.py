@@ -14,6 +14,8 @@ this one lacks) with one operand moved gives exactly one finding each.
   a TIU result (res0_addr) and an arith source (opd0_addr) moved there likewise; a CV18xx load's
   local destination likewise.
 """
+import pytest
+
 import bmk
 from bmk.isa import load_chip
 from bmk.models.lint import lint
@@ -228,3 +230,19 @@ def test_a_cv181x_load_moved_past_its_lane():
     why = _one(data, "lanes", g, "tdma", i, "mutant.cvimodel")
     assert why.startswith("load dst_addr 0x7fff ends at lane byte ")
     assert why.endswith(", past the 32768-byte lane of local memory (8 NPUs)")
+
+
+@pytest.mark.parametrize("prefix, source", [("conv.", SOURCE), ("pord.", SOURCE), ("sfu.", F.YOLO_1690)])
+def test_a_kinds_input_moved_past_its_lane(prefix, source):
+    # a convolution's or pooling's input (n, opd0_c or res0_c, opd0_h, opd0_w), an sfu's (the result's shape)
+    def wide(spec, fmt, r):
+        f = r.fields
+        hw = f.get("opd0_h", 0) * f.get("opd0_w", 0) if prefix != "sfu." else f.get("res0_h", 0) * f.get("res0_w", 0)
+        return "opd0_addr" if (r.kind or "").startswith(prefix) and hw > 1 and not f.get("opd0_const") else None
+    data, g, i, to = _mutated(wide, lambda spec, st, r: spec.space("local").lane_bytes - 1, engine="tiu",
+                              source=source)
+    why = _one(data, "lanes", g, "tiu", i)
+    head, tail = why.split(" ends at lane byte ")
+    lane = load_chip(bmk.load_model(source).chip).space("local").lane_bytes
+    assert head.startswith(prefix) and head.endswith(f" opd0_addr 0x{lane - 1:x}") and int(tail.split(",")[0]) > lane
+    assert tail.endswith(f", past the {lane}-byte lane of local memory (64 NPUs)")
