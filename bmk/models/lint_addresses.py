@@ -5,9 +5,10 @@ bmk/models/lint.py with a subnet's decoded streams.
 Operands. A GDMA operand is each composed `*_addr` row of its class in the chip's spec (src, dst,
 index, mask, ...), at the memory the memory map (specs [memory.*]) puts its address in; its
 layout (sizes n, c, h, w, byte strides, element bytes) is the simulator's reading of the kind
-(bmk/sim/bm1684x/gdma.py, dma_index.py; strides count elements of src_data_format, whose codes
-are the TIU precision codes): dma.tensor* (X_*size, X_*stride; dst takes src's sizes when
-nchw_copy or unset), dma.general (src_cstride_move_length_ elements; the broadcast's dst_csize
+(bmk/sim/bm1684x/gdma.py, dma_index.py; strides count elements of src_data_format, its bytes
+the bits its enum member names / 8): dma.tensor* (X_*size, X_*stride; dst takes src's sizes when
+nchw_copy or unset; the special functions' shapes; BM1684's 4N / 2N local sides: `_tensor_layouts`),
+dma.general (src_cstride_move_length_ elements; the broadcast's dst_csize
 NPUs), dma.matrix (long class: the non-local side (H, W) with row stride X_hstride, the local side
 (rows, ceil(cols / X_wsize), 1, X_wsize)), dma.gather / dma.scatter (src (1, C, H, W), the index
 (1, index_csize, rows, 1) uint32, dst (1, C', rows, W); stride_enable 0: the default layouts). A
@@ -50,7 +51,8 @@ Not checked: the other TIU kinds' sources (matrix multiply, gather/scatter, roi 
 ...) and conv / pord weights and biases, int4 operands, other layouts (offset, T4, T5), bm1684
 and cv18xx TIU fields (no
 res0_prec), the short dma.matrix class, the other GDMA kinds (cw_transpose, masked_select,
-nonzero; bm1684's trans and constant ends), opaque engines (bm1690 HAU), bm1880 TDMA global
+nonzero; bm1684's trans and constant ends, its matrix, common_mode and implicit-stride tensor forms),
+4bank copies' extra banks, opaque engines (bm1690 HAU), bm1880 TDMA global
 addresses (no base register field).
 """
 import attrs
@@ -102,15 +104,16 @@ def _nearest(regions, a):
     return min(regions, key=lambda r: r.start - a if a < r.start else a - r.end + 1)
 
 
-def _elem_bytes(spec, code):
-    """Bytes of a DMA data format code: the TIU precision enum's member (int8, fp16, ...) bits / 8."""
-    return spec.derived(("lint elem bytes",), _elem_table, spec).get(code, 1)
+def _elem_bytes(spec, engine, cls, code):
+    """Bytes of a DMA src_data_format code: its enum member's bits (int8, fp16, float32 ...) / 8,
+    1 for a code the enum does not name."""
+    return spec.derived(("lint elem bytes", engine, cls), _elem_table, spec, engine, cls).get(code, 1)
 
 
-def _elem_table(spec):
+def _elem_table(spec, engine, cls):
     try:
-        members = spec.members("tiu", "res0_prec")
-    except SpecError:                               # a chip without that enum: bytes as bytes
+        members = spec.members(engine, "src_data_format", cls)
+    except SpecError:                               # an engine without that enum: bytes as bytes
         return {}
     out = {}
     for code, name in members.items():
@@ -213,13 +216,10 @@ def _gdma_layouts(spec, r, spaces):
     """{side: (sizes, byte strides, element bytes)} of the sides a GDMA kind's fields describe
     (the simulator's reading: bmk/sim/bm1684x/gdma.py, dma_index.py); sides left out are not known."""
     f, kind = r.fields, r.kind or ""
-    e = _elem_bytes(spec, f.get("src_data_format", 0))
+    e = _elem_bytes(spec, r.engine, r.cls, f.get("src_data_format", 0))
     out = {}
     if kind.startswith("dma.tensor"):
-        for side in ("src", "dst"):
-            got = _tensor_shape(f, side)
-            if got is not None:
-                out[side] = (got[0], tuple(t * e for t in got[1]), e)
+        out.update(_tensor_layouts(spec, f, kind, spaces, e))
     elif kind in ("dma.general", "dma.general.broadcast"):
         n = f.get("src_cstride_move_length_", 0)
         if n:
@@ -233,15 +233,53 @@ def _gdma_layouts(spec, r, spaces):
     return {s: v for s, v in out.items() if v is not None and min(v[0]) >= 1}
 
 
-def _tensor_shape(f, side):
-    """(sizes, strides in elements) of a dma.tensor side in n, c, h, w order, or None."""
-    sizes = [f.get(f"{side}_{d}size") for d in _DIMS]
-    if side == "dst" and (not any(sizes) or f.get("nchw_copy")):
-        sizes = [f.get(f"src_{d}size") for d in _DIMS]     # the destination takes the source's shape
-    strides = [f.get(f"{side}_{d}stride") for d in _DIMS]
-    if None in sizes or None in strides or not all(sizes):
-        return None
-    return tuple(sizes), tuple(strides)
+def _tensor_layouts(spec, f, kind, spaces, e):
+    """dma.tensor and its special functions (bmk/sim/bm1684x/gdma.py `_tensor_copy`): src
+    (src_*size), dst (dst_*size, or src's when nchw_copy or unset); transpose dst (C, N, H, W),
+    collect / distribute (N, W, H, C), broadcast src (N, 1, H, W) to dst (N, dst_csize, H, W);
+    a special function's w strides 1; stride_enable 0: the default layouts. BM1684's dma.tensor
+    (bmk/sim/bm1684/gdma.py): an 8- or 16-bit local side with chw_copy 0 is 4N / 2N (batches
+    packed in words of params.storage_word_bytes, strides in words); its matrix, linear
+    (common_mode) and implicit-stride forms are left out."""
+    src = tuple(f.get(f"src_{d}size", 0) for d in _DIMS)
+    dst = tuple(f.get(f"dst_{d}size", 0) for d in _DIMS)
+    if f.get("nchw_copy") or not any(dst):
+        dst = src
+    special = kind[len("dma.tensor."):] or None
+    if special == "transpose":
+        dst = (src[1], src[0], src[2], src[3])
+    elif special in ("collect", "distribute"):
+        dst = (src[0], src[3], src[2], src[1])
+    elif special in ("broadcast", "4bank_broadcast"):
+        src, dst = (src[0], 1, src[2], src[3]), (src[0], f.get("dst_csize", 0), src[2], src[3])
+    if "sys_mem_type" in f:                                 # BM1684: chw_copy 1, dst takes src's sizes
+        plain = not f.get("common_mode") and f.get("stride_enable", 1) \
+            and spec.member("gdma", "sys_mem_type", f["sys_mem_type"]) == "tensor"
+        if not plain:
+            return {}
+        dst = src if f.get("chw_copy", 1) else tuple(f.get(f"dst_{d}size", 0) for d in _DIMS)
+        word = spec.param("storage_word_bytes")
+        out = {}
+        for side, shp in (("src", src), ("dst", dst)):
+            st = tuple(f.get(f"{side}_{d}stride", 0) for d in _DIMS)
+            local = spaces.get(side) is not None and spaces[side].name == "local"
+            if local and e < word and not f.get("chw_copy", 1):     # 4N / 2N: word // e batches a word
+                out[side] = ((-(-shp[0] // (word // e)),) + shp[1:], tuple(t * word for t in st), word)
+            else:
+                out[side] = (shp, tuple(t * e for t in st), e)
+        return out
+    implicit = not f.get("stride_enable", 1)
+    out = {}
+    for side, shp in (("src", src), ("dst", dst)):
+        if implicit:
+            st = _default_strides(spec, spaces.get(side), shp, e)
+            if st is None:
+                continue
+        else:
+            st = tuple(f.get(f"{side}_{d}stride", 0) for d in "nch") + \
+                (1 if special else f.get(f"{side}_wstride", 0),)
+        out[side] = (shp, tuple(t * e for t in st), e)
+    return out
 
 
 def _matrix_layouts(f, transpose, spaces, e):

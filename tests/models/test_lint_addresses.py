@@ -24,9 +24,10 @@ from tests.models import files as F
 SOURCE = F.FACE_ATTR_1684X
 
 
-def _mutated(pick, move, engine="gdma", source=SOURCE):
+def _mutated(pick, move, engine="gdma", source=SOURCE, also=None):
     """(the mutated file's bytes, the group, the command's index in its `engine` stream, the new address):
-    the first command `pick(spec, fmt, record)` accepts gets `move(...)`'s address on the side pick names."""
+    the first command `pick(spec, fmt, record)` accepts gets `move(...)`'s address on the side pick names
+    (and the fields `also(record)` gives)."""
     data = bytearray(source.read_bytes())
     m = bmk.models.read_model(bytes(data), "mutant.bmodel")
     spec = load_chip(m.chip)
@@ -38,7 +39,7 @@ def _mutated(pick, move, engine="gdma", source=SOURCE):
     fmt = spec.fmt(engine, r.cls)
     to = move(spec, st, r)
     moved = fmt.split(side, to) if side in dict(fmt.composed) else {side: to}
-    new = type(r)(r.engine, r.cls, r.kind, {**r.fields, **moved})
+    new = type(r)(r.engine, r.cls, r.kind, {**r.fields, **moved, **(also(r) if also else {})})
     if g.cmdbuf_blob is not None:       # a cvimodel's one framed buffer: swap the descriptor's bytes in place
         old_bytes, new_bytes = (bmk.encode(m.chip, [x], raw=True)[engine] for x in (r, new))
         at = g.cmdbuf_blob.offset + g.cmdbuf.index(old_bytes)
@@ -54,9 +55,14 @@ def _mutated(pick, move, engine="gdma", source=SOURCE):
     return bytes(data), g, i, to
 
 
-def _one(data, rule, g, engine, i, name="mutant.bmodel"):
-    """The one finding of a mutant, checked to be `rule` at (g, engine, i)."""
+def _one(data, rule, g, engine, i, name="mutant.bmodel", source=None):
+    """The one finding of a mutant, checked to be `rule` at (g, engine, i); with `source`, the one
+    finding the source file does not have (a vendor file with known findings)."""
     found = lint(bmk.models.read_model(data, name))
+    if source is not None:
+        known = lint(bmk.load_model(source))
+        assert known and all(f in found for f in known)
+        found = [f for f in found if f not in known]
     assert [(f.rule, f.group, f.engine, f.index) for f in found] == [(rule, g.label, engine, i)]
     return found[0].why
 
@@ -246,3 +252,45 @@ def test_a_kinds_input_moved_past_its_lane(prefix, source):
     lane = load_chip(bmk.load_model(source).chip).space("local").lane_bytes
     assert head.startswith(prefix) and head.endswith(f" opd0_addr 0x{lane - 1:x}") and int(tail.split(",")[0]) > lane
     assert tail.endswith(f", past the {lane}-byte lane of local memory (64 NPUs)")
+
+
+def test_a_broadcast_source_moved_to_the_end_of_the_coefficients():
+    # BM1684X's dma.tensor.broadcast of a (1, 1, 1, W) weight row to 64 NPUs, stride_enable 0: its
+    # source is contiguous over (N, 1, H, W) whatever src_csize says
+    data, g, i, to = _mutated(lambda spec, fmt, r: _global_src("dma.tensor.broadcast")(spec, fmt, r)
+                              if r.fields["src_wsize"] > 1 and not r.fields["stride_enable"] else None,
+                              lambda spec, st, r: st.coeff.address + st.coeff.size - 1)
+    why = _one(data, "address", g, "gdma", i)
+    assert why.startswith(f"dma.tensor.broadcast src_addr 0x{to:x} runs to 0x")
+    assert why.endswith(f", past the end of the coefficients [0x{to + 1 - _coeff(SOURCE):x}, 0x{to + 1:x})")
+
+
+def _coeff(path):
+    return bmk.load_model(path).nets[0].stages[0].coeff.size
+
+
+def test_a_bm1684_4n_destination_past_its_lane():
+    # face_detection_int8_b4's int8 loads into local memory are plain (chw_copy 1: dst takes src's
+    # sizes); one made 4N (chw_copy 0 with those sizes: a batch a byte of each 32-bit word, strides in
+    # words) and moved so that a plain reading of its strides would just fit NPU 0's lane: its words
+    # run past it
+    def int8_load(spec, fmt, r):
+        f = r.fields
+        return "dst_addr" if r.kind == "dma.tensor" and f["chw_copy"] and f["stride_enable"] \
+            and _space(spec, fmt, r, "dst_addr") == "local" and f["src_csize"] <= 64 \
+            and spec.member("gdma", "src_data_format", f["src_data_format"]) == "int8" else None
+
+    def plain_fit(spec, st, r):         # from NPU 0: its channels one a lane, in one channel slot
+        f = r.fields
+        span = sum((f[f"src_{d}size"] - 1) * f[f"dst_{d}stride"] for d in "nhw") + 1
+        return spec.space("local").base + spec.space("local").lane_bytes - span
+
+    def four_n(r):
+        return {"chw_copy": 0, **{f"dst_{d}size": r.fields[f"src_{d}size"] for d in "nchw"}}
+
+    data, g, i, to = _mutated(int8_load, plain_fit, source=F.FACE_INT8, also=four_n)
+    why = _one(data, "lanes", g, "gdma", i, source=F.FACE_INT8)
+    assert why.startswith(f"dma.tensor dst_addr 0x{to:x} ends at lane byte ")
+    assert why.endswith(", past the 524288-byte lane of local memory (64 NPUs)")
+    plain, _, _, _ = _mutated(int8_load, plain_fit, source=F.FACE_INT8)
+    assert lint(bmk.models.read_model(plain, "mutant.bmodel")) == lint(bmk.load_model(F.FACE_INT8))    # it fits
