@@ -375,7 +375,7 @@ def _tdma_layout(spec, r, side, gmem):
             return ((rows, 1, 1, cols), (c_st, 0, 0, e), e)
         if side == "src":
             return ((src[0], src[1], 1, src[3]), (n_st, c_st, 0, e), e)
-        rows = src[3] if r.kind.endswith("_tp") else src[0]
+        rows = src[3] if (r.kind or "").endswith("_tp") else src[0]
         return ((rows, f.get("dst_c", 0), 1, f.get("dst_w", 0)), (n_st, c_st, 0, e), e)
     if side == "src":
         shape = src

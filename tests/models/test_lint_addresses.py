@@ -24,10 +24,10 @@ from tests.models import files as F
 SOURCE = F.FACE_ATTR_1684X
 
 
-def _mutated(pick, move, engine="gdma", source=SOURCE, also=None):
+def _mutated(pick, move, engine="gdma", source=SOURCE, also=None, unknown=False):
     """(the mutated file's bytes, the group, the command's index in its `engine` stream, the new address):
     the first command `pick(spec, fmt, record)` accepts gets `move(...)`'s address on the side pick names
-    (and the fields `also(record)` gives)."""
+    (and the fields `also(record)` gives; `unknown`: encoded from its fields alone, as no kind)."""
     data = bytearray(source.read_bytes())
     m = bmk.models.read_model(bytes(data), "mutant.bmodel")
     spec = load_chip(m.chip)
@@ -39,7 +39,7 @@ def _mutated(pick, move, engine="gdma", source=SOURCE, also=None):
     fmt = spec.fmt(engine, r.cls)
     to = move(spec, st, r)
     moved = fmt.split(side, to) if side in dict(fmt.composed) else {side: to}
-    new = type(r)(r.engine, r.cls, r.kind, {**r.fields, **moved, **(also(r) if also else {})})
+    new = type(r)(r.engine, r.cls, None if unknown else r.kind, {**r.fields, **moved, **(also(r) if also else {})})
     if g.cmdbuf_blob is not None:       # a cvimodel's one framed buffer: swap the descriptor's bytes in place
         old_bytes, new_bytes = (bmk.encode(m.chip, [x], raw=True)[engine] for x in (r, new))
         at = g.cmdbuf_blob.offset + g.cmdbuf.index(old_bytes)
@@ -294,3 +294,16 @@ def test_a_bm1684_4n_destination_past_its_lane():
     assert why.endswith(", past the 524288-byte lane of local memory (64 NPUs)")
     plain, _, _, _ = _mutated(int8_load, plain_fit, source=F.FACE_INT8)
     assert lint(bmk.models.read_model(plain, "mutant.bmodel")) == lint(bmk.load_model(F.FACE_INT8))    # it fits
+
+
+def test_a_tdma_descriptor_of_no_known_kind_is_read_by_its_direction():
+    # spec_func 2 names no instruction: the (matrix) descriptor decodes with no kind, its sides still read by
+    # trans_dir and sys_dtype
+    data, g, i, to = _mutated(lambda spec, fmt, r: "dst_addr" if r.kind == "load" and r.fields["sys_dtype"] == 0
+                              and r.fields["dst_h"] * r.fields["dst_w"] > 1 else None,
+                              lambda spec, st, r: spec.space("local").lane_bytes - 1, engine="tdma",
+                              source=F.HAND_181X, also=lambda r: {"spec_func": 2, "sys_dtype": 1}, unknown=True)
+    m = bmk.models.read_model(data, "mutant.cvimodel")
+    assert [r.kind for r in m.records(next(iter(m.groups()))) if r.engine == "tdma"][i] is None
+    why = _one(data, "lanes", g, "tdma", i, "mutant.cvimodel")
+    assert why.startswith("None dst_addr 0x7fff ends at lane byte ")
