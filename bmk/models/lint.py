@@ -21,12 +21,14 @@ self-consistent and fits its chip, before any chip runs it. Each finding has a r
   size means a shape or size was changed (the reader already refuses a smaller one).
 - hash: the coefficients must hash to the sha256 the file records (Model.verified).
 - decode: every command stream must decode (a defect names its byte offset).
-- address, lanes: each DMA command's global addresses inside its stage's regions, its local
-  operands inside their lanes (bmk/models/lint_addresses.py).
+- address, lanes: each DMA command's global addresses (CV18xx TDMA's through their base
+  registers' regions) inside its stage's regions, its static-memory and L2 SRAM operands inside
+  those memories, its local operands and TIU results and sources inside their lanes, the
+  tsbc.s_* static vectors inside static memory (bmk/models/lint_addresses.py).
 
 The report also carries the compiler version and build time the file records. Not checked
-(yet): TIU operands' local-memory bounds, and versions per net (a bmodel records one version
-for all its nets, so a mixed build cannot be seen in the container).
+(yet): the other TIU kinds' sources (lint_addresses.py says which), and versions per net (a
+bmodel records one version for all its nets, so a mixed build cannot be seen in the container).
 """
 import attrs
 

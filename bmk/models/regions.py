@@ -11,6 +11,9 @@ from bmk.errors import ModelError
 
 REGION_TAG_BITS = 40
 OFFSET_MASK = (1 << REGION_TAG_BITS) - 1
+# the regions a Program's sizes describe (cvimodel-format.md: Program.shared_gmem, private_gmem) and
+# their tags (Neuron::reserveIonMem; the weights' tag is read from the file: bmk/models/cvimodel.py)
+SIZED_REGIONS = {"shared_gmem": ("shared memory", 0), "private_gmem": ("private memory", 2)}
 
 
 def device_address(sim, address, what="address", path=None):
