@@ -106,19 +106,24 @@ def test_an_fp8_conv_adds_its_bias_then_scales_per_channel_and_rounds_once():
     np.testing.assert_array_equal(got, q(exact))
 
 
+def _pool(seed, kind, before, **fields):
+    """A stride-2 e5m2 pool of a random (1, 4, 4) plane on lane 0 into (2, 2), after `before`:
+    (the input's values, the result's 4 bytes)."""
+    x = numerics.fp8_to_values(q(np.random.default_rng(seed).uniform(-8, 8, (1, 4, 4))), E5M2)
+    sim = bmk.Simulator("bm1690")
+    sim.lmem_write(0x1000, q(x).tobytes())
+    sim.run(before + [rec("tiu", "sPorD", kind, opd0_prec=prec("fp8"), res0_prec=prec("fp8"), res0_n=1, res0_c=1,
+                          res0_h=2, res0_w=2, opd0_h=4, opd0_w=4, res_op_y_str=2, res_op_x_str=2, opd0_addr=0x1000,
+                          res0_addr=0x2000, **fields)])
+    return x, np.frombuffer(sim.lmem_read(0x2000, 4), np.uint8)
+
+
 def test_an_fp8_average_pool_scales_by_its_constant_rescale():
     """An e5m2 2x2 average pool as the resnet50 stream writes it: the kernel a constant e5m2 1.0
     (opd1_addr 60), the fp32 rescale 1/4 in register 6 (opt_opd5_const)."""
-    x = numerics.fp8_to_values(q(np.random.default_rng(2).uniform(-8, 8, (1, 4, 4))), E5M2)
-    sim = bmk.Simulator("bm1690")
-    sim.lmem_write(0x1000, q(x).tobytes())
-    pool = rec("tiu", "sPorD", "pord.avgpooling", opd0_prec=prec("fp8"), res0_prec=prec("fp8"), res0_n=1, res0_c=1,
-               res0_h=2, res0_w=2, opd0_h=4, opd0_w=4, opd1_h=2, opd1_w=2, res_op_y_str=2, res_op_x_str=2,
-               opd0_addr=0x1000, res0_addr=0x2000, opd1_const=1, opd1_addr=0x3C, opd3_const=1, opt_rq=1,
-               opt_opd5_const=1)
-    sim.run([wr_imm(6, int(np.array([0.25], np.float32).view(np.uint32)[0])), pool])
-    want = q(x[0].reshape(2, 2, 2, 2).sum(axis=(1, 3)) * 0.25)
-    np.testing.assert_array_equal(np.frombuffer(sim.lmem_read(0x2000, 4), np.uint8), want.ravel())
+    x, got = _pool(2, "pord.avgpooling", [wr_imm(6, int(np.array([0.25], np.float32).view(np.uint32)[0]))],
+                   opd1_h=2, opd1_w=2, opd1_const=1, opd1_addr=0x3C, opd3_const=1, opt_rq=1, opt_opd5_const=1)
+    np.testing.assert_array_equal(got, q(x[0].reshape(2, 2, 2, 2).sum(axis=(1, 3)) * 0.25).ravel())
 
 
 def test_fp8_add_and_casts_round_once_into_the_result():
@@ -147,17 +152,11 @@ def test_an_fp8_max_pool_with_the_streams_nan_pad_takes_the_window_maximum():
     """A 3x3 stride-2 e5m2 max pool padded by 1, its pad the resnet50 stream's opd3 0xFF7F (0x7F:
     NaN in e5m2): a NaN never wins (bm1684x/pord.py), so the border windows take their real
     maximum; a NaN pad that won would poison every border output."""
-    x = numerics.fp8_to_values(q(np.random.default_rng(4).uniform(-8, 8, (1, 4, 4))), E5M2)
-    sim = bmk.Simulator("bm1690")
-    sim.lmem_write(0x1000, q(x).tobytes())
-    pool = rec("tiu", "sPorD", "pord.maxpooling", opd0_prec=prec("fp8"), res0_prec=prec("fp8"), res0_n=1, res0_c=1,
-               res0_h=2, res0_w=2, opd0_h=4, opd0_w=4, opd1_h=3, opd1_w=3, res_op_y_str=2, res_op_x_str=2,
-               opd0_up_pad=1, opd0_lf_pad=1, opd0_addr=0x1000, res0_addr=0x2000, opd3_const=1, opd3_addr=0xFF7F,
-               opd2_addr=0xFFFFFFFF)
-    sim.run([pool])
+    x, got = _pool(4, "pord.maxpooling", [], opd1_h=3, opd1_w=3, opd0_up_pad=1, opd0_lf_pad=1, opd3_const=1,
+                   opd3_addr=0xFF7F, opd2_addr=0xFFFFFFFF)
     padded = np.pad(x[0], ((1, 0), (1, 0)), constant_values=-np.inf)
     want = np.array([[padded[2 * i:2 * i + 3, 2 * j:2 * j + 3].max() for j in range(2)] for i in range(2)])
-    np.testing.assert_array_equal(np.frombuffer(sim.lmem_read(0x2000, 4), np.uint8), q(want).ravel())
+    np.testing.assert_array_equal(got, q(want).ravel())
 
 
 def test_an_fp8_copy_of_a_constant_fills_with_its_byte():
