@@ -20,7 +20,8 @@ class CheckReport:
     findings: list
 
     def lines(self):
-        head = f"{self.file}: {self.chip} {self.what}, {self.instructions} instructions: "
+        n = self.instructions
+        head = f"{self.file}: {self.chip} {self.what}, {n} instruction{'s' * (n != 1)}: "
         if not self.findings:
             yield head + "every one can be simulated"
             return
