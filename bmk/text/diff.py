@@ -127,7 +127,9 @@ class Diff:
         if chip.engine(engine).opaque or name == CORE_FIELD:
             return v
         fname = dict(sync_fields(chip.engine(engine))).get(name, name)
-        return format_value(chip.engine(engine).cls(cls).by_name[fname], v)
+        fmt = chip.engine(engine).cls(cls)
+        # changes are named as listings spell them: the vendor's spelling where the field has one
+        return format_value(fmt.by_name[fmt.by_vendor.get(fname, fname)], v)
 
     def _target(self, listing, index, on, wait):
         if index is None:

@@ -166,3 +166,14 @@ def test_raw_streams(tmp_path, monkeypatch):
 def test_text_with_bom_and_crlf(run):
     text = "\ufeff" + asmtext.disassemble(CHIP, decode_cmdbuf(CHIP, BASE)).replace("\n", "\r\n")
     assert run(BASE, text).exit_code == 0
+
+
+def test_a_changed_field_with_a_vendor_spelling(tmp_path, monkeypatch):
+    """bm1688's opd1_sign is listed as the vendor's opt_opd1_sign: the diff names and shows it so
+    (it raised KeyError: a mutated CV184X yolov8n model found it, tests/models/test_fuzz_models.py)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.s").write_text(".chip bm1688\ntiu.arith.add cmd_short=1\n")
+    (tmp_path / "b.s").write_text(".chip bm1688\ntiu.arith.add cmd_short=1 opt_opd1_sign=1\n")
+    res = CliRunner().invoke(diff, ["a.s", "b.s"])
+    assert res.exit_code == 1, res.output
+    assert "    opt_opd1_sign: 0 -> 1" in res.output.splitlines()
