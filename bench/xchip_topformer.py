@@ -3,8 +3,8 @@
 Prints, for the same inputs on both builds: the output cosine on a 0/255 block image (the issue's
 figure), each channel's correlation and least-squares slope, the outputs' interior value on a constant
 input (three equal frames: the motion branch sees no motion, every upsampling interpolates a constant),
-and the cosine again with every bf16 result rounded towards zero instead of to nearest even (how much
-the bf16 rounding mode can move the figure).
+the cosine with one frame unlike the other two, and the cosine again with every bf16 result rounded
+towards zero instead of to nearest even (how much the bf16 rounding mode can move the figure).
 
     PYTHONPATH=. python bench/xchip_topformer.py [seed]
 """
@@ -64,6 +64,10 @@ def main():
     h, w = x.shape[2] // 2, x.shape[3] // 2
     print(f"constant input: cos {_cos(cx, cy):.4f}; interior value bm1688 {cx[0, :, h, w].round(3)} "
           f"cv184x {cy[0, :, h, w].round(3)}")
+    for k in range(len(pix)):                   # frame k the only one unlike the others: which frame the gap follows
+        frames = [pix[0 if k else 1]] * len(pix)
+        frames[k] = pix[k]
+        print(f"only frame {k} differs: cos {_cos(_run(a, frames), _run(b, frames)):.4f}")
     nearest = numerics.to_float
     numerics.to_float = lambda v, dtype, mode=numerics.Round.HALF_TO_EVEN: nearest(
         v, dtype, numerics.Round.TOWARDS_ZERO if dtype.name == "bf16" else mode)
