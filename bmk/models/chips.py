@@ -62,4 +62,3 @@ def spec_for(chip, path, purpose=""):
         raise ModelError(f"model is for chip {chip}, which bmk cannot decode yet (chips with a decoder: "
                          f"{', '.join(chips())}){purpose}", path)
     return load_chip(chip)
-
