@@ -69,19 +69,28 @@ class _T:
         self.name, self.shape, self.scale = name, shape, scale
 
 
-def test_decode_one_anchor():
-    # one anchor of the stride-16 map (x 3, y 5) with class 7's logit 2 and one-hot DFL bins: distances 1, 2, 3, 4
+def _outputs(at_stride, mark, scales):
+    """The six head outputs, all empty but what mark(box, cls) sets on the map of `at_stride`:
+    ({name: int8 array}, [_T]) with the (box, class) scales given."""
     tensors, outputs = [], {}
     for stride in (8, 16, 32):
         n = SIZE // stride
         box, cls = _head(64, n, n), _head(80, n, n, -100)
-        if stride == 16:
-            cls[0, 7, 5, 3] = 20
-            for side, d in enumerate((1, 2, 3, 4)):
-                box[0, side * Y.REG_MAX + d, 5, 3] = 100  # logit 50 against 0: one-hot to exp(-50)
-        for name, arr, scale in ((f"box{stride}", box, 0.5), (f"cls{stride}", cls, 0.1)):
+        if stride == at_stride:
+            mark(box, cls)
+        for name, arr, scale in ((f"box{stride}", box, scales[0]), (f"cls{stride}", cls, scales[1])):
             tensors.append(_T(name, arr.shape, scale))
             outputs[name] = arr
+    return outputs, tensors
+
+
+def test_decode_one_anchor():
+    # one anchor of the stride-16 map (x 3, y 5) with class 7's logit 2 and one-hot DFL bins: distances 1, 2, 3, 4
+    def mark(box, cls):
+        cls[0, 7, 5, 3] = 20
+        for side, d in enumerate((1, 2, 3, 4)):
+            box[0, side * Y.REG_MAX + d, 5, 3] = 100  # logit 50 against 0: one-hot to exp(-50)
+    outputs, tensors = _outputs(16, mark, (0.5, 0.1))
     boxes, scores, classes = Y.decode(outputs, tensors, SIZE, threshold=0.5)
     np.testing.assert_allclose(boxes, [[(3.5 - 1) * 16, (5.5 - 2) * 16, (3.5 + 3) * 16, (5.5 + 4) * 16]])
     np.testing.assert_allclose(scores, [1 / (1 + np.exp(-2.0))])
@@ -90,17 +99,11 @@ def test_decode_one_anchor():
 
 def test_decode_expected_distance_and_clamp():
     # two equal bins 0 and 2 expect distance 1; the corner anchor's box is clamped to the input
-    tensors, outputs = [], {}
-    for stride in (8, 16, 32):
-        n = SIZE // stride
-        box, cls = _head(64, n, n), _head(80, n, n, -100)
-        if stride == 32:
-            cls[0, 0, 0, 0] = 10
-            for side in range(4):
-                box[0, side * Y.REG_MAX, 0, 0] = box[0, side * Y.REG_MAX + 2, 0, 0] = 100
-        for name, arr in ((f"b{stride}", box), (f"c{stride}", cls)):
-            tensors.append(_T(name, arr.shape, 1.0))
-            outputs[name] = arr
+    def mark(box, cls):
+        cls[0, 0, 0, 0] = 10
+        for side in range(4):
+            box[0, side * Y.REG_MAX, 0, 0] = box[0, side * Y.REG_MAX + 2, 0, 0] = 100
+    outputs, tensors = _outputs(32, mark, (1.0, 1.0))
     boxes, _, classes = Y.decode(outputs, tensors, SIZE)
     np.testing.assert_allclose(boxes, [[0, 0, 1.5 * 32, 1.5 * 32]])
     assert classes.tolist() == [Y.PERSON]
