@@ -44,16 +44,18 @@ strides are bytes (the w stride the element: 2 for bf16).
   and so must the sources whose shape the simulator takes from the fields (`_sources`: arith
   opd0 / opd1 in the result's shape, with tsk_opd_num 2 for opd1; cmp opd0..3; sfu opd0; lin
   opd0 and its per-channel opd1 / opd2; conv and windowed pord inputs (n, opd0_c or c, opd0_h,
-  opd0_w); constants skipped); the first result and the first source of a stream past their
-  lane are reported.
+  opd0_w); a conv's kernel (ceil(IC / q), OC, kh * kw, q), q = ic_parallel_int8 * 8 / bits
+  input channels side by side (1 for 32-bit types); a depthwise or average pool's kernel (1, C,
+  kh, kw) compact; mm.*'s three matrices (rows, ceil(columns / w), 1, w) and mm2.*'s (1, rows,
+  1, columns), aligned; constants skipped); the first result and the first source of a stream
+  past their lane are reported.
 
-Not checked: the other TIU kinds' sources (matrix multiply, gather/scatter, roi pooling, tsbc
-...) and conv / pord weights and biases, int4 operands, other layouts (offset, T4, T5), bm1684
-and cv18xx TIU fields (no
-res0_prec), the short dma.matrix class, the other GDMA kinds (cw_transpose, masked_select,
-nonzero; bm1684's trans and constant ends, its matrix, common_mode and implicit-stride tensor forms),
-4bank copies' extra banks, opaque engines (bm1690 HAU), bm1880 TDMA global
-addresses (no base register field).
+Not checked: the other TIU kinds' sources (gather/scatter, roi pooling, tsbc ...), biases and
+per-channel requant parameters (their element type is the kind's rule, not a field), int4
+operands, other layouts (offset, T4, T5), bm1684 and cv18xx TIU fields (no res0_prec), the short
+dma.matrix class, the other GDMA kinds (cw_transpose, masked_select, nonzero; bm1684's trans and
+constant ends, its matrix, common_mode and implicit-stride tensor forms), 4bank copies' extra
+banks, opaque engines (bm1690 HAU), bm1880 TDMA global addresses (no base register field).
 """
 import attrs
 
@@ -397,7 +399,9 @@ def _tdma_layout(spec, r, side, gmem):
 def _sources(r):
     """[(operand, shape, layout or None for its X_str, precision field)] of the sources a TIU
     kind reads in a shape its fields give (the simulator's reading: bmk/sim/bm1684x/ar.py
-    `_inputs`, cmp.py, sfu.py, lin.py, conv.py, pord.py); [] for the other kinds."""
+    `_inputs`, cmp.py, sfu.py, lin.py, conv.py, pord.py, mm.py); [] for the other kinds. A layout
+    may be a function (spec, bits) -> (shape, element strides) where the shape depends on the
+    element size (conv weights)."""
     f, kind = r.fields, r.kind or ""
     shape = tuple(f.get(k, 0) for k in _KEYS["res0"][5])
     if kind.startswith("arith.") and kind not in ("arith.euIdxGen", "arith.npuIdxGen", "arith.copyMb"):
@@ -410,14 +414,53 @@ def _sources(r):
     if kind.startswith("sfu."):
         return [("opd0", shape, "aligned", "opd0_prec")]
     if kind.startswith("conv."):           # the input (n, opd0_c, opd0_h, opd0_w) in its own layout (conv.py)
-        return [("opd0", (shape[0], f.get("opd0_c", 0), f.get("opd0_h", 0), f.get("opd0_w", 0)), None, "opd0_prec")]
+        ic = f.get("opd0_c", 0)
+        return [("opd0", (shape[0], ic, f.get("opd0_h", 0), f.get("opd0_w", 0)), None, "opd0_prec"),
+                ("opd1", shape, _conv_weights(ic, shape[1], f.get("opd1_h", 0) * f.get("opd1_w", 0)), "opd0_prec")]
     if kind in _WINDOWED:                  # the input (n, c, opd0_h, opd0_w), aligned (pord.py `_inputs`)
-        return [("opd0", (shape[0], shape[1], f.get("opd0_h", 0), f.get("opd0_w", 0)), "aligned", "opd0_prec")]
+        out = [("opd0", (shape[0], shape[1], f.get("opd0_h", 0), f.get("opd0_w", 0)), "aligned", "opd0_prec")]
+        if kind in ("pord.depthwise", "pord.depthwiserelu", "pord.avgpooling"):    # the kernel (pord.py `_kernel`)
+            out.append(("opd1", (1, shape[1], f.get("opd1_h", 0), f.get("opd1_w", 0)), "compact", "opd0_prec"))
+        return out
     if kind.startswith("lin."):
         per = (1, shape[1], 1, 1)
         out = [("opd0", shape, "aligned", "res0_prec"), ("opd1", per, "compact", "res0_prec")]
         return out + [("opd2", per, "compact", "res0_prec")] if kind == "lin.mac" else out
+    if kind in ("mm.normal", "mm.wrq", "mm.wrqrelu"):
+        return _mm_operands(f)
+    if kind in ("mm2.nn", "mm2.nt", "mm2.tt"):
+        mc, nw, kc, kw = f.get("res0_c", 0), f.get("res0_w", 0), f.get("opd1_c", 0), f.get("opd1_w", 0)
+        rows, cols = {"mm2.nn": (mc, kc), "mm2.nt": (mc, kw), "mm2.tt": (kw, mc)}[kind]
+        return [("opd0", (1, rows, 1, cols), "aligned", "opd0_prec"), ("opd1", (1, kc, 1, kw), "aligned", "opd0_prec"),
+                ("res0", (1, mc, 1, nw), "aligned", "res0_prec")]
     return []
+
+
+def _mm_operands(f):
+    """mm.*'s matrices (mm.py `_mm`): opd0 the stored left matrix (opd0_n rows, (opd0_c - 1) *
+    opd0_w + opd1_w columns, opd0_w to a channel), opd1 the right one (its rows the left's
+    columns, or its rows when left_tran; res0_c * res0_w columns, res0_w to a channel) and res0
+    (the product's rows, res0_w to a channel), all aligned."""
+    c0, w0, lw, rows, rw = (f.get(k, 0) for k in ("opd0_c", "opd0_w", "opd1_w", "opd0_n", "res0_w"))
+    n_cols = f.get("res0_c", 0) * rw
+    if min(c0, w0, lw, rows, rw) < 1:
+        return []
+    cols = (c0 - 1) * w0 + lw
+    k, out_rows = (rows, cols) if f.get("left_tran", 0) else (cols, rows)
+    per_channel = -(-n_cols // rw)
+    return [("opd0", (rows, -(-cols // w0), 1, w0), "aligned", "opd0_prec"),
+            ("opd1", (k, per_channel, 1, rw), "aligned", "opd0_prec"),
+            ("res0", (out_rows, per_channel, 1, rw), "aligned", "res0_prec")]
+
+
+def _conv_weights(ic, oc, taps):
+    """A conv's kernel layout (conv.py `weights`): (ceil(IC / q), OC, kh * kw, q) with q input
+    channels side by side (q = ic_parallel_int8 * 8 / bits, 1 for 32-bit types)."""
+    def layout(spec, bits):
+        q = 1 if bits >= 32 else spec.param("ic_parallel_int8") * 8 // bits
+        blocks = -(-ic // q)
+        return (blocks, oc, taps, q), (q * taps, blocks * q * taps, q, 1)
+    return layout
 
 
 _WINDOWED = {"pord.depthwise", "pord.avgpooling", "pord.depthwiserelu", "pord.maxpooling"}
@@ -500,6 +543,15 @@ def _operand_end(spec, r, name, shape, lane, layout=None, prec=None):
     addr = f[addr_k]
     if not all(shape) or addr >= npu * lane:
         return None                                     # no shape, or not local memory (static: bm1688 bit 23)
+    if callable(layout):
+        bits, eu = spec.derived(("lint prec", prec_k, r.cls, f[prec_k]), _prec, spec, prec_k, r.cls, f[prec_k])
+        if eu is None:
+            return None
+        shape, strides = layout(spec, bits)
+        if not all(shape):
+            return None
+        e = bits // 8
+        return _lane_end((shape, tuple(s * e for s in strides), e), addr, lane, npu)
     if layout is None:
         layout = spec.members("tiu", str_k, r.cls).get(f.get(str_k, 0)) if str_k in f else "aligned"
     bits, eu = spec.derived(("lint prec", prec_k, r.cls, f[prec_k]), _prec, spec, prec_k, r.cls, f[prec_k])

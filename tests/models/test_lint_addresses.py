@@ -12,7 +12,8 @@ this one lacks) with one operand moved gives exactly one finding each.
   cvimodel) from the weights (base register 1) moved to their last byte;
 - lanes: a local destination moved to the last byte of NPU 0's lane, so its channels run past it;
   a TIU result (res0_addr) and an arith source (opd0_addr) moved there likewise; a CV18xx load's
-  local destination likewise.
+  local destination likewise; a conv kernel placed to end exactly at its lane's end (clean) and one
+  byte further (a finding); mm2.nn (BM1684X) and mm.normal (BM1688) matrices moved past the lane.
 """
 import pytest
 
@@ -307,3 +308,46 @@ def test_a_tdma_descriptor_of_no_known_kind_is_read_by_its_direction():
     assert [r.kind for r in m.records(next(iter(m.groups()))) if r.engine == "tdma"][i] is None
     why = _one(data, "lanes", g, "tdma", i, "mutant.cvimodel")
     assert why.startswith("None dst_addr 0x7fff ends at lane byte ")
+
+
+def _conv_weights(spec, fmt, r):
+    """opd1 (the kernel) of an int8 conv.normal read from local memory."""
+    f = r.fields
+    return "opd1_addr" if r.kind == "conv.normal" and not f.get("opd1_const") \
+        and spec.member("tiu", "opd0_prec", f["opd0_prec"], r.cls) == "int8" else None
+
+
+def _kernel_lane_bytes(spec, f):
+    """The bytes a conv kernel takes in each lane, from seed 001's weight layout written out: IC in
+    blocks of q = ic_parallel_int8 side by side per tap (int8), OC spread over the NPUs."""
+    q = spec.param("ic_parallel_int8")
+    blocks = -(-f["opd0_c"] // q)
+    return -(-f["res0_c"] // spec.param("npu_num")) * blocks * f["opd1_h"] * f["opd1_w"] * q
+
+
+@pytest.mark.parametrize("spare", [0, -1])
+def test_a_conv_kernel_at_the_end_of_its_lane(spare):
+    """A kernel that ends exactly at the lane's end lints clean; one byte further is a finding."""
+    lane = load_chip("bm1684x").space("local").lane_bytes
+    data, g, i, to = _mutated(_conv_weights, lambda spec, st, r: lane - _kernel_lane_bytes(spec, r.fields) + (
+        -spare), engine="tiu")
+    if spare == 0:
+        assert lint(bmk.models.read_model(data, "mutant.bmodel")) == []
+        return
+    why = _one(data, "lanes", g, "tiu", i)
+    assert why == f"conv.normal opd1_addr 0x{to:x} ends at lane byte {lane + 1}, past the {lane}-byte lane of " \
+        f"local memory (64 NPUs)"
+
+
+def _matrix(kind, name):
+    return lambda spec, fmt, r: f"{name}_addr" if r.kind == kind and not r.fields.get(f"{name}_const") else None
+
+
+@pytest.mark.parametrize("kind, name, source", [("mm2.nn", "opd1", SOURCE), ("mm2.nn", "opd0", SOURCE),
+                                                ("mm.normal", "opd1", F.FACE_ATTR_1688),
+                                                ("mm.normal", "opd0", F.FACE_ATTR_1688)])
+def test_a_matrix_operand_moved_past_its_lane(kind, name, source):
+    data, g, i, to = _mutated(_matrix(kind, name), lambda spec, st, r: spec.space("local").lane_bytes - 1,
+                              engine="tiu", source=source)
+    head, tail = _one(data, "lanes", g, "tiu", i).split(" ends at lane byte ")
+    assert head == f"{kind} {name}_addr 0x{to:x}" and int(tail.split(",")[0]) > to + 1
