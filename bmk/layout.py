@@ -131,7 +131,7 @@ def partial_overlap(a, b, lane_bytes, npu_num):
     return tuple(common), max(a0, b0), min(a1, b1)
 
 
-def _extent(t, lane, npu_num):
+def lane_extent(t, lane, npu_num):
     """[first, end) lane bytes that bound a View's bytes on every NPU (arithmetic only: a
     call template traces it)."""
     n, c, h, w = t.shape
@@ -144,8 +144,8 @@ def _extent(t, lane, npu_num):
 
 def _apart(a, b, lane, npu_num):
     """The bounds of a and b share no lane byte (the usual case, decided by a few comparisons)."""
-    a0, a1 = _extent(a, lane, npu_num)
-    b0, b1 = _extent(b, lane, npu_num)
+    a0, a1 = lane_extent(a, lane, npu_num)
+    b0, b1 = lane_extent(b, lane, npu_num)
     return a1 <= b0 or b1 <= a0
 
 

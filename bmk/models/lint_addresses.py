@@ -48,17 +48,21 @@ strides are bytes (the w stride the element: 2 for bf16).
   input channels side by side (1 for 32-bit types); a depthwise or average pool's kernel (1, C,
   kh, kw) compact; mm.*'s three matrices (rows, ceil(columns / w), 1, w) and mm2.*'s (1, rows,
   1, columns), aligned; constants skipped); the first result and the first source of a stream
-  past their lane are reported.
+  past their lane are reported. BM1684 (seed 003's fields: opt_res0_prec, short_res0_str): the
+  result of conv, pord, arith, md_linear and lut commands and an arith kind's tensor sources, laid
+  out by its simulator's static views (bmk/sim/bm1684/elementwise.py `static_view`: 8- and
+  16-bit tensors as 4N / 2N words; opd_neq1 one batch; offset one value per channel).
 
 Not checked: the other TIU kinds' sources (gather/scatter, roi pooling, tsbc ...), biases and
 per-channel requant parameters (their element type is the kind's rule, not a field), int4
-operands, other layouts (offset, T4, T5), bm1684 and cv18xx TIU fields (no res0_prec), the short
-dma.matrix class, the other GDMA kinds (cw_transpose, masked_select, nonzero; bm1684's trans and
+operands, other layouts (offset, T4, T5), bm1684's other TIU operands (conv and pooling inputs,
+kernels, matrices), cv18xx TIU fields (no res0_prec), the short dma.matrix class, the other GDMA kinds (cw_transpose, masked_select, nonzero; bm1684's trans and
 constant ends, its matrix, common_mode and implicit-stride tensor forms), 4bank copies' extra
 banks, opaque engines (bm1690 HAU), bm1880 TDMA global addresses (no base register field).
 """
 import attrs
 
+from bmk import layout
 from bmk.errors import SpecError
 from bmk.util import printable
 
@@ -477,9 +481,20 @@ def check_tiu(spec, label, engine, recs, out, finding):
         return
     lane = local.lane_bytes
     done = set()
+    bm1684 = None
     for i, r in enumerate(recs):
+        if "opt_res0_prec" in r.fields:                 # bm1684's operand fields (seed 003)
+            bm1684 = bm1684 or _Bm1684(spec)
+            for role, name, end in bm1684.ends(r):
+                if role not in done and end > lane:
+                    done.add(role)
+                    out.append(finding("lanes", label, engine, i,
+                                       f"{r.kind} {name}_addr 0x{r.fields[f'{name}_addr']:x} ends at lane byte "
+                                       f"{end}, past the {lane}-byte lane of local memory "
+                                       f"({spec.param('npu_num')} NPUs)"))
+            continue
         if "res0_prec" not in r.fields:
-            continue                                    # bm1684, cv18xx, sys commands: other operand fields
+            continue                                    # cv18xx, sys commands: other operand fields
         if r.kind in _STATIC_COUNT and "static" not in done:
             why = _static_why(spec, r)
             if why is not None:
@@ -498,6 +513,40 @@ def check_tiu(spec, label, engine, recs, out, finding):
                                    f"past the {lane}-byte lane of local memory ({spec.param('npu_num')} NPUs)"))
         if len(done) == 3:
             return                                      # one each per stream: the rest often follow from it
+
+
+class _Bm1684:
+    """BM1684's TIU lane ends, laid out as its simulator lays them (bmk/sim/bm1684: the static
+    views of elementwise.py's overlap check; 8- and 16-bit tensors in 4N / 2N words): the result
+    of every kind whose result takes the res0 fields' shape and layout (conv, pord, arith,
+    md_linear, lut: common.storer's default), and an arith kind's tensor sources."""
+
+    RESULT_KINDS = ("conv", "pord.", "arith.", "md_linear.", "lut")
+
+    def __init__(self, spec):
+        from bmk.sim.bm1684 import common, elementwise
+        self.m = common.Static(spec)
+        self.view, self.eu = elementwise.static_view, elementwise.EU
+        self.lane, self.npu = spec.space("local").lane_bytes, spec.param("npu_num")
+
+    def ends(self, r):
+        """[(role, operand, one past its last lane byte)] of a command."""
+        kind, f = r.kind or "", r.fields
+        if not kind.startswith(self.RESULT_KINDS):
+            return []
+        shape = tuple(f.get(f"res0_{d}", 0) for d in _DIMS)
+        if min(shape) < 1:
+            return []
+        slots = [("result", "res0")]
+        eu = kind.split(".")[1] if kind.startswith("arith.") else None
+        if eu in self.eu:
+            slots += [("source", s) for s in self.eu[eu][1] if not (eu == "taylor" and s == "opd1")]
+        out = []
+        for role, slot in slots:
+            v = self.view(self.m, f, slot, shape)
+            if v is not None:
+                out.append((role, slot, layout.lane_extent(v, self.lane, self.npu)[1]))
+        return out
 
 
 # tsbc kinds that read a vector from static memory at opd0_addr, and the result field that counts

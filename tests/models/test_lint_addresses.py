@@ -13,7 +13,9 @@ this one lacks) with one operand moved gives exactly one finding each.
 - lanes: a local destination moved to the last byte of NPU 0's lane, so its channels run past it;
   a TIU result (res0_addr) and an arith source (opd0_addr) moved there likewise; a CV18xx load's
   local destination likewise; a conv kernel placed to end exactly at its lane's end (clean) and one
-  byte further (a finding); mm2.nn (BM1684X) and mm.normal (BM1688) matrices moved past the lane.
+  byte further (a finding); mm2.nn (BM1684X) and mm.normal (BM1688) matrices moved past the lane;
+  a BM1684 int8 arith result (4N words) placed to end exactly at its lane's end (no new finding)
+  and one byte further (one), a BM1684 conv result and arith source moved past the lane.
 """
 import pytest
 
@@ -351,3 +353,50 @@ def test_a_matrix_operand_moved_past_its_lane(kind, name, source):
                               engine="tiu", source=source)
     head, tail = _one(data, "lanes", g, "tiu", i).split(" ends at lane byte ")
     assert head == f"{kind} {name}_addr 0x{to:x}" and int(tail.split(",")[0]) > to + 1
+
+
+def _bm1684_result(kind_prefix, prec):
+    """res0 of a bm1684 command of kind_prefix with a result of prec in the aligned layout."""
+    def pick(spec, fmt, r):
+        f = r.fields
+        return "res0_addr" if (r.kind or "").startswith(kind_prefix) and not f.get("opt_res0_const") \
+            and spec.member("tiu", "opt_res0_prec", f["opt_res0_prec"]) == prec \
+            and spec.member("tiu", "short_res0_str", f["short_res0_str"]) == "aligned" \
+            and f["res0_h"] * f["res0_w"] > 1 else None
+    return pick
+
+
+def _aligned_4n_lane_bytes(spec, f, start):
+    """Seed 003's aligned layout of an int8 tensor from NPU start: 4N words (four batches a word),
+    each channel's h * w words from a channel_align_bytes boundary, channels npu_num to a slot."""
+    n, c, h, w = (f[f"res0_{d}"] for d in "nchw")
+    cs = -(-h * w * 4 // spec.param("channel_align_bytes")) * spec.param("channel_align_bytes") // 4
+    slots = -(-(start + c) // spec.param("npu_num"))
+    return 4 * ((-(-n // 4) * slots - 1) * cs + h * w)
+
+
+@pytest.mark.parametrize("spare", [0, 1])
+def test_a_bm1684_int8_result_at_the_end_of_its_lane(spare):
+    """face_detection_int8_b4's first aligned int8 arith result placed to end exactly at NPU 0's
+    lane end lints as the source does; one byte further is one more finding."""
+    def place(spec, st, r):
+        return spec.space("local").base + spec.space("local").lane_bytes - _aligned_4n_lane_bytes(
+            spec, r.fields, 0) + spare
+    data, g, i, to = _mutated(_bm1684_result("arith.", "int8"), place, engine="tiu", source=F.FACE_INT8)
+    if not spare:
+        assert lint(bmk.models.read_model(data, "mutant.bmodel")) == lint(bmk.load_model(F.FACE_INT8))
+        return
+    why = _one(data, "lanes", g, "tiu", i, source=F.FACE_INT8)
+    assert why.startswith("arith.") and f" res0_addr 0x{to:x} ends at lane byte 524289, past the 524288-byte " in why
+
+
+@pytest.mark.parametrize("prefix, name", [("conv", "res0_addr"), ("arith.", "opd0_addr")])
+def test_a_bm1684_operand_moved_past_its_lane(prefix, name):
+    def pick(spec, fmt, r):
+        f = r.fields
+        return name if (r.kind or "").startswith(prefix) and not f.get(f"opt_{name[:4]}_const") \
+            and not f.get(f"{name[:4]}_neq1") and f["res0_h"] * f["res0_w"] > 1 else None
+    data, g, i, to = _mutated(pick, lambda spec, st, r: spec.space("local").base + spec.space("local").lane_bytes - 1,
+                              engine="tiu", source=F.RETINAFACE)
+    why = _one(data, "lanes", g, "tiu", i, source=F.RETINAFACE)
+    assert why.startswith(prefix) and f" {name} 0x{to:x} ends at lane byte " in why

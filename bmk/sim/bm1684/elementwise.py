@@ -395,7 +395,7 @@ SHIFTS = {"mul": ("opt_right_shift",), "add": ("opt_right_shift",), "sub": ("opt
           "min": ("opt_right_shift",), "shift": ("opt_right_shift",)}
 
 
-def _static_view(m, f, slot, shape):
+def static_view(m, f, slot, shape):
     """The layout.View of local tensor operand `slot` as `operand` (or, for res0, the storer)
     reads it; None for a constant or fields the run refuses with its own message."""
     if f.get(f"opt_{slot}_const"):
@@ -435,11 +435,11 @@ def check_overlap(chip, kind, f):
         return          # the run refuses it first, with its own message
     if min(shape) < 1:
         return
-    res = _static_view(m, f, "res0", shape)
+    res = static_view(m, f, "res0", shape)
     if res is None:
         return
     for slot in slots:
-        src = _static_view(m, f, slot, shape)
+        src = static_view(m, f, slot, shape)
         hit = None if src is None else chip_layout.partial_overlap(res, src, m.lmem.lane_size, m.npu_num)
         if hit is not None:
             lanes, lo, hi = hit
