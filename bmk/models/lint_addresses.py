@@ -51,19 +51,20 @@ strides are bytes (the w stride the element: 2 for bf16).
   past their lane are reported. BM1684 (seed 003's fields: opt_res0_prec, short_res0_str): the
   result of conv, pord, arith, md_linear and lut commands and an arith kind's tensor sources, laid
   out by its simulator's static views (bmk/sim/bm1684/elementwise.py `static_view`: 8- and
-  16-bit tensors as 4N / 2N words; opd_neq1 one batch; offset one value per channel).
+  16-bit tensors as 4N / 2N words; opd_neq1 one batch; offset one value per channel). CV18xx
+  (the bm1880 lineage's fields): every TIU result, laid out by its simulator (`_Cv18xx`).
 
 Not checked: the other TIU kinds' sources (gather/scatter, roi pooling, tsbc ...), biases and
 per-channel requant parameters (their element type is the kind's rule, not a field), int4
 operands, other layouts (offset, T4, T5), bm1684's other TIU operands (conv and pooling inputs,
-kernels, matrices), cv18xx TIU fields (no res0_prec), the short dma.matrix class, the other GDMA kinds (cw_transpose, masked_select, nonzero; bm1684's trans and
+kernels, matrices), cv18xx TIU sources, the short dma.matrix class, the other GDMA kinds (cw_transpose, masked_select, nonzero; bm1684's trans and
 constant ends, its matrix, common_mode and implicit-stride tensor forms), 4bank copies' extra
 banks, opaque engines (bm1690 HAU), bm1880 TDMA global addresses (no base register field).
 """
 import attrs
 
 from bmk import layout
-from bmk.errors import SpecError
+from bmk.errors import SimulationError, SpecError
 from bmk.util import printable
 
 _DIMS = "nchw"
@@ -481,7 +482,7 @@ def check_tiu(spec, label, engine, recs, out, finding):
         return
     lane = local.lane_bytes
     done = set()
-    bm1684 = None
+    bm1684 = cv18xx = None
     for i, r in enumerate(recs):
         if "opt_res0_prec" in r.fields:                 # bm1684's operand fields (seed 003)
             bm1684 = bm1684 or _Bm1684(spec)
@@ -493,8 +494,17 @@ def check_tiu(spec, label, engine, recs, out, finding):
                                        f"{end}, past the {lane}-byte lane of local memory "
                                        f"({spec.param('npu_num')} NPUs)"))
             continue
+        if "res0_b_str" in r.fields:                    # the bm1880 lineage's operand fields (CV18xx)
+            cv18xx = cv18xx or _Cv18xx(spec)
+            end = cv18xx.result_end(r)
+            if "result" not in done and end is not None and end > lane:
+                done.add("result")
+                out.append(finding("lanes", label, engine, i,
+                                   f"{r.kind} res0_addr 0x{r.fields['res0_addr']:x} ends at lane byte {end}, past "
+                                   f"the {lane}-byte lane of local memory ({spec.param('npu_num')} NPUs)"))
+            continue
         if "res0_prec" not in r.fields:
-            continue                                    # cv18xx, sys commands: other operand fields
+            continue                                    # sys commands: other operand fields
         if r.kind in _STATIC_COUNT and "static" not in done:
             why = _static_why(spec, r)
             if why is not None:
@@ -547,6 +557,48 @@ class _Bm1684:
             if v is not None:
                 out.append((role, slot, layout.lane_extent(v, self.lane, self.npu)[1]))
         return out
+
+
+class _Cv18xx:
+    """CV18xx's (the bm1880 lineage's) TIU result ends, laid out as its simulator lays them: an
+    integer result by bm1880/common.py `operand` (short_res0_str: aligned, bias, weight or the
+    explicit byte strides; a 16-bit result's high plane res0_b_str bytes above the low one, but a
+    matrix's, whose planes are blocks of rows), a bf16 one (opd_typ 1) by cv181x/bf16.py (2-byte
+    elements). Every kind writes its result in the res0 fields' shape."""
+
+    def __init__(self, spec):
+        from bmk.sim.bm1880 import common
+        from bmk.sim.cv181x import as_bm1880, bf16
+        self.common, self.as_bm1880, self.bf16 = common, as_bm1880, bf16
+        self.m = _Machine(spec)
+        self.lane, self.npu = spec.space("local").lane_bytes, spec.param("npu_num")
+
+    def result_end(self, r):
+        """One past the last lane byte of the command's result, or None where its fields are refused."""
+        f = r.fields
+        shape = tuple(f.get(f"res0_{d}", 0) for d in _DIMS)
+        if min(shape) < 1:
+            return None
+        try:
+            if f.get("opd_typ"):
+                strides = tuple(2 * s for s in self.bf16._strides(self.m, f, "res0", shape))
+                high, e = 0, 2
+            else:
+                g = self.as_bm1880(self.m.chip, "tiu", f) if "opt_res0_seg" in f else f
+                op = self.common.operand(self.m, g, "res0")
+                strides, e = op.strides, 1
+                high = 0 if op.int8 or (r.kind or "").startswith("matrix") else op.b_str
+        except (SimulationError, SpecError, KeyError):
+            return None                                 # the run refuses it with its own message
+        return high + _lane_end((shape, strides, e), f["res0_addr"], self.lane, self.npu)
+
+
+class _Machine:
+    """What the bm1880 lineage's operand layouts read of a Simulator, from the chip alone."""
+
+    def __init__(self, spec):
+        self.chip, self.memo = spec, None
+        self.npu_num, self.eu_num = spec.param("npu_num"), spec.param("eu_num")
 
 
 # tsbc kinds that read a vector from static memory at opd0_addr, and the result field that counts

@@ -15,7 +15,9 @@ this one lacks) with one operand moved gives exactly one finding each.
   local destination likewise; a conv kernel placed to end exactly at its lane's end (clean) and one
   byte further (a finding); mm2.nn (BM1684X) and mm.normal (BM1688) matrices moved past the lane;
   a BM1684 int8 arith result (4N words) placed to end exactly at its lane's end (no new finding)
-  and one byte further (one), a BM1684 conv result and arith source moved past the lane.
+  and one byte further (one), a BM1684 conv result and arith source moved past the lane; CV181X
+  results (int8 and bf16, eu-aligned) placed to end exactly at the lane's end (clean) and one
+  element further (a finding), and one with explicit strides moved past the lane.
 """
 import pytest
 
@@ -400,3 +402,48 @@ def test_a_bm1684_operand_moved_past_its_lane(prefix, name):
                               engine="tiu", source=F.RETINAFACE)
     why = _one(data, "lanes", g, "tiu", i, source=F.RETINAFACE)
     assert why.startswith(prefix) and f" {name} 0x{to:x} ends at lane byte " in why
+
+
+def _cv18xx_result(kind, bf16):
+    def pick(spec, fmt, r):
+        f = r.fields
+        return "res0_addr" if r.kind == kind and bool(f["opd_typ"]) == bf16 and f["res0_h"] * f["res0_w"] > 1 \
+            and spec.member("tiu", "short_res0_str", f["short_res0_str"]) == "aligned" else None
+    return pick
+
+
+def _aligned_lane_bytes(spec, f, e):
+    """cvikernel's eu-aligned layout (tl_default_stride) from NPU 0: each channel's h * w elements of
+    e bytes from an eu_num-byte boundary, channels npu_num to a slot, batches one after another."""
+    n, c, h, w = (f[f"res0_{d}"] for d in "nchw")
+    cs = -(-h * w * e // spec.param("eu_num")) * spec.param("eu_num")
+    return (n * -(-c // spec.param("npu_num")) - 1) * cs + h * w * e
+
+
+@pytest.mark.parametrize("kind, bf16, source", [("avg_pool", False, F.BABY_CRY_181X), ("lut", True, F.HAND_181X)])
+@pytest.mark.parametrize("further", [False, True])
+def test_a_cv18xx_result_at_the_end_of_its_lane(kind, bf16, source, further):
+    """A CV181X TIU result placed to end exactly at NPU 0's lane end lints clean; one element further
+    is one finding (an int8 average pool, a bf16 lookup: 2-byte elements, at even addresses)."""
+    e = 2 if bf16 else 1
+
+    def place(spec, st, r):
+        return spec.space("local").lane_bytes - _aligned_lane_bytes(spec, r.fields, e) + e * further
+    data, g, i, to = _mutated(_cv18xx_result(kind, bf16), place, engine="tiu", source=source)
+    if not further:
+        assert lint(bmk.models.read_model(data, "mutant.cvimodel")) == []
+        return
+    why = _one(data, "lanes", g, "tiu", i, name="mutant.cvimodel")
+    assert why == f"{kind} res0_addr 0x{to:x} ends at lane byte {32768 + e}, past the 32768-byte lane of local " \
+        f"memory (8 NPUs)"
+
+
+def test_a_cv18xx_result_with_its_own_strides_moved_past_its_lane():
+    # cls_sound_babay_cry's convolutions write their results with explicit byte strides
+    def pick(spec, fmt, r):
+        return "res0_addr" if r.kind == "conv" and spec.member("tiu", "short_res0_str", r.fields["short_res0_str"]) \
+            == "explicit" and r.fields["res0_h"] * r.fields["res0_w"] > 1 else None
+    data, g, i, to = _mutated(pick, lambda spec, st, r: spec.space("local").lane_bytes - 1, engine="tiu",
+                              source=F.BABY_CRY_181X)
+    head, tail = _one(data, "lanes", g, "tiu", i, name="mutant.cvimodel").split(" ends at lane byte ")
+    assert head == f"conv res0_addr 0x{to:x}" and int(tail.split(",")[0]) > 32768
