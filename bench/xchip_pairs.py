@@ -1,0 +1,154 @@
+"""Issues 29 and 30: every shared network compiled for several chips, run on each chip's simulator
+with the same input, beside each build's own sensitivity (run by hand; reads /work/shared).
+
+For each network under the folders given (default /work/shared/models/{tdl/*,cv181x,cv184x}): the
+cosine of every fp32 (or dequantized) output between every two builds, and each build's noise
+floor: the cosine between its outputs on the input and on the same input with one quantization
+step of noise (each input element moved by -1, 0 or +1, clipped to its type). Two simulators that
+are right can only agree as well as the network allows: a pair's figure far below its builds'
+floors points at a simulator; a figure near or above them is the network's own sensitivity to
+what differs between its builds (their quantization).
+
+Inputs: every build is given the same real values, each quantized by its own input scale, q =
+round(real * scale): an image input (4-d, 1 or 3 channels, 64 rows or more) a block image of 0/255
+pixels (16x16 blocks, seeded) as pixel / 255 (an int8 CV181X image input has scale 127, a uint8
+one scale 255, or 1 where the file takes pixel / 255 itself); another input uniform values in [0,
+r], r the largest every build's type holds (the builds' scales differ: 285.5 uint8 against 142.2
+int8 for the hand gesture classifier). An index output (ArgMax) is compared by its equal share.
+
+    PYTHONPATH=. python bench/xchip_pairs.py [--seed N] [--only NAME] [FOLDER ...]
+
+Measured (2026-11-29, seed 0; pair: the worst output's cosine; floor: the worst output's):
+- 1.0000 every pair and floor: cls_attribute_face (bm1684x, bm1688), cls_sound_babay_cry (five
+  chips), hand_keypoint_cls (bm1684x, bm1688), cls_keypoint_hand_gesture (bm1688, cv181x, cv184x).
+- topformer_seg_person_face_vehicle cv181x-cv184x 0.9987 (floors 0.9999, 0.9998).
+- yolov8n_det_coco80 cv181x-cv184x 0.9915 (floors 0.9814, 0.9889).
+- yolov8n_det_fire_smoke cv181x-cv184x 0.9976, bm1688 against either 0.985-0.986 (floors cv181x
+  0.9984, cv184x 0.9987, bm1688 0.8406: that file's uint8 input has scale 1, two levels for a
+  block image, and its one-step noise is a large one).
+- mbv2_det_person cv181x-cv184x 0.9764 (box4; floors 0.9697 and 0.9177: one input step moves
+  either build's boxes further than the other build does).
+- topformer_seg_motion bm1684x-bm1688 1.0000, against cv184x 0.9498, against cv181x 0.9083,
+  cv181x-cv184x 0.8785 (floors 0.993-0.998 on this input; the v1.15 builds (bm1684x, bm1688) and
+  the later ones (cv184x v1.21, cv181x) differ; on smooth frames shifted by 2-4 pixels one input
+  step of noise alone moves a build's own output to cosine 0.79).
+"""
+import argparse
+import itertools
+import pathlib
+import re
+import sys
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import bmk  # noqa: E402
+
+SHARED = pathlib.Path("/work/shared/models")
+_CHIP = re.compile(r"_(bm1684x|bm1688|cv186x|cv184x|cv181x)$")
+
+
+def networks(folders):
+    """{network name: {chip: path}} of the networks with builds for two chips or more."""
+    out = {}
+    for folder in folders:
+        for p in sorted(pathlib.Path(folder).glob("*")):
+            if p.suffix not in (".bmodel", ".cvimodel"):
+                continue
+            m = _CHIP.search(p.stem)
+            if m:
+                out.setdefault(p.stem[:m.start()], {}).setdefault(m.group(1), p)
+    return {k: v for k, v in out.items() if len(v) > 1}
+
+
+def _image(t):
+    return len(t.shape) == 4 and t.shape[1] in (1, 3) and t.shape[2] >= 64
+
+
+def reals(models, rng):
+    """The real input values all builds are given ({index: array}, from the first build's shapes): an
+    image a block image of 0 / 1 (pixel / 255), another input values in [0, r], r the largest real
+    every build's input type holds (q / scale)."""
+    out = {}
+    for i, t in enumerate(models[0].nets[0].stages[0].inputs):
+        if _image(t):
+            n, c, h, w = t.shape
+            blocks = rng.integers(0, 2, (n, c, -(-h // 16), -(-w // 16)))
+            out[i] = np.kron(blocks, np.ones((1, 1, 16, 16), int))[:, :, :h, :w].astype(float)
+        else:
+            top = min(np.iinfo(m.nets[0].stages[0].inputs[i].dtype).max / m.nets[0].stages[0].inputs[i].scale
+                      for m in models)
+            out[i] = rng.uniform(0, top, t.shape)
+    return out
+
+
+def inputs(model, real):
+    """{name: array}: each real input quantized for this build, q = round(real * scale)."""
+    out = {}
+    for i, t in enumerate(model.nets[0].stages[0].inputs):
+        lim = np.iinfo(t.dtype)
+        out[t.name] = np.clip(np.round(real[i] * t.scale), lim.min, lim.max).astype(t.dtype).reshape(t.shape)
+    return out
+
+
+def outputs(model, values):
+    scale = {t.name: t.scale for t in model.nets[0].stages[0].outputs}
+    return {k: v.astype(float) * (scale[k] if v.dtype.kind in "iu" else 1) for k, v in model.run(values).items()}
+
+
+def cos(x, y):
+    x, y = x.ravel(), y.ravel()
+    return float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y) + 1e-30))
+
+
+def noisy(model, values, rng):
+    out = {}
+    for t in model.nets[0].stages[0].inputs:
+        lim = np.iinfo(t.dtype)
+        v = values[t.name].astype(int) + rng.integers(-1, 2, t.shape)
+        out[t.name] = np.clip(v, lim.min, lim.max).astype(t.dtype)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("folders", nargs="*")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only")
+    a = ap.parse_args()
+    folders = a.folders or [*sorted((SHARED / "tdl").glob("*")), SHARED / "cv181x", SHARED / "cv184x"]
+    for name, builds in networks(folders).items():
+        if a.only and a.only not in name:
+            continue
+        models = {chip: bmk.load_model(path) for chip, path in sorted(builds.items())}
+        real = reals(list(models.values()), np.random.default_rng(a.seed))
+        res, floor = {}, {}
+        for chip, m in models.items():
+            values = inputs(m, real)
+            try:
+                res[chip] = outputs(m, values)
+                again = outputs(m, noisy(m, values, np.random.default_rng(a.seed + 1)))
+            except bmk.BmkError as e:
+                print(f"{name} {chip}: {e}")
+                continue
+            floor[chip] = min(_agree(res[chip][k], again[k], k)[0] for k in res[chip])
+        pairs = []
+        for x, y in itertools.combinations(sorted(res), 2):
+            # outputs in file order (a cvimodel may name them apart from a bmodel)
+            worst = min((*_agree(u, v, k), k) for (k, u), v in zip(res[x].items(), res[y].values()))
+            pairs.append(f"{x}-{y} {worst[0]:.4f} {worst[1]} ({worst[2]})")
+        print(f"{name}: pairs {'; '.join(pairs)}; floors " + ", ".join(f"{c} {v:.4f}" for c, v in floor.items()),
+              flush=True)
+
+
+def _agree(x, y, name):
+    """(figure, what): an index output (ArgMax) agrees by the fraction of equal indices, others by cosine."""
+    if "argmax" in name.lower():
+        return float(np.mean(x.ravel() == y.ravel())), "equal"
+    return cos(x, y), "cos"
+
+
+if __name__ == "__main__":
+    main()
