@@ -25,7 +25,11 @@ Measured (2026-11-29, seed 0; pair: the worst output's cosine; floor: the worst 
 - yolov8n_det_coco80 cv181x-cv184x 0.9915 (floors 0.9814, 0.9889).
 - yolov8n_det_fire_smoke cv181x-cv184x 0.9976, bm1688 against either 0.985-0.986 (floors cv181x
   0.9984, cv184x 0.9987, bm1688 0.8406: that file's uint8 input has scale 1, two levels for a
-  block image, and its one-step noise is a large one).
+  block image, and its one-step noise is a large one). The bm1688 file does take pixel / 255 as
+  its integer input, not the pixel: its first conv's sums before requantization on a photo reach
+  41,330 (42% saturate) from pixels and 316 (25% saturate; mean 59.5) from round(pixel / 255),
+  where the cv184x build's first conv gives 254 (25%; mean 62.7) from pixels with scale 255; and
+  the cv181x simulator, of another ISA, agrees with the cv184x one at 0.998.
 - mbv2_det_person cv181x-cv184x 0.9764 (box4; floors 0.9697 and 0.9177: one input step moves
   either build's boxes further than the other build does).
 - topformer_seg_motion bm1684x-bm1688 1.0000, against cv184x 0.9498, against cv181x 0.9083,
