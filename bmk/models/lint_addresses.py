@@ -52,12 +52,14 @@ strides are bytes (the w stride the element: 2 for bf16).
   result of conv, pord, arith, md_linear and lut commands and an arith kind's tensor sources, laid
   out by its simulator's static views (bmk/sim/bm1684/elementwise.py `static_view`: 8- and
   16-bit tensors as 4N / 2N words; opd_neq1 one batch; offset one value per channel). CV18xx
-  (the bm1880 lineage's fields): every TIU result, laid out by its simulator (`_Cv18xx`).
+  (the bm1880 lineage's fields): every TIU result and the element-wise, lookup, convolution and
+  pooling sources, laid out by its simulator (`_Cv18xx`).
 
 Not checked: the other TIU kinds' sources (gather/scatter, roi pooling, tsbc ...), biases and
 per-channel requant parameters (their element type is the kind's rule, not a field), int4
 operands, other layouts (offset, T4, T5), bm1684's other TIU operands (conv and pooling inputs,
-kernels, matrices), cv18xx TIU sources, the short dma.matrix class, the other GDMA kinds (cw_transpose, masked_select, nonzero; bm1684's trans and
+kernels, matrices), cv18xx matrix operands and per-channel quantization parameters, the short
+dma.matrix class, the other GDMA kinds (cw_transpose, masked_select, nonzero; bm1684's trans and
 constant ends, its matrix, common_mode and implicit-stride tensor forms), 4bank copies' extra
 banks, opaque engines (bm1690 HAU), bm1880 TDMA global addresses (no base register field).
 """
@@ -476,7 +478,8 @@ _ONE_OPERAND = {"arith.not", "arith.copy", "arith.abs", "arith.getFirstOne", "ar
 
 def check_tiu(spec, label, engine, recs, out, finding):
     """Append the lane findings of a TIU stream: the first command whose result, and the first
-    whose source operand (arith kinds), ends past its lane (module docstring)."""
+    whose source operand, ends past its lane (module docstring), and the first tsbc.s_* static
+    vector outside static memory."""
     local = next((m for m in spec.memory if m.name == "local"), None)
     if local is None or not local.lane_bytes:
         return
@@ -484,24 +487,19 @@ def check_tiu(spec, label, engine, recs, out, finding):
     done = set()
     bm1684 = cv18xx = None
     for i, r in enumerate(recs):
-        if "opt_res0_prec" in r.fields:                 # bm1684's operand fields (seed 003)
-            bm1684 = bm1684 or _Bm1684(spec)
-            for role, name, end in bm1684.ends(r):
-                if role not in done and end > lane:
-                    done.add(role)
-                    out.append(finding("lanes", label, engine, i,
-                                       f"{r.kind} {name}_addr 0x{r.fields[f'{name}_addr']:x} ends at lane byte "
-                                       f"{end}, past the {lane}-byte lane of local memory "
-                                       f"({spec.param('npu_num')} NPUs)"))
-            continue
         if "res0_b_str" in r.fields:                    # the bm1880 lineage's operand fields (CV18xx)
             cv18xx = cv18xx or _Cv18xx(spec)
-            end = cv18xx.result_end(r)
-            if "result" not in done and end is not None and end > lane:
-                done.add("result")
-                out.append(finding("lanes", label, engine, i,
-                                   f"{r.kind} res0_addr 0x{r.fields['res0_addr']:x} ends at lane byte {end}, past "
-                                   f"the {lane}-byte lane of local memory ({spec.param('npu_num')} NPUs)"))
+            ends = cv18xx.ends(r)
+        elif "opt_res0_prec" in r.fields:               # bm1684's operand fields (seed 003)
+            bm1684 = bm1684 or _Bm1684(spec)
+            ends = bm1684.ends(r)
+        else:
+            ends = None
+        if ends is not None:
+            for role, name, end in ends:
+                if role not in done and end > lane:
+                    done.add(role)
+                    out.append(finding("lanes", label, engine, i, _past_lane(spec, r, name, end, lane)))
             continue
         if "res0_prec" not in r.fields:
             continue                                    # sys commands: other operand fields
@@ -518,11 +516,14 @@ def check_tiu(spec, label, engine, recs, out, finding):
             end = _operand_end(spec, r, name, shp, lane, layout, prec)
             if end is not None and end > lane:
                 done.add(role)
-                out.append(finding("lanes", label, engine, i,
-                                   f"{r.kind} {name}_addr 0x{r.fields[f'{name}_addr']:x} ends at lane byte {end}, "
-                                   f"past the {lane}-byte lane of local memory ({spec.param('npu_num')} NPUs)"))
+                out.append(finding("lanes", label, engine, i, _past_lane(spec, r, name, end, lane)))
         if len(done) == 3:
             return                                      # one each per stream: the rest often follow from it
+
+
+def _past_lane(spec, r, name, end, lane):
+    return (f"{r.kind} {name}_addr 0x{r.fields[f'{name}_addr']:x} ends at lane byte {end}, past the {lane}-byte "
+            f"lane of local memory ({spec.param('npu_num')} NPUs)")
 
 
 class _Bm1684:
@@ -560,11 +561,17 @@ class _Bm1684:
 
 
 class _Cv18xx:
-    """CV18xx's (the bm1880 lineage's) TIU result ends, laid out as its simulator lays them: an
-    integer result by bm1880/common.py `operand` (short_res0_str: aligned, bias, weight or the
-    explicit byte strides; a 16-bit result's high plane res0_b_str bytes above the low one, but a
-    matrix's, whose planes are blocks of rows), a bf16 one (opd_typ 1) by cv181x/bf16.py (2-byte
-    elements). Every kind writes its result in the res0 fields' shape."""
+    """CV18xx's (the bm1880 lineage's) TIU lane ends, laid out as its simulator lays them: an integer
+    operand by bm1880/common.py `operand` (short_X_str: aligned, bias, weight or the explicit byte
+    strides; a 16-bit one's high plane X_b_str bytes above the low one, but a matrix result's, whose
+    planes are blocks of rows), a bf16 one (opd_typ 1) by cv181x/bf16.py (2-byte elements), each in
+    its own fields' shape. Checked: every result; opd0 of the element-wise, lookup, convolution and
+    pooling kinds (bm1880/tiu.py: `_ab`, copy, lut, conv_acc, depthwise_acc, `_pool_windows`); opd1
+    of the binary element-wise kinds (not a constant) and of convolutions (the kernel)."""
+
+    OPD0 = {"mul", "mac", "add", "sub", "max", "min", "and", "or", "xor", "ge", "copy", "lut", "conv",
+            "depthwise", "max_pool", "avg_pool", "min_pool"}
+    OPD1 = {"mul", "mac", "add", "sub", "max", "min", "and", "or", "xor", "ge", "conv", "depthwise"}
 
     def __init__(self, spec):
         from bmk.sim.bm1880 import common
@@ -573,24 +580,39 @@ class _Cv18xx:
         self.m = _Machine(spec)
         self.lane, self.npu = spec.space("local").lane_bytes, spec.param("npu_num")
 
-    def result_end(self, r):
-        """One past the last lane byte of the command's result, or None where its fields are refused."""
-        f = r.fields
-        shape = tuple(f.get(f"res0_{d}", 0) for d in _DIMS)
+    def ends(self, r):
+        """[(role, operand, one past its last lane byte)] of a command (module docstring)."""
+        kind, f = r.kind or "", r.fields
+        slots = [("result", "res0")]
+        if kind in self.OPD0:
+            slots.append(("source", "opd0"))
+        if kind in self.OPD1 and not f.get("opt_opd1_const"):
+            slots.append(("source", "opd1"))
+        g = self.as_bm1880(self.m.chip, "tiu", f) if "opt_res0_seg" in f else f
+        out = []
+        for role, name in slots:
+            end = self._end(r, f, g, name)
+            if end is not None:
+                out.append((role, name, end))
+        return out
+
+    def _end(self, r, f, g, name):
+        shape = tuple(f.get(f"{name}_{d}", 0) for d in _DIMS)
         if min(shape) < 1:
             return None
         try:
             if f.get("opd_typ"):
-                strides = tuple(2 * s for s in self.bf16._strides(self.m, f, "res0", shape))
+                strides = tuple(2 * s for s in self.bf16._strides(self.m, f, name, shape))
                 high, e = 0, 2
             else:
-                g = self.as_bm1880(self.m.chip, "tiu", f) if "opt_res0_seg" in f else f
-                op = self.common.operand(self.m, g, "res0")
+                op = self.common.operand(self.m, g, name)
                 strides, e = op.strides, 1
-                high = 0 if op.int8 or (r.kind or "").startswith("matrix") else op.b_str
+                one_plane = op.int8 or (r.kind == "lut" and name == "opd0") or (
+                    name == "res0" and (r.kind or "").startswith("matrix"))
+                high = 0 if one_plane else op.b_str
         except (SimulationError, SpecError, KeyError):
             return None                                 # the run refuses it with its own message
-        return high + _lane_end((shape, strides, e), f["res0_addr"], self.lane, self.npu)
+        return high + _lane_end((shape, strides, e), f[f"{name}_addr"], self.lane, self.npu)
 
 
 class _Machine:

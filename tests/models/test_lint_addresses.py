@@ -17,7 +17,8 @@ this one lacks) with one operand moved gives exactly one finding each.
   a BM1684 int8 arith result (4N words) placed to end exactly at its lane's end (no new finding)
   and one byte further (one), a BM1684 conv result and arith source moved past the lane; CV181X
   results (int8 and bf16, eu-aligned) placed to end exactly at the lane's end (clean) and one
-  element further (a finding), and one with explicit strides moved past the lane.
+  element further (a finding), and one with explicit strides moved past the lane; a CV181X conv's
+  input and kernel and a bf16 subtraction's operand moved past the lane.
 """
 import pytest
 
@@ -447,3 +448,21 @@ def test_a_cv18xx_result_with_its_own_strides_moved_past_its_lane():
                               source=F.BABY_CRY_181X)
     head, tail = _one(data, "lanes", g, "tiu", i, name="mutant.cvimodel").split(" ends at lane byte ")
     assert head == f"conv res0_addr 0x{to:x}" and int(tail.split(",")[0]) > 32768
+
+
+@pytest.mark.parametrize("kind, name, bf16, source", [("conv", "opd0", False, F.BABY_CRY_181X),
+                                                      ("conv", "opd1", False, F.BABY_CRY_181X),
+                                                      ("sub", "opd0", True, F.HAND_181X)])
+def test_a_cv18xx_source_moved_past_its_lane(kind, name, bf16, source):
+    # a conv's input and kernel (int8) and a bf16 subtraction's first operand, each moved to the
+    # last even byte of NPU 0's lane
+    def pick(spec, fmt, r):
+        f = r.fields
+        spread = spec.member("tiu", f"short_{name}_str", f[f"short_{name}_str"]) != "explicit" or all(
+            f[f"{name}_{d}_str"] for d in "hw" if f[f"{name}_{d}"] > 1)           # not a broadcast operand
+        return f"{name}_addr" if r.kind == kind and bool(f["opd_typ"]) == bf16 and not f["opt_opd1_const"] \
+            and f[f"{name}_h"] * f[f"{name}_w"] > 1 and spread else None
+    data, g, i, to = _mutated(pick, lambda spec, st, r: spec.space("local").lane_bytes - 2, engine="tiu",
+                              source=source)
+    head, tail = _one(data, "lanes", g, "tiu", i, name="mutant.cvimodel").split(" ends at lane byte ")
+    assert head == f"{kind} {name}_addr 0x{to:x}" and int(tail.split(",")[0]) > 32768
