@@ -49,16 +49,16 @@ strides are bytes (the w stride the element: 2 for bf16).
   kh, kw) compact; mm.*'s three matrices (rows, ceil(columns / w), 1, w) and mm2.*'s (1, rows,
   1, columns), aligned; constants skipped); the first result and the first source of a stream
   past their lane are reported. BM1684 (seed 003's fields: opt_res0_prec, short_res0_str): the
-  result of conv, pord, arith, md_linear and lut commands and an arith kind's tensor sources, laid
-  out by its simulator's static views (bmk/sim/bm1684/elementwise.py `static_view`: 8- and
-  16-bit tensors as 4N / 2N words; opd_neq1 one batch; offset one value per channel). CV18xx
+  result of conv, pord, arith, md_linear and lut commands, an arith kind's tensor sources and a
+  conv's or pooling's input, laid out by its simulator's static views (bmk/sim/bm1684/
+  elementwise.py `static_view`: 8- and 16-bit tensors as 4N / 2N words; opd_neq1 one batch;
+  offset one value per channel). CV18xx
   (the bm1880 lineage's fields): every TIU result and the element-wise, lookup, convolution and
   pooling sources, laid out by its simulator (`_Cv18xx`).
 
 Not checked: the other TIU kinds' sources (gather/scatter, roi pooling, tsbc ...), biases and
 per-channel requant parameters (their element type is the kind's rule, not a field), int4
-operands, other layouts (offset, T4, T5), bm1684's other TIU operands (conv and pooling inputs,
-kernels, matrices), cv18xx matrix operands and per-channel quantization parameters, the short
+operands, other layouts (offset, T4, T5), bm1684's kernels, biases and matrices, cv18xx matrix operands and per-channel quantization parameters, the short
 dma.matrix class, the other GDMA kinds (cw_transpose, masked_select, nonzero; bm1684's trans and
 constant ends, its matrix, common_mode and implicit-stride tensor forms), 4bank copies' extra
 banks, opaque engines (bm1690 HAU), bm1880 TDMA global addresses (no base register field).
@@ -530,7 +530,8 @@ class _Bm1684:
     """BM1684's TIU lane ends, laid out as its simulator lays them (bmk/sim/bm1684: the static
     views of elementwise.py's overlap check; 8- and 16-bit tensors in 4N / 2N words): the result
     of every kind whose result takes the res0 fields' shape and layout (conv, pord, arith,
-    md_linear, lut: common.storer's default), and an arith kind's tensor sources."""
+    md_linear, lut: common.storer's default), an arith kind's tensor sources and the input of a conv
+    or pooling."""
 
     RESULT_KINDS = ("conv", "pord.", "arith.", "md_linear.", "lut")
 
@@ -548,13 +549,16 @@ class _Bm1684:
         shape = tuple(f.get(f"res0_{d}", 0) for d in _DIMS)
         if min(shape) < 1:
             return []
-        slots = [("result", "res0")]
+        slots = [("result", "res0", shape)]
         eu = kind.split(".")[1] if kind.startswith("arith.") else None
         if eu in self.eu:
-            slots += [("source", s) for s in self.eu[eu][1] if not (eu == "taylor" and s == "opd1")]
+            slots += [("source", s, shape) for s in self.eu[eu][1] if not (eu == "taylor" and s == "opd1")]
+        elif kind.startswith(("conv", "pord.")):     # the input, in its fields' layout (nn.py conv, `_pord`)
+            ch = f.get("opd0_c", 0) if kind.startswith("conv") else shape[1]
+            slots.append(("source", "opd0", (shape[0], ch, f.get("opd0_h", 0), f.get("opd0_w", 0))))
         out = []
-        for role, slot in slots:
-            v = self.view(self.m, f, slot, shape)
+        for role, slot, shp in slots:
+            v = self.view(self.m, f, slot, shp) if min(shp) > 0 else None
             if v is not None:
                 out.append((role, slot, layout.lane_extent(v, self.lane, self.npu)[1]))
         return out

@@ -15,7 +15,8 @@ this one lacks) with one operand moved gives exactly one finding each.
   local destination likewise; a conv kernel placed to end exactly at its lane's end (clean) and one
   byte further (a finding); mm2.nn (BM1684X) and mm.normal (BM1688) matrices moved past the lane;
   a BM1684 int8 arith result (4N words) placed to end exactly at its lane's end (no new finding)
-  and one byte further (one), a BM1684 conv result and arith source moved past the lane; CV181X
+  and one byte further (one), a BM1684 conv result, arith source and conv and pooling inputs
+  moved past the lane; CV181X
   results (int8 and bf16, eu-aligned) placed to end exactly at the lane's end (clean) and one
   element further (a finding), and one with explicit strides moved past the lane; a CV181X conv's
   input and kernel and a bf16 subtraction's operand moved past the lane.
@@ -393,7 +394,8 @@ def test_a_bm1684_int8_result_at_the_end_of_its_lane(spare):
     assert why.startswith("arith.") and f" res0_addr 0x{to:x} ends at lane byte 524289, past the 524288-byte " in why
 
 
-@pytest.mark.parametrize("prefix, name", [("conv", "res0_addr"), ("arith.", "opd0_addr")])
+@pytest.mark.parametrize("prefix, name", [("conv", "res0_addr"), ("arith.", "opd0_addr"), ("conv", "opd0_addr"),
+                                          ("pord.", "opd0_addr")])
 def test_a_bm1684_operand_moved_past_its_lane(prefix, name):
     def pick(spec, fmt, r):
         f = r.fields
