@@ -75,14 +75,19 @@ STATIC_TABLES_1688 = (
     ("static_log_coeff_table", 128, 64, "fp32 0, then (-1)^(k+1) / k: the taylor coefficients of ln(1 + x)"),
     ("static_seq_table", 448, 64, "int32 k: the sequence 0, 1, 2, ..."),
 )
-# CV184X (MARS3): no public table layout; its streams' tsbc.s_distribute read 8 int16 channel
-# indexes at static offset 352 where the BM1688 build of the same network reads the int32
-# sequence: bmk's reading, an int16 sequence there (the cv184x/bm1684x twins agree with it); its
-# bf16 softmax exponentials broadcast 7 bf16 coefficients from offset 0 into sfu.taylor: the
-# vendor's EXP_BF16_COEFF (1/k!, target_1688 gen_lookup_table) is bmk's reading of that table.
+# CV184X (MARS3) static memory: the TPU1686 kernel's layout for MARS3 (tpu-mlir
+# third_party/ppl/runtime/mars3/TPU1686/kernel/include/memmap.h: EXP_BF16_TAYLOR 0, LOG_BF16_TAYLOR
+# 32, ERF_BF16_TAYLOR 64 (16 shorts each), SERIAL_NUMBER 96 (64 ints), SERIAL_INT16_NUMBER 352
+# (64 shorts), then the bf16 sin/cos/arcsin tables and DIV_BFP16_LUT, ending at 992). Its streams
+# read what those names say: 7 bf16 coefficients broadcast from offset 0 into sfu.taylor (the
+# vendor's EXP_BF16_COEFF, 1/k!, target_1688 gen_lookup_table), 8 int16 channel indexes
+# distributed from 352 where the BM1688 build of the same network reads its int32 sequence, and
+# 8 int32 k from 96 where the BM1688 build broadcasts 32 of its sequence (topformer_seg_motion's
+# resize indexes, issue 29). The other tables are not written (no stream read of them is known).
 STATIC_TABLES_CV184X = (
-    ("static_exp_bf16_coeff_table", 0, 8, "bf16 1 / k!: read by tsbc.s_bc before every sfu.taylor (bmk's reading)"),
-    ("static_seq16_table", 352, 64, "int16 k: the sequence 0, 1, 2, ... (bmk's reading of the streams)"),
+    ("static_exp_bf16_coeff_table", 0, 8, "bf16 1 / k!: read by tsbc.s_bc before every sfu.taylor"),
+    ("static_seq_table", 96, 64, "int32 k: the sequence 0, 1, 2, ... (SERIAL_NUMBER)"),
+    ("static_seq16_table", 352, 64, "int16 k: the sequence 0, 1, 2, ... (SERIAL_INT16_NUMBER)"),
 )
 # BM1690 (SG2260) static memory: the TPU1686 kernel's 128-byte aligned layout for 64-lane chips
 # (atomic_def.h "Align with 128byte": EXP_TAYLOR 0, LOG_TAYLOR 128, SERIAL_NUMBER 512, ...,

@@ -9,11 +9,13 @@ computed here and checked against the cmodel's listed words (tests/chips/bm1684x
 - exp table: fp32 e^(i - 103), i < its length (e^-103 is the smallest subnormal, e^88 the
   largest finite power);
 - exp coefficients: fp32 1 / k!; BM1690's fp16 ones: fp16 1 / k! (TPU1686 EXP_FP16_COEFF);
+  CV184X's bf16 ones: bf16 1 / k! (EXP_BF16_COEFF);
 - log coefficients: 0, then fp32 (-1)^(k+1) / k;
-- sequence: int32 k.
-The cmodel's other tables (erf, sin, cos, arcsin, tan, the fp16/bf16 exp and log
-coefficients) are not written: bmk reads them as zeros (no public stream reads them; their
-listed words are not all derivable from a formula).
+- sequence: int32 k; CV184X's int16 one: int16 k (TPU1686 mars3 memmap.h SERIAL_INT16_NUMBER).
+The cmodel's other tables (erf, sin, cos, arcsin, tan, the fp16/bf16 log coefficients, the
+fp16/bf16 exp ones where a chip's params do not place them) are not written: bmk reads them
+as zeros (no public stream reads them; their listed words are not all derivable from a
+formula).
 """
 import math
 
@@ -42,14 +44,15 @@ def _bf16(values):
 
 def _tables(chip):
     """(offset, values) of every table the chip's params place (static_<table>_table[_len]):
-    BM1684X has the four, BM1688 no exp table (specs/<chip>/chip.toml)."""
+    BM1684X has the four, BM1688 no exp table, CV184X the bf16 exp coefficients and the int32
+    and int16 sequences (specs/<chip>/chip.toml)."""
     return tuple((chip.param(f"static_{t}_table"), make(chip.param(f"static_{t}_table_len")))
                  for t, make in _CONTENTS.items() if chip.param(f"static_{t}_table", None) is not None)
 
 
 def load(m):
-    """Write the tables into the simulator's static memory (a chip whose params place none,
-    CV184X, has nothing to load)."""
+    """Write the tables into the simulator's static memory (a chip whose params place none has
+    nothing to load)."""
     tables = _tables(m.chip)
     if not tables:
         return

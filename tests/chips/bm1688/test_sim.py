@@ -273,12 +273,39 @@ def test_family_kinds_take_bm1688s_lanes_and_eu_width():
 def test_cv184x_static_memory_holds_the_bf16_exponential_coefficients():
     """The vendor's EXP_BF16_COEFF words (tpu-mlir target_1688 gen_lookup_table: bf16 1/k!,
     rounded to nearest even) at CV184X static offset 0, where its streams broadcast 7 of them
-    into sfu.taylor; an int16 sequence at 352 (bmk's readings, specs/cv184x/chip.toml)."""
+    into sfu.taylor; the int32 sequence at 96 and the int16 one at 352 (TPU1686 mars3 memmap.h
+    SERIAL_NUMBER_OFFSET, SERIAL_INT16_NUMBER_OFFSET; specs/cv184x/chip.toml)."""
     sim = bmk.Simulator("cv184x")
     words = np.frombuffer(sim.memories["static"].load(0, 16), "<u2")
     assert [hex(w) for w in words] == ["0x3f80", "0x3f80", "0x3f00", "0x3e2b", "0x3d2b", "0x3c09", "0x3ab6",
                                        "0x3950"]
-    np.testing.assert_array_equal(np.frombuffer(sim.memories["static"].load(352, 16), "<i2"), np.arange(8))
+    np.testing.assert_array_equal(np.frombuffer(sim.memories["static"].load(96, 256), "<i4"), np.arange(64))
+    np.testing.assert_array_equal(np.frombuffer(sim.memories["static"].load(352, 128), "<i2"), np.arange(64))
+
+
+def test_cv184x_s_bc_from_the_int32_sequence_builds_resize_indexes():
+    """topformer_seg_motion's CV184X build (issue 29) makes the source rows of a 2x resize from
+    static offset 96: tsbc.s_bc of 8 int32 there (k, memmap.h SERIAL_NUMBER), then arith.add of
+    8, 16 and 24 for the rest of 0..30 (8 NPUs: 8 entries a row, where the BM1688 build
+    broadcasts 32 of its sequence). Reference: the sequence k written from memmap.h's formula."""
+    chip = load_chip("cv184x")
+
+    def tiu(cls, kind, **fields):
+        c = chip.engine("tiu").cls(cls)
+        f = {**c.defaults, **dict(c.keys[0]), **dict(c.instruction(kind).match), **fields}
+        return Record("tiu", cls, kind, f)
+
+    i32 = chip.engine("tiu").cls("sCW&sBC").field("res0_prec").enum_value("int32")
+    cmds = [tiu("sCW&sBC", "tsbc.s_bc", res0_prec=i32, res0_n=1, res0_c=1, res0_h=1, res0_w=8, opd0_c=1, opd0_w=8,
+                res0_addr=0x100, opd0_addr=0x60)]
+    for k, (addr, w) in enumerate([(0x120, 8), (0x140, 8), (0x160, 7)], 1):
+        cmds.append(tiu("sAR", "arith.add", opd1_const=1, tsk_opd_num=2, res0_prec=i32, opd0_prec=i32,
+                        opd1_prec=i32, res0_n=1, res0_c=1, res0_h=1, res0_w=w, res0_addr=addr, opd0_addr=0x100,
+                        opd1_addr=8 * k))
+    sim = bmk.Simulator("cv184x")
+    sim.run(cmds)
+    got = np.frombuffer(sim.lmem_read(0x100, 31 * 4), "<i4")
+    np.testing.assert_array_equal(got, np.arange(31))
 
 
 def test_cross_core_races_are_the_global_bytes_two_cores_touch_in_one_round():
