@@ -14,8 +14,15 @@ Operands: shape res0_n/c/h/w for every operand; opd0 (opd0_prec, opd0_sign), opd
 (X_const). The long class also carries opd0_n/c/h/w and opd1_n/c/h/w: they must be 0 (unset),
 res0's size, or 1 where the operand's stride is 0 (a broadcast dimension); anything else is
 refused. The result's precision is res0_prec and its sign (no res0_sign field exists)
-follows tpu-mlir's reading: opd0_sign | opd1_sign, except cast (opd2_sign). Results are
-written in the channels the lane mask enables (operands.py).
+follows tpu-mlir's reading: opd0_sign | opd1_sign, except cast (opd2_sign) and an integer
+subtraction (sub, subs), whose result is signed whatever its operands are: BM1684's seed 003
+lists U8_OP_U8_TO_S8 and no U8_OP_U8_TO_U8 for sub, and the shared topformer_seg_motion builds
+(BM1684X, BM1688, CV184X) subtract two uint8 frames with every sign bit 0 into a tensor their
+next conv reads as signed, as the network's CV181X build computes it (a signed difference; an
+unsigned one would be max(a - b, 0). On smooth frames shifted by 8-16 pixels the BM1688 build
+agrees with the CV181X one at cosine 0.72 with unsigned differences, 0.999 with signed ones;
+shifted by 2-4 pixels, argmax 0.62 and 0.98). Results are written in the channels the lane
+mask enables (operands.py).
 
 Integer arithmetic is exact (int64) and the stored result wraps modulo 2**bits (add, sub,
 mul, not, and, or, xor, copy, mac) or saturates to the destination (adds, subs, muls, max,
@@ -170,7 +177,7 @@ def _arith(op, saturate):
         """res = opd0 op opd1 (then shifted by opd2 with tsk_opd_num 3), wrapped or saturated."""
         n = _opd_num(f, kind, (2, 3))
         shape, a_dt, a, b_dt, b = _inputs(m, f, kind)
-        res = _res(m, f, shape, _sign01(f))
+        res = _res(m, f, shape, _sign01(f) | (op == "sub"))
         floats = a_dt.is_float or b_dt.is_float or res.dtype.is_float
         if not floats:
             _check_product(op, a, b, saturate)

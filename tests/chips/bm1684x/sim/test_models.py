@@ -126,7 +126,10 @@ def test_topformer_motion_segmenter_sees_motion_only_where_a_square_moves():
     assert (classes([frame(0)] * 3) == 0).all()
     moving = classes([frame(0), frame(40), frame(80)])
     square = np.zeros_like(moving, bool)
-    square[24:41, 36:64] = True         # the blocks the square crosses, one block of margin around
+    # the blocks the square crosses (rows 25-39, columns 37-62), two blocks of margin around: the
+    # frame differences are signed (ar.py), and the network marks the blocks next to a moving edge
+    # too (its CV181X build, another ISA and simulator, marks up to two blocks out)
+    square[23:42, 35:65] = True
     assert (moving[~square] == 0).all() and (moving[square] != 0).sum() > 100
 
 
