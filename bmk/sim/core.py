@@ -184,7 +184,10 @@ class Simulator:
                                           f"{self.npu_num * sp.lane_bytes}, not {sp.size}")
                 self.memories[sp.name] = Lmem(self.npu_num, sp.lane_bytes, LMEM if sp.name == "local" else sp.name)
             else:
-                self.memories[sp.name] = Gmem(sp.size, GMEM if sp.name == "global" else sp.name)
+                # static memory knows what was put there: a read of bytes no table, host write or
+                # command wrote is refused (bm1684x/tsbc.py), never read as zeros
+                self.memories[sp.name] = Gmem(sp.size, GMEM if sp.name == "global" else sp.name,
+                                              track_writes=sp.name == "static")
         self.lmem = self.memories.get("local")
         self.gmem = self.memories.get("global")
         glob = self.space("global") if self.gmem is not None else None

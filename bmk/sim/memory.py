@@ -366,11 +366,14 @@ class Gmem:
 
     PAGE = 1 << PAGE_BITS
 
-    def __init__(self, size, name=GMEM):
+    def __init__(self, size, name=GMEM, track_writes=False):
         self.size = size
         self.name = name
         self.pages = {}
         self._views = {}        # views inside one page (pages never move once allocated)
+        # with track_writes, the [lo, hi) ranges ever written (host stores, tables, views made
+        # for writing), kept across clear(): what a read of bytes nothing put there is told by
+        self.written = set() if track_writes else None
 
     def _page(self, i):
         page = self.pages.get(i)
@@ -416,9 +419,22 @@ class Gmem:
             pos += k
         return out
 
+    def holds(self, lo, hi):
+        """Whether every byte of [lo, hi) lies in a range ever written (True when not tracked)."""
+        if self.written is None:
+            return True
+        for a, b in sorted(self.written):
+            if a <= lo < b:
+                lo = b
+            if lo >= hi:
+                return True
+        return lo >= hi
+
     def store(self, addr, data):
         data = np.asarray(data, np.uint8).reshape(-1)
         pos, n = 0, len(data)
+        if self.written is not None:
+            self.written.add((addr, addr + n))
         while pos < n:
             i, o = divmod(addr + pos, self.PAGE)
             k = min(n - pos, self.PAGE - o)
@@ -471,6 +487,8 @@ class Gmem:
         entry = (self.name, 1, addr, addr + span, write, (addr, dims, lst))
         if log is not None:
             log.entries.append(entry)
+        if write and self.written is not None:
+            self.written.add((addr, addr + span))
         i, o = divmod(addr, self.PAGE)
         if o + span <= self.PAGE:      # inside one page: a plain strided view of it
             view = TensorView(tuple(shape), [(np.ndarray(tuple(shape), npd, self._page(i), o, bst), slice(None))])

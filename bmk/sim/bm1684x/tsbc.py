@@ -54,7 +54,13 @@ def _static_vector(m, f, kind, count, dtype):
         raise SimulationError(f"opd0_addr must be a static memory address [0x{sp.base:x}, "
                               f"0x{sp.base + sp.size:x}), not 0x{addr:x}")
     mem = m.memories[sp.name]
-    view = mem.tensor("opd0", addr - sp.base, (1, 1, 1, count), (0, 0, 0, 1), m.log, False, dtype.numpy)
+    lo = addr - sp.base
+    hi = lo + count * dtype.numpy.itemsize
+    if not mem.holds(lo, hi):
+        # an unplaced table read as zeros made CV184X's resize indices wrong (issue 29): refuse
+        raise SimulationError(f"opd0_addr 0x{f.get('opd0_addr', 0):x}: static memory bytes [0x{lo:x}, 0x{hi:x}) "
+                              f"hold no table of this chip (specs params static_*_table) and nothing wrote them")
+    view = mem.tensor("opd0", lo, (1, 1, 1, count), (0, 0, 0, 1), m.log, False, dtype.numpy)
     return np.array(view.read()).reshape(-1)
 
 

@@ -44,6 +44,24 @@ def test_s_bc_broadcasts_a_static_vector_to_every_channel():
     np.testing.assert_array_equal(get(sim, 3 * LANE, (1, 40, 1, 20), I16), np.broadcast_to(vec, (1, 40, 1, 20)))
 
 
+def test_s_bc_refuses_static_bytes_nothing_put_there():
+    """A static vector where no table of the chip lies and nothing wrote is refused by name, never
+    read as zeros (issue 29: CV184X's resize indexes came from a table bmk had not placed); so is
+    one that runs a byte past what the host wrote."""
+    def s_bc(sim=None):
+        return run([rec("tiu", "sTRANS&sBC", "tsbc.s_bc", res0_n=1, res0_c=4, res0_h=1, res0_w=20, res0_addr=3 * LANE,
+                        opd0_addr=STATIC + 0x800, res0_prec=prec(I16))], sim)
+    with pytest.raises(SimulationError, match=r"tsbc.s_bc: opd0_addr 0x9000800: static memory bytes \[0x800, "
+                                              r"0x828\) hold no table of this chip"):
+        s_bc()
+    sim = bmk.Simulator("bm1684x")
+    sim.memories["static"].store(0x800, np.zeros(39, np.uint8))
+    with pytest.raises(SimulationError, match="hold no table of this chip"):
+        s_bc(sim)
+    sim.memories["static"].store(0x827, np.zeros(1, np.uint8))
+    s_bc(sim)
+
+
 def test_s_bc_refuses_wrapping_past_the_last_npu():
     with pytest.raises(SimulationError, match="start NPU \\+ res0_c must be at most 64"):
         run([rec("tiu", "sTRANS&sBC", "tsbc.s_bc", res0_n=1, res0_c=10, res0_h=1, res0_w=2, res0_addr=60 * LANE,
