@@ -1,0 +1,164 @@
+"""Steady-state `m.run` CPU time per compiled model, beside onnxruntime on one thread where the
+model's onnx exists, and beside a base commit's `m.run` in the same run (issue 34 item 2).
+
+    python bench/model_speed.py [--base COMMIT] [--runs 5] [--rounds 2] [--models NAME ...]
+
+Per model, a child process (bench/worktree.py: a fresh interpreter with the tree's bmk first on
+the path) loads it (bmk.load_model), runs it once to warm up (imports, plans, kept weights) and
+then `--runs` times, each timed in the process's CPU time; its figure is the best run. numpy's
+BLAS runs on one thread (the simulator's own bmk/sim/blas.py while a buffer runs, and
+OPENBLAS_NUM_THREADS=1 for the rest of the child). The input is fixed: retinaface's face photo
+(tests/models/bm1684/retinaface_face4_input.npz), else a seeded random array per input tensor in
+its dtype (floats in [-1, 1), integers over their range). The child also prints the sha256 of
+the outputs (every output's bytes, in output order), so `--base` says whether this tree's
+outputs are byte-identical to the base's. Rounds interleave base and this tree per model; the
+figure per side is the minimum over rounds (the machine is shared: CPU time, minima, ratios in
+one run; still noisy, by 10-20%).
+
+onnxruntime (a dev tool, never a dependency of bmk: imported here only, and only when a model
+has an onnx) runs the same onnx on the same input with intra_op_num_threads=1 and
+inter_op_num_threads=1, best of the same number of runs after one warm-up, in this process; if
+it is not installed the column says so.
+"""
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from worktree import ROOT, base_tree, env, measure  # noqa: E402
+
+SHARED = Path("/work/shared/models")
+TESTS = ROOT / "tests" / "models" / "bm1684"
+FACE = TESTS / "retinaface_face4_input.npz"
+# (name, model path, onnx path or None)
+MODELS = [
+    ("retinaface", TESTS / "retinaface_mobilenet0.25_384x640_fp32_b1.bmodel",
+     SHARED / "bm1684" / "retinaface_mobilenet0.25.onnx"),
+    ("face_detection_fp32", TESTS / "face_detection_fp32_b1.bmodel", None),
+    ("yolov5s_bm1684", TESTS / "yolov5s_bm1684_f32.bmodel", None),
+    ("yolov5s_bm1684x", ROOT / "tests" / "models" / "bm1684x" / "yolov5s_bm1684x_int8_sym.bmodel", None),
+    ("tdl_cls_attribute_face_bm1684x", SHARED / "tdl" / "bm1684x" / "cls_attribute_face_112_112_INT8_bm1684x.bmodel",
+     None),
+    ("tdl_hand_keypoint_cls_bm1684x", SHARED / "tdl" / "bm1684x" / "hand_keypoint_cls_bm1684x.bmodel", None),
+    ("tdl_cls_attribute_face_bm1688", SHARED / "tdl" / "bm1688" / "cls_attribute_face_112_112_INT8_bm1688.bmodel",
+     None),
+    ("tdl_yolov8n_fire_smoke_bm1688", SHARED / "tdl" / "bm1688" / "yolov8n_det_fire_smoke_384_640_INT8_bm1688.bmodel",
+     None),
+]
+
+CHILD = r"""
+import hashlib, sys, time
+import numpy as np
+import bmk
+path, face, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+m = bmk.load_model(path)
+st = m.nets[0].stages[0]
+rng = np.random.default_rng(0)
+inputs = {}
+for t in st.inputs:
+    dt = np.dtype(t.dtype)
+    if face != "-" and t.name == "input":
+        inputs[t.name] = np.load(face)["input"].astype(dt)
+    elif dt.kind == "f":
+        inputs[t.name] = rng.uniform(-1, 1, t.shape).astype(dt)
+    else:
+        info = np.iinfo(dt)
+        inputs[t.name] = rng.integers(info.min, int(info.max) + 1, t.shape).astype(dt)
+out = m.run(inputs)                                    # warm up: imports, plans, kept conversions
+best = None
+for _ in range(runs):
+    c = time.process_time()
+    out = m.run(inputs)
+    c = time.process_time() - c
+    best = c if best is None else min(best, c)
+h = hashlib.sha256()
+for k, v in out.items():
+    h.update(k.encode()); h.update(np.ascontiguousarray(v).tobytes())
+print(f"{best:.6f}", h.hexdigest())
+"""
+
+
+def child(tree, path, face, runs):
+    e = dict(env(tree), OPENBLAS_NUM_THREADS="1")
+    res = measure([sys.executable, "-c", CHILD, str(path), face, str(runs)], e, 3600)
+    if res is None or res[3]:
+        err = b"timeout" if res is None else res[5]
+        return None, err.decode(errors="replace").strip().splitlines()[-1][:100]
+    cpu, digest = res[4].decode().split()
+    return float(cpu), digest
+
+
+def onnx_time(onnx, face, runs):
+    """Best CPU seconds of onnxruntime on one thread, or a string saying why there is none."""
+    try:
+        import numpy as np
+        import onnxruntime as ort
+    except ImportError:
+        return "onnxruntime not installed"
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(str(onnx), opts, providers=["CPUExecutionProvider"])
+    feed = {sess.get_inputs()[0].name: np.load(face)["input"]}
+    sess.run(None, feed)
+    best = None
+    for _ in range(runs):
+        c = time.process_time()
+        sess.run(None, feed)
+        c = time.process_time() - c
+        best = c if best is None else min(best, c)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", help="a commit to time beside this tree, outputs compared byte for byte")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--models", nargs="*", help="names to run (default: all)")
+    args = ap.parse_args()
+    trees = {"this": ROOT}
+    if args.base:
+        trees = {"base": base_tree(args.base), "this": ROOT}
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    print(f"best of {args.runs} m.run (CPU ms), min over {args.rounds} rounds; base {args.base or '-'}")
+    head = f"{'model':32} {'this':>9}"
+    if args.base:
+        head += f" {'base':>9} {'base/this':>9} {'outputs':>10}"
+    head += f" {'onnxrt 1t':>9} {'this/ort':>8}"
+    print(head, flush=True)
+    for name, path, onnx in MODELS:
+        if args.models and name not in args.models:
+            continue
+        if not path.exists():
+            print(f"{name:32} missing: {path}")
+            continue
+        face = str(FACE) if name == "retinaface" else "-"
+        best, digest, why = {}, {}, {}
+        for _ in range(args.rounds):
+            for label, tree in trees.items():
+                cpu, d = child(tree, path, face, args.runs)
+                if cpu is None:
+                    why[label] = d
+                    continue
+                best[label] = min(best.get(label, cpu), cpu)
+                digest[label] = d
+        if "this" not in best:
+            print(f"{name:32} does not run: {why.get('this')}")
+            continue
+        line = f"{name:32} {best['this'] * 1e3:9.1f}"
+        if args.base:
+            if "base" in best:
+                same = "identical" if digest["base"] == digest["this"] else "DIFFERENT"
+                line += f" {best['base'] * 1e3:9.1f} {best['base'] / best['this']:8.2f}x {same:>10}"
+            else:
+                line += f" {'fails':>9} {'':9} {'':10}"
+        if onnx is not None and onnx.exists():
+            t = onnx_time(onnx, face, args.runs)
+            line += f" {t * 1e3:9.1f} {best['this'] / t:7.1f}x" if isinstance(t, float) else f" {t}"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
