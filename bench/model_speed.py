@@ -19,8 +19,33 @@ onnxruntime (a dev tool, never a dependency of bmk: imported here only, and only
 has an onnx) runs the same onnx on the same input with intra_op_num_threads=1 and
 inter_op_num_threads=1, best of the same number of runs after one warm-up, in this process; if
 it is not installed the column says so.
+
+    python bench/model_speed.py --kinds [--models NAME ...]
+
+splits one more run of this tree per model by instruction kind (each plan's runner wrapped in
+a timer after the warm-up; what is left is the reset, the coefficients and inputs written, the
+run loop and the outputs read).
+
+Figures (issue 34 item 2, commit e995495 against e6553cb, `--runs 3 --rounds 3`, shared 2-core
+machine, CPU ms; an identical-code A/B on it differs by up to 17%, so ratios within 0.8-1.2 are
+noise; outputs identical on all eight):
+
+    retinaface                       273.5 (base 277.6)  onnxruntime 1 thread 21.0: 13.0x
+    face_detection_fp32              114.4 (94.4)        yolov5s_bm1684      2056.7 (2157.8)
+    yolov5s_bm1684x                 2914.5 (2849.6)      tdl_yolov8n_fire_smoke_bm1688 1436.7 (1502.1)
+    tdl_cls_attribute_face_bm1684x   117.0 (112.2)       tdl_cls_attribute_face_bm1688   96.8 (91.1)
+    tdl_hand_keypoint_cls_bm1684x     18.7 (17.1)
+
+In quieter moments retinaface ran in 222 ms (base 220) beside onnxruntime's 28.5 (7.8x). Where
+it goes (`--kinds`, 341 ms that run): conv 26% (49 commands; their float64 products alone are
+about 40 ms: 568 M multiply-adds at ~14 G/s on one thread, the whole onnxruntime run is 21-30 ms),
+pord.depthwise 12% (19), and the ~2,800 small commands of the softmax loop over 158 tiles of
+(1, 64, 1, 2) (max / average pooling, exp as fp32_to_int + lut + a 32-term fp32 taylor whose
+first Horner steps are subnormal for small inputs, md_scalar and arith) about half; 12% outside
+the commands (the reset zeroes 32 MiB of local memory).
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -77,17 +102,56 @@ h = hashlib.sha256()
 for k, v in out.items():
     h.update(k.encode()); h.update(np.ascontiguousarray(v).tobytes())
 print(f"{best:.6f}", h.hexdigest())
+if len(sys.argv) > 4:                                   # --kinds: one more run, each plan's runner timed
+    import collections, json
+    from bmk.models.run import IDLE
+    spent, count = collections.Counter(), collections.Counter()
+    sim = m.kept[IDLE][0]
+
+    def timed(fn, kind):
+        def run(*a):
+            c = time.process_time()
+            try:
+                return fn(*a)
+            finally:
+                spent[kind] += time.process_time() - c
+                count[kind] += 1
+        return run
+    for plan, memo in sim._memos.items():
+        if "run" in memo:
+            memo["run"] = timed(memo["run"], plan.kind)
+        else:
+            plan.run = timed(plan.run, plan.kind)
+    c = time.process_time()
+    m.run(inputs)
+    total = time.process_time() - c
+    print(json.dumps({"total": total, "spent": spent, "count": count}))
 """
 
 
-def child(tree, path, face, runs):
+def child(tree, path, face, runs, kinds=False):
     e = dict(env(tree), OPENBLAS_NUM_THREADS="1")
-    res = measure([sys.executable, "-c", CHILD, str(path), face, str(runs)], e, 3600)
+    res = measure([sys.executable, "-c", CHILD, str(path), face, str(runs), *(["kinds"] if kinds else [])], e, 3600)
     if res is None or res[3]:
         err = b"timeout" if res is None else res[5]
         return None, err.decode(errors="replace").strip().splitlines()[-1][:100]
-    cpu, digest = res[4].decode().split()
+    lines = res[4].decode().splitlines()
+    cpu, digest = lines[0].split()
+    if kinds:
+        return float(cpu), json.loads(lines[1])
     return float(cpu), digest
+
+
+def show_kinds(name, split, top=12):
+    """Where one m.run of this tree spends its CPU time, per instruction kind."""
+    total, spent, count = split["total"], split["spent"], split["count"]
+    print(f"{name}: one m.run {total * 1e3:.1f} ms CPU ({sum(count.values())} instructions; each runner timed, "
+          f"which adds about 1 us an instruction)")
+    for kind, t in sorted(spent.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"  {kind:24} {t * 1e3:8.1f} ms {t / total:6.1%} {count[kind]:6} x {t / count[kind] * 1e6:7.1f} us")
+    rest = total - sum(spent.values())
+    print(f"  {'outside instructions':24} {rest * 1e3:8.1f} ms {rest / total:6.1%}   (reset, coefficients and inputs "
+          f"written, the run loop, outputs read)")
 
 
 def onnx_time(onnx, face, runs):
@@ -117,7 +181,18 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--models", nargs="*", help="names to run (default: all)")
+    ap.add_argument("--kinds", action="store_true", help="this tree only: one more run per model, its CPU time "
+                    "split by instruction kind")
     args = ap.parse_args()
+    if args.kinds:
+        for name, path, _ in MODELS:
+            if (not args.models or name in args.models) and path.exists():
+                cpu, split = child(ROOT, path, str(FACE) if name == "retinaface" else "-", args.runs, kinds=True)
+                if cpu is None:
+                    print(f"{name}: does not run: {split}")
+                    continue
+                show_kinds(name, split)
+        return
     trees = {"this": ROOT}
     if args.base:
         trees = {"base": base_tree(args.base), "this": ROOT}
