@@ -4,7 +4,7 @@ model's onnx exists, and beside a base commit's `m.run` in the same run (issue 3
     python bench/model_speed.py [--base COMMIT] [--runs 5] [--rounds 2] [--models NAME ...]
 
 Per model, a child process (bench/worktree.py: a fresh interpreter with the tree's bmk first on
-the path) loads it (bmk.load_model), runs it once to warm up (imports, plans, kept weights) and
+the path) loads it (bmk.load_model), runs it once to warm up (imports, plans) and
 then `--runs` times, each timed in the process's CPU time; its figure is the best run. numpy's
 BLAS runs on one thread (the simulator's own bmk/sim/blas.py while a buffer runs, and
 OPENBLAS_NUM_THREADS=1 for the rest of the child). The input is fixed: retinaface's face photo
@@ -26,7 +26,8 @@ splits one more run of this tree per model by instruction kind (each plan's runn
 a timer after the warm-up; what is left is the reset, the coefficients and inputs written, the
 run loop and the outputs read).
 
-Figures (issue 34 item 2, commit e995495 against e6553cb, `--runs 3 --rounds 3`, shared 2-core
+Figures (issue 34 item 2, a tree keeping converted conv weights and im2col buffers across runs
+(tried, not merged: no measurable change) against e6553cb, `--runs 3 --rounds 3`, shared 2-core
 machine, CPU ms; an identical-code A/B on it differs by up to 17%, so ratios within 0.8-1.2 are
 noise; outputs identical on all eight):
 
@@ -91,7 +92,7 @@ for t in st.inputs:
     else:
         info = np.iinfo(dt)
         inputs[t.name] = rng.integers(info.min, int(info.max) + 1, t.shape).astype(dt)
-out = m.run(inputs)                                    # warm up: imports, plans, kept conversions
+out = m.run(inputs)                                    # warm up: imports, plans
 best = None
 for _ in range(runs):
     c = time.process_time()
