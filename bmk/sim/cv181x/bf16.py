@@ -150,7 +150,7 @@ def lut(m, f):
     """cvikernel tiu_lookup_table (bf16, opd_typ 1): the table (1, npu_num, 32, 8) holds 256 bf16
     values per lane; res = table[lane of the channel][index], the index the low byte of each 2-byte
     opd0 element (cvkcv181x.c cvkcv181x_tiu_bf16_lookup_interp_table: an int8 index spread into
-    2-byte slots (`dst.stride.h * 2`), or a bf16's high byte moved down by mv_lut_idx, or a bf16
+    2-byte slots (`dst.stride.h * 2`), or a bf16's exponent index from mv_lut_idx (tdma.py), or a bf16
     itself for its mantissa table, "reshape, 16->16", then read as a bf16 tensor; the shared
     hand-gesture model spreads its int8 indices with an int8 tiu.copy of w stride 2)."""
     res = shape(f, "res0")

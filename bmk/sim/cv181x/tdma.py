@@ -7,8 +7,9 @@ cvk_tl_t / cvk_tg_t strides; w stride = the element size, 2). An 8-bit source be
 (int8 -> bf16 loads, tdma_g2l_bf16_tensor_copy); a bf16 source stored to an 8-bit destination is
 rounded by int8_rnd_mode (cvikernel.h: "0 is round to nearest even, 1 is toward zero") and
 saturated to int8 or uint8 (int8_sign). bf16 -> bf16 copies the 2-byte elements.
-mv_lut_idx 1 on a bf16 local copy moves each element's high byte to its low byte (cvkcv181x.c:
-"remove low 8 bits ... get index(pow)", the exponent index of a bf16 lookup); mv_lut_base is refused.
+mv_lut_idx 1 on a bf16 local copy writes each element's exponent index, the index of the exponent
+table of a bf16 exponent/mantissa lookup (reciprocal, rsqrt, power: `exponent_index`); mv_lut_base is
+refused.
 The data move in logical NCHW order as bm1880's do (bmk/sim/bm1880/tdma.py).
 """
 import numpy as np
@@ -25,6 +26,21 @@ _SPACES = {"load": (GMEM, LMEM), "store": (LMEM, GMEM), "copy_gmem": (GMEM, GMEM
 def is_bf16(chip, f, side):
     """Whether the `side` ("src", "dst") format is bf16 (the fmt enum, specs/cv181x/tdma.toml)."""
     return chip.member("tdma", f"{side}_fmt", f[f"{side}_fmt"]) == "bf16"
+
+
+def exponent_index(bits):
+    """The exponent index mv_lut_idx writes for bf16 `bits`, in both bytes of each element (tpu-mlir
+    CV18xx TgLutKernel: "Get exponent index, set low and height bits with idx at same time").
+    tpu-mlir's model of the exponent/mantissa lookup (Support LutFunc bf16_lut_mantissa, "align
+    cmodel") indexes the exponent table by floor(log2(x)) + 63 for x > 0, floor(log2(-x)) + 191 for
+    x < 0, 0 for x == 0 (its tables start at 2^-62, index 1; bf16_gen_reciprocal), the mantissa table
+    by the bf16's low byte: for a normal bf16 of biased exponent E, E - 64 plus 128 when negative.
+    Exponents below the table's (E < 64, where that formula goes negative) read index 0, as zeros
+    and subnormals do, and those above it (E > 191) index 127: bmk's choice, no public source says."""
+    bits = np.asarray(bits).astype(np.int64) & 0xFFFF
+    e = (bits >> 7) & 0xFF
+    idx = np.where(e <= 64, 0, np.minimum(e - 64, 127) | ((bits >> 8) & 0x80))
+    return (idx | (idx << 8)).astype(np.uint16)
 
 
 def has_bf16(chip, f):
@@ -79,7 +95,7 @@ def move(m, f, kind):
     if f["mv_lut_idx"]:
         if not (is_bf16(m.chip, f, "src") and is_bf16(m.chip, f, "dst")) or kind != "copy_lmem":
             raise SimulationError(f"tdma.{kind}: mv_lut_idx 1 is modelled for a bf16 copy_lmem only")
-        data = data >> 8
+        data = exponent_index(data)
     out = convert(data, is_bf16(m.chip, f, "src"), is_bf16(m.chip, f, "dst"), f["int8_sign"], f["int8_rnd_mode"])
     shape = (size // chw, f["dst_c"], f["dst_h"], f["dst_w"])
     _side(m, f, "dst", dst_space, shape, write=True).write(np.ascontiguousarray(out).reshape(shape))

@@ -143,19 +143,56 @@ def test_bf16_lut_indexes_each_lane_table_by_the_low_byte():
     np.testing.assert_array_equal(got, want)
 
 
-def test_mv_lut_idx_moves_the_high_byte_down():
+def _exponent_index_reference(x):
+    """tpu-mlir Support LutFunc bf16_lut_mantissa ("align cmodel"): the exponent table's index is
+    floor(log2(x)) + 62 + 1 for x > 0, floor(log2(-x)) + 62 + 129 for x < 0, 0 for x == 0."""
+    x = bf16_to_fp32(fp32_to_bf16(np.asarray(x, np.float32))).astype(np.float64)
+    out = np.zeros(x.shape, np.int64)
+    nz = x != 0
+    out[nz] = np.floor(np.log2(np.abs(x[nz]))).astype(np.int64) + np.where(x[nz] > 0, 63, 191)
+    return out
+
+
+def test_mv_lut_idx_writes_the_exponent_index_in_both_bytes():
+    """The index tpu-mlir's cmodel-aligned reference reads the exponent table at (reciprocal,
+    rsqrt tables start at 2^-62, index 1; negatives from 129), in both bytes of each element
+    (TgLutKernel: "set low and height bits with idx at same time"). 65.0 must index 69, where the
+    reciprocal table holds 2^-6 (the high byte, 0x42 = 66, would read 2^-3: softmax rows summing
+    to 8 in the person/face/vehicle topformer)."""
     rec = _tdma("tdma.copy_lmem")
     assert rec.fields["src_fmt"] == rec.fields["dst_fmt"] == 2
-    x = fp32_to_bf16(np.array([3.0, -0.5, 1e10, 7e-20], np.float32))
+    vals = np.array([65.0, 3.0, -0.5, 1.0, 1e10, -7e-3, 0.0, 2.0 ** -62], np.float32)
+    x = fp32_to_bf16(vals)
     m = bmk.Simulator("cv181x")
-    m.lmem_write_array(0x40, x.reshape(1, 1, 1, 4), (8, 8, 4, 1), "uint16")
-    f = dict(rec.fields, mv_lut_idx=1, src_n=1, src_c=1, src_h=1, src_w=4, dst_c=1, dst_h=1, dst_w=4,
-             src_n_stride=16, src_c_stride_low=16, src_h_stride=8, dst_n_stride=16, dst_c_stride_low=16,
-             dst_h_stride=8, src_base_addr_low=0x40, dst_base_addr_low=0x80)
+    m.lmem_write_array(0x40, x.reshape(1, 1, 1, 8), (16, 16, 8, 1), "uint16")
+    f = dict(rec.fields, mv_lut_idx=1, src_n=1, src_c=1, src_h=1, src_w=8, dst_c=1, dst_h=1, dst_w=8,
+             src_n_stride=16, src_c_stride_low=16, src_h_stride=16, dst_n_stride=16, dst_c_stride_low=16,
+             dst_h_stride=16, src_base_addr_low=0x40, dst_base_addr_low=0x80)
     m.run([attrs.evolve(rec, fields=f)], races=False)
-    np.testing.assert_array_equal(m.lmem_read_array(0x80, (1, 1, 1, 4), (8, 8, 4, 1), "uint16").ravel(), x >> 8)
+    got = m.lmem_read_array(0x80, (1, 1, 1, 8), (16, 16, 8, 1), "uint16").ravel().astype(np.int64)
+    want = _exponent_index_reference(vals)
+    assert want[0] == 69
+    np.testing.assert_array_equal(got & 0xFF, want)
+    np.testing.assert_array_equal(got >> 8, want)
     with pytest.raises(bmk.errors.SimulationError, match="mv_lut_base must be 0"):
         bmk.Simulator("cv181x").run([attrs.evolve(rec, fields=dict(f, mv_lut_base=1, mv_lut_idx=0))], races=False)
+
+
+def test_bf16_reciprocal_by_exponent_and_mantissa_tables():
+    """cvikernel's reciprocal (mv_lut_idx copy, exponent-table lut, mantissa-table lut, mul) on
+    tpu-mlir's tables (bf16_gen_reciprocal: index 0 0x7F7F, 1.. 2^-(i-63), negatives from 129;
+    mantissa 1 / (1 + k/128) for the low 7 bits, either exponent parity) gives 1/x to bf16."""
+    from bmk.sim.cv181x.tdma import exponent_index
+    exp_t = np.zeros(256, np.float32)
+    exp_t[1:128] = 2.0 ** -(np.arange(1, 128) - 63.0)
+    exp_t[129:256] = -(2.0 ** -(np.arange(129, 256) - 191.0))
+    mant_t = np.tile(1 / (1 + np.arange(128) / 128), 2).astype(np.float32)
+    x = np.array([65.0, 95.0, 11.3125, 16.5, 240.0, 0.75, 3e-5, -7.5], np.float32)
+    bits = fp32_to_bf16(x)
+    idx = exponent_index(bits) & 0xFF
+    got = bf16_to_fp32(fp32_to_bf16(bf16_to_fp32(fp32_to_bf16(exp_t[idx])) *
+                                    bf16_to_fp32(fp32_to_bf16(mant_t[bits & 0xFF]))))
+    np.testing.assert_allclose(got, 1 / bf16_to_fp32(bits), rtol=2 ** -7)
 
 
 def test_bf16_matrix_with_an_fp32_bias_split_high_then_low():
