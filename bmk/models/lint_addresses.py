@@ -52,16 +52,16 @@ strides are bytes (the w stride the element: 2 for bf16).
   result of conv, pord, arith, md_linear and lut commands, an arith kind's tensor sources and a
   conv's or pooling's input, laid out by its simulator's static views (bmk/sim/bm1684/
   elementwise.py `static_view`: 8- and 16-bit tensors as 4N / 2N words; opd_neq1 one batch;
-  offset one value per channel). CV18xx
-  (the bm1880 lineage's fields): every TIU result and the element-wise, lookup, convolution and
-  pooling sources, laid out by its simulator (`_Cv18xx`).
+  offset one value per channel). CV18xx (the bm1880 lineage's fields): every TIU result and the
+  element-wise, lookup, convolution and pooling sources, laid out by its simulator (`_Cv18xx`).
 
 Not checked: the other TIU kinds' sources (gather/scatter, roi pooling, tsbc ...), biases and
 per-channel requant parameters (their element type is the kind's rule, not a field), int4
-operands, other layouts (offset, T4, T5), bm1684's kernels, biases and matrices, cv18xx matrix operands and per-channel quantization parameters, the short
-dma.matrix class, the other GDMA kinds (cw_transpose, masked_select, nonzero; bm1684's trans and
-constant ends, its matrix, common_mode and implicit-stride tensor forms), 4bank copies' extra
-banks, opaque engines (bm1690 HAU), bm1880 TDMA global addresses (no base register field).
+operands, other layouts (offset, T4, T5), bm1684's kernels, biases and matrices, cv18xx matrix
+operands and per-channel quantization parameters, the short dma.matrix class, the other GDMA
+kinds (cw_transpose, masked_select, nonzero; bm1684's trans and constant ends, its matrix,
+common_mode and implicit-stride tensor forms), 4bank copies' extra banks, opaque engines (bm1690
+HAU), bm1880 TDMA global addresses (no base register field).
 """
 import attrs
 
@@ -606,7 +606,7 @@ class _Cv18xx:
             return None
         try:
             if f.get("opd_typ"):
-                strides = tuple(2 * s for s in self.bf16._strides(self.m, f, name, shape))
+                strides = tuple(2 * s for s in self.bf16.strides(self.m, f, name, shape))
                 high, e = 0, 2
             else:
                 op = self.common.operand(self.m, g, name)

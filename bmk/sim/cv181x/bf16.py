@@ -19,7 +19,8 @@ from bmk.sim.bm1880 import tiu
 _BF16 = np.dtype("<u2")
 
 
-def _strides(m, f, name, shape):
+def strides(m, f, name, shape):
+    """Element strides (n, c, h, w) of bf16 operand `name` by its short_X_str layout."""
     mode = m.chip.member("tiu", f"short_{name}_str", f[f"short_{name}_str"])
     n, c, h, w = shape
     if mode == "explicit":
@@ -46,7 +47,7 @@ def shape(f, name):
 def view(m, f, name, shp=None, write=False):
     """The TensorView of bf16 operand `name` (uint16 bit patterns)."""
     shp = shape(f, name) if shp is None else shp
-    return m.lmem.tensor(name, f[f"{name}_addr"], shp, _strides(m, f, name, shp), m.log, write, _BF16)
+    return m.lmem.tensor(name, f[f"{name}_addr"], shp, strides(m, f, name, shp), m.log, write, _BF16)
 
 
 def read(m, f, name, shp=None):
@@ -163,7 +164,7 @@ def lut(m, f):
     lane = m.lmem.lanes_of(f["opd0_addr"], res[1])
     t_l0, t_off = divmod(f["opd1_addr"], m.lmem.lane_size)
     t_ch = t_l0 + lane
-    t_cs = _strides(m, f, "opd1", (1, m.npu_num, 32, 8))[1] * 2
+    t_cs = strides(m, f, "opd1", (1, m.npu_num, 32, 8))[1] * 2
     base = (t_ch % m.npu_num) * m.lmem.lane_size + t_off + (t_ch // m.npu_num) * t_cs
     flat = base[None, :, None, None] + 2 * idx
     bits = m.lmem.data[flat].astype(np.uint16) | (m.lmem.data[flat + 1].astype(np.uint16) << 8)
