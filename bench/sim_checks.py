@@ -35,6 +35,22 @@ Yuv2rgb 1.95 -> 2.34 (30 ms runs: noise), yolov5s bm1684x 1.73 -> 1.60, tdl attr
 3.00, baby cry 2.65 -> 2.37, hand keypoint 1.42 -> 1.44, topformer 3.84 -> 3.05. The goal (1.3)
 is not met: a checked write still stores 4 + 1 + 1 bytes of state per local-memory byte (owner,
 seen, prev), which alone costs more than the unchecked run on the large-tensor models.
+
+Then (eb4aaec: views made lanes-last directly, a reset Simulator's LmemCheck renewed in place,
+lost values cleared only where the run left some, seen tested with min), `--base e6553cb
+--rounds 2`, first half only (one timed round per tree, the machine busy with other jobs: noisy,
+ratios move by 0.3 or more between rounds), on/off base -> this: bm1880 tiled 1.43 -> 1.67,
+golden 2.39 -> 2.12, add 1.94 -> 2.07, conv 1.59 -> 1.15; racy 40 9.10 -> 10.8, racy 80 12.1 ->
+15.1; bm1684x demo 1.39 -> 1.48, yolov5s streams 1.53 -> 1.49; models: face_detection fp32 6.95
+-> 7.58, int8 b4 1.81 -> 1.75, retinaface 8.42 -> 7.74, yolov5s bm1684 3.47 -> 2.98, Yuv2rgb 2.89
+-> 5.61 (25 ms runs), yolov5s bm1684x 1.45 -> 1.17, tdl attribute 2.68 -> 3.22, baby cry 2.47 ->
+3.31, hand keypoint 1.49 -> 0.76, topformer 3.01 -> 2.87. In one quiet process (cProfile, reset
+between runs) face_detection fp32's checked run went 1.10 -> 0.95 s (unchecked 0.13 s). The goal
+is still not met; what dominates (cProfile): LmemCheck._write's passes over per-byte state
+(owner 4 bytes written per byte: 57 M bytes per face_detection run; the dead-write test where
+bytes are unread), then _read's owner.min() for uninitialized bytes; in the racy streams, the
+dead-write bookkeeping (_distinct over every clobbered operand). Race detection itself
+(races.find_races) is < 5% of a model's checked run. Interval bookkeeping is the next step.
 """
 import argparse
 import glob
