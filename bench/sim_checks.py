@@ -38,13 +38,14 @@ seen, prev), which alone costs more than the unchecked run on the large-tensor m
 
 Then (eb4aaec: views made lanes-last directly, a reset Simulator's LmemCheck renewed in place,
 lost values cleared only where the run left some, seen tested with min), `--base e6553cb
---rounds 2`, first half only (one timed round per tree, the machine busy with other jobs: noisy,
-ratios move by 0.3 or more between rounds), on/off base -> this: bm1880 tiled 1.43 -> 1.67,
-golden 2.39 -> 2.12, add 1.94 -> 2.07, conv 1.59 -> 1.15; racy 40 9.10 -> 10.8, racy 80 12.1 ->
-15.1; bm1684x demo 1.39 -> 1.48, yolov5s streams 1.53 -> 1.49; models: face_detection fp32 6.95
--> 7.58, int8 b4 1.81 -> 1.75, retinaface 8.42 -> 7.74, yolov5s bm1684 3.47 -> 2.98, Yuv2rgb 2.89
--> 5.61 (25 ms runs), yolov5s bm1684x 1.45 -> 1.17, tdl attribute 2.68 -> 3.22, baby cry 2.47 ->
-3.31, hand keypoint 1.49 -> 0.76, topformer 3.01 -> 2.87. In one quiet process (cProfile, reset
+--rounds 2` (best of 2 rounds per tree, the machine busy with other jobs: noisy, ratios move by
+0.3 or more between rounds; reports, races, warnings and outputs identical), on/off base -> this:
+bm1880 tiled 1.54 -> 1.67, golden 1.86 -> 1.99, add 2.10 -> 1.94, conv 1.17 -> 1.11; racy 40
+6.40 -> 9.81, racy 80 13.0 -> 15.1; bm1684x demo 1.52 -> 1.47, yolov5s streams 1.40 -> 1.44;
+models: face_detection fp32 8.18 -> 7.58, int8 b4 2.37 -> 1.91, retinaface 7.23 -> 7.20, yolov5s
+bm1684 4.31 -> 3.01, Yuv2rgb 2.75 -> 5.61 (25 ms runs), yolov5s bm1684x 1.45 -> 1.42, tdl
+attribute 2.70 -> 3.70, baby cry 2.53 -> 3.31, hand keypoint 1.59 -> 0.78, topformer 3.21 ->
+2.90; bench took 799 s. In one quiet process (cProfile, reset
 between runs) face_detection fp32's checked run went 1.10 -> 0.95 s (unchecked 0.13 s). The goal
 is still not met; what dominates (cProfile): LmemCheck._write's passes over per-byte state
 (owner 4 bytes written per byte: 57 M bytes per face_detection run; the dead-write test where
