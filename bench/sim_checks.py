@@ -35,6 +35,23 @@ Yuv2rgb 1.95 -> 2.34 (30 ms runs: noise), yolov5s bm1684x 1.73 -> 1.60, tdl attr
 3.00, baby cry 2.65 -> 2.37, hand keypoint 1.42 -> 1.44, topformer 3.84 -> 3.05. The goal (1.3)
 is not met: a checked write still stores 4 + 1 + 1 bytes of state per local-memory byte (owner,
 seen, prev), which alone costs more than the unchecked run on the large-tensor models.
+
+Then (eb4aaec: views made lanes-last directly, a reset Simulator's LmemCheck renewed in place,
+lost values cleared only where the run left some, seen tested with min), `--base e6553cb
+--rounds 2` (best of 2 rounds per tree, the machine busy with other jobs: noisy, ratios move by
+0.3 or more between rounds; reports, races, warnings and outputs identical), on/off base -> this:
+bm1880 tiled 1.54 -> 1.67, golden 1.86 -> 1.99, add 2.10 -> 1.94, conv 1.17 -> 1.11; racy 40
+6.40 -> 9.81, racy 80 13.0 -> 15.1; bm1684x demo 1.52 -> 1.47, yolov5s streams 1.40 -> 1.44;
+models: face_detection fp32 8.18 -> 7.58, int8 b4 2.37 -> 1.91, retinaface 7.23 -> 7.20, yolov5s
+bm1684 4.31 -> 3.01, Yuv2rgb 2.75 -> 5.61 (25 ms runs), yolov5s bm1684x 1.45 -> 1.42, tdl
+attribute 2.70 -> 3.70, baby cry 2.53 -> 3.31, hand keypoint 1.59 -> 0.78, topformer 3.21 ->
+2.90; bench took 799 s. In one quiet process (cProfile, reset
+between runs) face_detection fp32's checked run went 1.10 -> 0.95 s (unchecked 0.13 s). The goal
+is still not met; what dominates (cProfile): LmemCheck._write's passes over per-byte state
+(owner 4 bytes written per byte: 57 M bytes per face_detection run; the dead-write test where
+bytes are unread), then _read's owner.min() for uninitialized bytes; in the racy streams, the
+dead-write bookkeeping (_distinct over every clobbered operand). Race detection itself
+(races.find_races) is < 5% of a model's checked run. Interval bookkeeping is the next step.
 """
 import argparse
 import glob

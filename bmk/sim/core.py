@@ -208,6 +208,7 @@ class Simulator:
         self._plans, self._plans_of = {}, None  # instruction plans memo (_prepare), per semantics
         self._memos = {}                        # Plan -> its memo on this Simulator (Simulator.memo)
         self._lcheck = None                     # LmemCheck once a run checks local memory
+        self._lcheck_spare = None               # the one a reset dropped, renewed by the next checked run
         self._lmem_host, self._lmem_unchecked = [], False   # what it must know when made
         self.semantics.init(self)
 
@@ -219,6 +220,8 @@ class Simulator:
         for mem in self.memories.values():
             mem.clear()
         self.last_report = None
+        if self._lcheck is not None:            # its arrays and views are reused (LmemCheck.renew)
+            self._lcheck_spare = self._lcheck
         self._lcheck = None
         self._lmem_host, self._lmem_unchecked = [], False
         self.semantics.init(self)
@@ -664,7 +667,13 @@ class Simulator:
         lc = self._lcheck
         if lc is None:
             from bmk.sim.lmemcheck import LmemCheck
-            lc = self._lcheck = LmemCheck(self.lmem, self._lmem_host, self._lmem_unchecked)
+            lc = self._lcheck_spare
+            if lc is not None and lc.lmem is self.lmem:
+                self._lcheck_spare = None
+                lc.renew(self._lmem_host, self._lmem_unchecked)
+                self._lcheck = lc
+            else:
+                lc = self._lcheck = LmemCheck(self.lmem, self._lmem_host, self._lmem_unchecked)
             self._lmem_host = []
         lc.start(n)
         return lc

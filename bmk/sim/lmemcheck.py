@@ -97,13 +97,34 @@ class LmemCheck:
         self.lost = _zeros(lmem.size, np.int32)
         self.seen = _zeros(lmem.size, np.uint8)
         self.prev = _zeros(lmem.size, np.uint8)
+        self._cache = {}                         # id(entry) -> (entry, its pieces' views)
+        self._lo, self._hi = lmem.lane_size, 0   # the lane offsets any state was written at, [lo, hi)
+        self.renew(host_writes, unknown)
+
+    def renew(self, host_writes=(), unknown=False):
+        """As a new LmemCheck of the same memory (after Simulator.reset): the state written so far
+        zeroed in place, the views kept. Fresh arrays cost a page fault per 4 KiB touched again
+        (most of a model's checks when the Simulator is reset between runs: issue 34 item 4)."""
+        lo, hi = self._lo, self._hi
+        if lo < hi:
+            npu = self.lmem.npu_num
+            for arr in (self.owner, self.lost, self.seen):
+                arr[lo * npu:hi * npu] = 0
+            self.prev.reshape(npu, -1)[:, lo:hi] = 0
         self.base = FIRST
         self.stale = unknown
-        self.any_lost = False
-        self._cache = {}                         # id(entry) -> (entry, its pieces' views)
+        self._lost = (0, 0)                     # lane offsets holding lost values of this run, [lo, hi)
         for w in host_writes:
             self.host(w)
         self.warnings, self.clobbers, self.reported = [], set(), set()
+
+    def _touch(self, flat, shape, strides):
+        """Widen [_lo, _hi) to the lane offsets of a piece whose state may be written; its [lo, hi)."""
+        off = flat % self.lmem.lane_size
+        span = [(d - 1) * s for d, s in zip(shape[1:], strides[1:])]
+        lo, hi = max(0, off + sum(min(x, 0) for x in span)), off + sum(max(x, 0) for x in span) + 1
+        self._lo, self._hi = min(self._lo, lo), max(self._hi, hi)
+        return lo, hi
 
     # -- outside a checked run ------------------------------------------------------------------
     def host(self, what):
@@ -120,6 +141,7 @@ class LmemCheck:
         else:
             pieces = self.pieces(what)
         for flat, shape, strides, _ in pieces:
+            self._touch(flat, shape, strides)
             self._view(self.owner, flat, shape, strides)[...] = BEFORE
             self._data(self.prev, flat, shape, strides)[...] = self._data(self.lmem.data, flat, shape, strides)
 
@@ -127,14 +149,16 @@ class LmemCheck:
     def start(self, n):
         """A run of n instructions begins: what came before is BEFORE."""
         if self.stale:          # instructions ran unchecked: any byte may have been written
+            self._lo, self._hi = 0, self.lmem.lane_size
             np.copyto(self.prev, self.lmem.data)
             self.owner.fill(BEFORE)
             self.lost.fill(0)
-            self.base, self.stale, self.any_lost = FIRST, False, False
+            self.base, self.stale = FIRST, False
         elif self.base + n >= _OWNER_MAX:
             np.minimum(self.owner, BEFORE, out=self.owner)
             self.lost.fill(0)
-            self.base, self.any_lost = FIRST, False
+            self.base = FIRST
+        self._lost = (self.lmem.lane_size, 0)   # lost values below base are never read: none to clear
         self.warnings, self.clobbers, self.reported = [], set(), set()
 
     def finish(self, n):
@@ -193,19 +217,20 @@ class LmemCheck:
         return out
 
     @staticmethod
-    def _data(arr, flat, shape, strides):
-        """A piece of a lane-major array (Lmem.data)."""
+    def _data(arr, flat, shape, strides, last=False):
+        """A piece of a lane-major array (Lmem.data); last: `shape` has the lanes last (_views)."""
         e = arr.itemsize
-        return np.ndarray(shape, arr.dtype, arr, flat * e, tuple(s * e for s in strides))
+        st = tuple(s * e for s in strides)
+        return np.ndarray(shape, arr.dtype, arr, flat * e, st[1:] + st[:1] if last else st)
 
-    def _view(self, arr, flat, shape, strides):
+    def _view(self, arr, flat, shape, strides, last=False):
         """A piece of a state array. They are offset-major (byte `off` of lane `l` at off *
         npu_num + l): a tensor's bytes at one offset on every lane are neighbours, so a run
         touches few of their pages (lane-major, each lane is another page of each array)."""
         lane, npu, e = self.lmem.lane_size, self.lmem.npu_num, arr.itemsize
         l0, off = divmod(flat, lane)
-        st = (e,) + tuple(e * s * npu for s in strides[1:])      # a piece's first dim is its lanes
-        return np.ndarray(shape, arr.dtype, arr, e * (off * npu + l0), st)
+        st = tuple(e * s * npu for s in strides[1:])             # a piece's first dim is its lanes
+        return np.ndarray(shape, arr.dtype, arr, e * (off * npu + l0), st + (e,) if last else (e,) + st)
 
     def _where(self, flat, strides, hit):
         """(lanes, lo, hi) of the bytes of a piece where `hit` (a bool array of its shape, lanes
@@ -243,12 +268,16 @@ class LmemCheck:
             return hit[1]
         out = []
         for flat, shape, strides, exact in self.pieces(entry):
-            # the lanes last: the state arrays' contiguous axis innermost (numpy loops run faster)
-            views = [np.moveaxis(v, 0, -1) for v in (
-                self._view(self.owner, flat, shape, strides), self._view(self.seen, flat, shape, strides),
-                self._data(self.prev, flat, shape, strides), self._data(self.lmem.data, flat, shape, strides),
-                self._view(self.lost, flat, shape, strides))]
-            out.append((flat, strides[1:] + strides[:1], exact, *views))
+            span = self._touch(flat, shape, strides)
+            # the lanes last: the state arrays' contiguous axis innermost (numpy loops run faster);
+            # made lanes-last directly (np.moveaxis of each view cost a third of a model's checks)
+            sh = shape[1:] + shape[:1]
+            views = [self._view(self.owner, flat, sh, strides, True),
+                     self._view(self.seen, flat, sh, strides, True),
+                     self._data(self.prev, flat, sh, strides, True),
+                     self._data(self.lmem.data, flat, sh, strides, True),
+                     self._view(self.lost, flat, sh, strides, True)]
+            out.append((flat, strides[1:] + strides[:1], exact, *views, span))
         if len(self._cache) >= MAX_CACHED:
             self._cache.clear()
         self._cache[id(entry)] = (entry, out)
@@ -264,7 +293,7 @@ class LmemCheck:
         unread = ("u", i) not in self.reported
         clobbers = self.clobbers
         taken, sels = {}, []
-        for k, (flat, strides, _, own, seen, _, _, lost) in enumerate(pieces):
+        for k, (flat, strides, _, own, seen, _, _, lost, _) in enumerate(pieces):
             if unread and own.min() == 0:
                 unread = False
                 self.reported.add(("u", i))
@@ -285,7 +314,7 @@ class LmemCheck:
         if not todo:
             return
         plain = set()
-        for (_, _, _, own, _, _, _, _), sel in zip(pieces, sels):
+        for (_, _, _, own, _, _, _, _, _), sel in zip(pieces, sels):
             if sel is not None:
                 plain.update(_distinct(own[~sel]))
             else:
@@ -296,7 +325,7 @@ class LmemCheck:
             if a in plain or b not in plain:
                 self.reported.add((b, a))
                 if not self._full():
-                    flat, strides, _, own, _, _, _, lost = pieces[k]
+                    flat, strides, _, own, _, _, _, lost, _ = pieces[k]
                     hit = sels[k] & (own == b) & (lost == a)
                     self.warnings.append(MemoryWarning(OVERWRITTEN, i, *self._where(flat, strides, hit),
                                                        writer=a - self.base, clobber=b - self.base))
@@ -305,15 +334,16 @@ class LmemCheck:
         """Record entry's bytes as i's; add to `victims` the owners (this run's instructions)
         of unread values it changed, to `others` every owner its bytes had (only then)."""
         me, base = self.base + i, self.base
-        for _, _, exact, own, seen, prev, now, lost in self._views(entry):
+        for _, _, exact, own, seen, prev, now, lost, (lo, hi) in self._views(entry):
             mine = None if exact else ((now != prev) | (own == 0))
-            dead = seen == 0                        # unread values of this run's instructions, changed
-            if dead.any():
+            dead = None                             # unread values of this run's instructions, changed
+            if not seen.min():                      # mostly all read: one pass, no mask built
+                dead = seen == 0
                 dead &= own >= base
                 dead &= own != me
                 if dead.any():
                     dead &= now != prev
-            if dead.any():
+            if dead is not None and dead.any():
                 victims.update(_distinct(own[dead]))
                 others.update(_distinct(own if mine is None else own[mine]))
                 took = np.where((own >= base) & (own != me), own, 0)
@@ -321,8 +351,8 @@ class LmemCheck:
                     lost[...] = took
                 else:
                     lost[mine] = took[mine]
-                self.any_lost = True
-            elif self.any_lost:
+                self._lost = (min(lo, self._lost[0]), max(hi, self._lost[1]))
+            elif lo < self._lost[1] and self._lost[0] < hi and lost.max() >= base:
                 if mine is None:
                     lost[...] = 0
                 else:
