@@ -509,7 +509,10 @@ def check_tiu(spec, label, engine, recs, out, finding):
                 done.add("static")
                 out.append(finding("address", label, engine, i, why))
         shape = tuple(r.fields.get(k, 0) for k in _KEYS["res0"][5])
-        for name, shp, layout, prec in [("res0", shape, None, "res0_prec")] + _sources(r):
+        operands = _sources(r)
+        if not any(op[0] == "res0" for op in operands):     # mm / mm2 give their result's matrix layout
+            operands.insert(0, ("res0", shape, None, "res0_prec"))
+        for name, shp, layout, prec in operands:
             role = "result" if name == "res0" else "source"
             if role in done:
                 continue
