@@ -12,9 +12,11 @@ read from `m.chip`), after one translation of the field dict:
 Beyond bm1880, this family's own modules run (chosen per instruction by `_adapted`):
 - quant.py: per-channel quantization (opt_chl_quan 1: cvikernel's `pt_*` / chl_quan_param convolutions,
   depthwise, `mul_qm`, `matrix_multiplication_qm`);
-- bf16.py: bf16 element-wise operations (opd_typ 1);
+- bf16.py: bf16 operations (opd_typ 1): element-wise, pooling, matrix, convolution and depthwise
+  convolution (fp32 sums, an fp32 bias in two bf16 halves; `bf16.refusal` names the fields a bf16
+  convolution refuses);
 - tdma.py: TDMA moves with a bf16 side (src_fmt / dst_fmt bf16, conversions to and from 8 bits)
-  and VLC-compressed int8 loads (compress_en 1, vlc.py).
+  and VLC-compressed int8 and bf16 loads (compress_en 1, vlc.py; a compressed load converts nothing).
 
 Every field these semantics do not read is executed or refused by name (SimulationError naming
 the instruction kind, the field, the value and the rule: `check`, before anything runs):
@@ -70,6 +72,9 @@ def check(chip, engine, f):
     if engine == "tiu":
         if f["opd_typ"] and kind not in bf16.KINDS:
             raise _refuse(chip, engine, f, "opd_typ", f"0 for {kind} (bf16 is modelled for {sorted(bf16.KINDS)})")
+        bad = bf16.refusal(chip, kind, f) if f["opd_typ"] else None
+        if bad is not None:
+            raise _refuse(chip, engine, f, *bad)
         if f["opt_chl_quan"] and (f["opd_typ"] or kind not in quant.KINDS):
             raise _refuse(chip, engine, f, "opt_chl_quan",
                           f"0 for {kind} (per-channel quantization is modelled for int8 {sorted(quant.KINDS)})")
@@ -89,6 +94,8 @@ def check(chip, engine, f):
         if f["mv_lut_idx"] and not (kind == "copy_lmem" and tdma.is_bf16(chip, f, "src")
                                     and tdma.is_bf16(chip, f, "dst")):
             raise _refuse(chip, engine, f, "mv_lut_idx", "0 but on a bf16 copy_lmem")
+        if f["compress_en"] and kind == "load" and tdma.is_bf16(chip, f, "src") != tdma.is_bf16(chip, f, "dst"):
+            raise _refuse(chip, engine, f, "dst_fmt", "src_fmt for a compressed load (no conversion is modelled)")
         if tdma.has_bf16(chip, f) and kind not in tdma.KINDS:
             raise _refuse(chip, engine, f, "src_fmt" if tdma.is_bf16(chip, f, "src") else "dst_fmt",
                           f"fix8b for {kind} (a bf16 side is modelled for {sorted(tdma.KINDS)})")

@@ -30,8 +30,10 @@ def strides(m, f, name, shape):
         st = (cs * ceil_div(c, m.npu_num), cs, 2 * w, 2)
     elif mode == "bias":
         st = (2 * h * w * ceil_div(c, m.npu_num), 2 * h * w, 2 * w, 2)
+    elif mode == "weight":                  # conv weight (Cin, Cout, kh, kw) stored (1, Cout, kh*kw, Cin)
+        st = (2, 2 * n * h * w, 2 * n * w, 2 * n)
     else:
-        raise SimulationError(f"short_{name}_str must be explicit, aligned or bias for a bf16 operand, "
+        raise SimulationError(f"short_{name}_str must be explicit, aligned, weight or bias for a bf16 operand, "
                               f"not {mode!r}")
     odd = [s for s in st if s % 2]
     if odd or f[f"{name}_addr"] % 2:
@@ -193,7 +195,115 @@ def matrix_mac(m, f):
     write(m, f, "res0", _relu(f, acc).reshape(r, cr, 1, w))
 
 
+# -- convolution and depthwise convolution (tsk_typ 0; tsk_typ 1, tsk_eu_typ 2) ---------------------
+# Facts (sophgo/cvikernel, and the vendor's byte-exact hardware tests in sophgo/cviruntime):
+# - encoders: src/cv181x/tiu_pt_convolution.c (the only bf16 conv encoder: tiu_convolution.c has no
+#   opd_typ), tiu_pt_depthwise_convolution.c;
+# - weight: include/cvikernel/cvikernel.h "Convolution weight shape": TIU conv opd1 (ic, oc, kh, kw),
+#   held (1, oc, kh*kw, ic), short_opd1_str 1 ("weight"), 2-byte elements; depthwise (1, C, kh, kw)
+#   eu-aligned (check_bf16_stride_type_0) or one bf16 constant in opd1_addr (weight_is_const);
+# - bias: cvikernel.h "Bias (2, oc, 1, 1) ... bf16: fp32, n=0 [31:16], n=1 [15:0]": an fp32 per output
+#   channel, its high halves at opd2_addr, its low halves opd2_b_str bytes on (tiu_pt_convolution.c:
+#   tsk_opd_num 3, opt_opd2_seg 0, short_opd2_str 2, opd2_n 1, opd2_b_str = ceil(C / npu_num) * 2);
+# - padding and inserted values: opd0_ins_val = ins_fp, "padding value for bf16" (cvikernel.h);
+# - arithmetic: cviruntime test/181x/test_181x_bf16_conv.c conv_ref (and test_181x_bf16_depthwise.c
+#   native_pooling_avg_bf16), compared byte for byte with the chip: products of bf16 values summed in
+#   fp32 over (kh, kw, ic), then + the fp32 bias, then relu (relu_enable), then one rounding to bf16
+#   (cvk_convert_fp32_bf16: to nearest even, bmk.numerics.fp32_to_bf16). bmk sums in float32 too, as
+#   one BLAS product (conv) or tap by tap in (kh, kw) order (depthwise): the chip's summation order is
+#   not documented, so a conv's sum may differ from the chip's in its last fp32 bit.
+# - opt_right_shift: the depthwise test draws rshift_bits at random (`p.rshift_bits = rand() % 32`)
+#   and its reference never reads it: executed as nothing for a bf16 depthwise. The conv test leaves it
+#   0; what another value does to a bf16 conv is not documented: refused (`refusal`).
+# - signs: cvkcv181x.h tensor_is_signed: "CVK_FMT_BF16: does not matter" (opt_X_sign not read).
+_BF16_SEG = {"opt_res0_seg": "int8", "opt_opd0_seg": "int8", "opt_opd1_seg": "int8"}
+
+
+def refusal(chip, kind, f):
+    """(field, rule) a bf16 (opd_typ 1) `kind` does not model, or None: the fields the encoders
+    above never set otherwise, whose other values the vendor does not document."""
+    if kind not in ("conv", "depthwise"):
+        return None
+    zero = ["opt_res_add", "fp_round_typ", "opt_opd0_const", "opt_opd2_const"]
+    if kind == "conv":
+        zero += ["double_conv", "opt_right_shift", "opt_opd1_const"]
+    for name in zero:
+        if f[name]:
+            return name, f"0 for a bf16 {kind} (cvikernel's bf16 encoders never set it; not modelled)"
+    if f["tsk_opd_num"] not in (2, 3):
+        return "tsk_opd_num", f"2 or 3 for a bf16 {kind} (3: with an fp32 bias)"
+    for name, seg in _BF16_SEG.items():
+        if chip.member("tiu", name, f[name]) != seg:
+            return name, f"{seg} for a bf16 {kind} (the encoder's value)"
+    if f["tsk_opd_num"] == 3 and chip.member("tiu", "opt_opd2_seg", f["opt_opd2_seg"]) != "int16":
+        return "opt_opd2_seg", f"int16 for a bf16 {kind} with a bias (an fp32 in two bf16 halves)"
+    return None
+
+
+def _fp32_bias(m, f, cout):
+    """The (1, C, 1, 1) float32 bias of opd2 when tsk_opd_num is 3 (high halves at opd2_addr, low
+    halves opd2_b_str bytes on), else 0."""
+    if f["tsk_opd_num"] != 3:
+        return np.float32(0)
+    shp = shape(f, "opd2")
+    if shp != (1, cout, 1, 1):
+        raise SimulationError(f"opd2 (bias) shape must be {(1, cout, 1, 1)}, not {shp}")
+    if f["opd2_b_str"] % 2:
+        raise SimulationError(f"opd2_b_str must be even (2-byte halves), not {f['opd2_b_str']}")
+    high = np.asarray(view(m, f, "opd2", shp).read(), np.uint32)
+    low = m.lmem.tensor("opd2 low half", f["opd2_addr"] + f["opd2_b_str"], shp, strides(m, f, "opd2", shp),
+                        m.log, False, _BF16).read()
+    return ((high << 16) | np.asarray(low, np.uint32)).view(np.float32)
+
+
+def _conv_input(m, f, kh, kw):
+    """(res0 shape, (N, C, Ho, Wo, kh, kw) float32 windows) of opd0, padded and inserted with
+    opd0_ins_val's bf16, strided and dilated (bm1880 tiu._padded, _windows)."""
+    res, x = shape(f, "res0"), read(m, f, "opd0")
+    p = tiu._padded(f, x, _value(f["opd0_ins_val"]))
+    return res, tiu._windows(f, p, kh, kw, res[2], res[3])
+
+
+def conv(m, f):
+    """cvikernel tiu_pt_convolution (bf16): res = sum over (kh, kw, ic) of x * w in fp32, + the fp32
+    bias, relu, rounded to bf16 (see the facts above)."""
+    cin, cout, kh, kw = shape(f, "opd1")
+    n = f["opd0_n"]
+    if cin != f["opd0_c"] or cout != f["res0_c"] or f["res0_n"] != n:
+        raise SimulationError(f"opd1 (weight) shape (Cin, Cout, kh, kw) must be ({f['opd0_c']}, {f['res0_c']}, "
+                              f"kh, kw) and res0_n must be {n}, not {shape(f, 'opd1')} and {f['res0_n']}")
+    res, win = _conv_input(m, f, kh, kw)
+    wt = read(m, f, "opd1")
+    ho, wo = res[2], res[3]
+    cols = win.transpose(0, 2, 3, 4, 5, 1).reshape(n * ho * wo, kh * kw * cin)
+    acc = cols @ wt.transpose(2, 3, 0, 1).reshape(kh * kw * cin, cout)
+    acc = acc.reshape(n, ho, wo, cout).transpose(0, 3, 1, 2) + _fp32_bias(m, f, cout)
+    write(m, f, "res0", _relu(f, acc))
+
+
+def depthwise(m, f):
+    """cvikernel tiu_pt_depthwise_convolution (bf16): per channel, sum over (kh, kw) of x * w in fp32
+    (w the (1, C, kh, kw) opd1, or the bf16 constant in opd1_addr when opt_opd1_const), + the fp32
+    bias, relu, rounded to bf16; opt_right_shift is not read (see the facts above)."""
+    n, c = f["opd0_n"], f["opd0_c"]
+    kh, kw = f["opd1_h"], f["opd1_w"]
+    if (f["res0_n"], f["res0_c"]) != (n, c):
+        raise SimulationError(f"res0 (n, c) must equal opd0 (n, c) {(n, c)}, not {(f['res0_n'], f['res0_c'])}")
+    if f["opt_opd1_const"]:
+        wt = np.full((c, kh, kw), const(f), np.float32)
+    else:
+        if shape(f, "opd1") != (1, c, kh, kw):
+            raise SimulationError(f"opd1 (weight) shape must be {(1, c, kh, kw)}, not {shape(f, 'opd1')}")
+        wt = read(m, f, "opd1")[0]
+    res, win = _conv_input(m, f, kh, kw)
+    acc = np.zeros(res, np.float32)
+    for ky in range(kh):
+        for kx in range(kw):
+            acc += win[..., ky, kx] * wt[None, :, ky, kx, None, None]
+    write(m, f, "res0", _relu(f, acc + _fp32_bias(m, f, c)))
+
+
 KINDS = {"mul": _eltwise(np.multiply), "add": _eltwise(np.add), "sub": _eltwise(np.subtract),
          "max": _eltwise(np.maximum), "min": _eltwise(np.minimum), "mac": mac, "copy": copy,
          "max_pool": max_pool, "avg_pool": avg_pool, "lut": lut, "matrix_mac": matrix_mac, "min_pool": min_pool,
-         "ge": ge}
+         "ge": ge, "conv": conv, "depthwise": depthwise}

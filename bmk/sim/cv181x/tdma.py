@@ -53,7 +53,7 @@ def _side(m, f, side, space, shape, write=False, st=None):
     st = base._strides(m, f, side)[:3] if st is None else st
     addr = base._addr(m, f, side, space)
     if bf16:
-        if any(s % 2 for s in st) or addr % 2:
+        if any(s % 2 for s, d in zip(st, shape) if d > 1) or addr % 2:     # a size-1 dimension's stride is not read
             raise SimulationError(f"{side}: a bf16 side's address and strides must be even (2-byte elements), "
                                   f"not address 0x{addr:x} strides {st}")
         strides, dtype = tuple(s // 2 for s in st) + (1,), np.dtype("<u2")
@@ -134,8 +134,10 @@ def load_compressed(m, f):
     tdma_g2l_matrix_copy_decompressed): the int8 stream at the source address decoded (vlc.py) into
     the source's elements in their logical order (a tensor's N, C, H, W; a matrix's src_n rows of
     src_w columns), stored into the destination as an uncompressed load would."""
-    if has_bf16(m.chip, f):
-        raise SimulationError("tdma.load: a compressed bf16 load is not modelled (int8 streams only)")
+    bf16 = is_bf16(m.chip, f, "src")
+    if bf16 != is_bf16(m.chip, f, "dst"):
+        raise SimulationError("tdma.load: a compressed load's src_fmt and dst_fmt must be equal (no conversion "
+                              "is modelled for one)")
     n, c, h, w = base._src_shape(f)
     count = n * w if f["sys_dtype"] else n * c * h * w
     chw = f["dst_c"] * f["dst_h"] * f["dst_w"]
@@ -145,16 +147,24 @@ def load_compressed(m, f):
     addr = base._addr(m, f, "src", GMEM)
     blocks = -(-count // vlc.BLOCK)
     head = m.gmem.load(addr, vlc.HEADER)
-    span = vlc.HEADER + (-(-blocks // 16) << 4) + min(vlc.header(head)[0], vlc.stream_size(count))
+    limit = vlc.bf16_stream_size(count) if bf16 else vlc.stream_size(count)
+    span = vlc.HEADER + (-(-blocks // 16) << 4) + min(vlc.header(head)[0], limit)
     m.gmem.check_range("src (gmem)", addr, span)
     if m.log is not None:
         m.log.charge("src (gmem)", span)
-    data = vlc.decode_int8(m.gmem.load(addr, span), count)
+    stream = m.gmem.load(addr, span)
+    data = vlc.decode_bf16(stream, count) if bf16 else vlc.decode_int8(stream, count)
+    if bf16:
+        def dst(shape):
+            return _side(m, f, "dst", LMEM, shape, write=True)
+    else:
+        def dst(shape):
+            return base._view(m, f, "dst", LMEM, shape, write=True)
     if f["sys_dtype"]:
-        base._matrix_to_lmem(m, f, data.reshape(n, w))
+        base._matrix_to_lmem(m, f, data.reshape(n, w), dst if bf16 else None)
         return
     shape = (count // chw, f["dst_c"], f["dst_h"], f["dst_w"])
-    base._view(m, f, "dst", LMEM, shape, write=True).write(data.reshape(shape))
+    dst(shape).write(data.reshape(shape))
 
 
 KINDS = {kind: (lambda kind: lambda m, f: move(m, f, kind))(kind) for kind in _SPACES}

@@ -1,4 +1,4 @@
-"""CV18xx VLC decompression of a compressed TDMA load (compress_en 1), int8 streams.
+"""CV18xx VLC decompression of a compressed TDMA load (compress_en 1), int8 and bf16 streams.
 
 The stream format and decoder are the vendor's reference (sophgo/cvikernel
 include/cvikernel/cvk_vlc_compress.h: cvk_vlc_dec_int8_ext, vlc_dec_header_ext,
@@ -14,6 +14,16 @@ vlc_gr_dec_block_data, inv_symbol_remapping), bits read LSB first:
   even u: u / 2), then the inverse two-side circular shift by bias0 (positive) / bias1 (negative).
 Decoded size: the load's source tensor (src_n * src_c * src_h * src_w int8 elements), in its
 logical order (cvikernel tdma.c check_tdma_compressed_tg: a compressed source is contiguous).
+
+bf16 streams (header bit 29 set; cvk_vlc_dec_bf16_ext, merge_bf16_data, inv_center_shift): blocks of
+16 bf16 elements. Each block is its 16 exponents (bits 14-7 of each element) coded as an int8 block
+is, except that with the zero guard (header bit 47) a coded block of order k > 0 carries a 4-bit
+zero count between its bit planes and its unary field (the k-map's size counts it), and that the
+symbols are unmapped by the inverse center shift by bias0 (the header's signedness is not read);
+then, right after it in the bit stream, one byte per element (sign << 7 | the 7 mantissa bits),
+read only for the elements whose decoded exponent is not 0 when the zero guard is on (the others'
+byte is 0), for all of them otherwise; the last block reads bytes for its real elements only.
+The stream may hold at most get_out_bs_buf_size(2 * count, 1) bytes.
 """
 import numpy as np
 
@@ -98,3 +108,88 @@ def _unmap(u, bias0, bias1):
     minus = a - (127 + neg)
     lsb = np.where(minus <= 0, a, minus) & 0xFF
     return np.where(s == 0, 0, np.where(neg, -lsb, lsb)) & 0xFF
+
+
+def bf16_stream_size(count):
+    """Bytes the vendor allows a stream of `count` bf16 elements (get_out_bs_buf_size(2 * count, 1))."""
+    blocks = -(-count // BLOCK)
+    return (blocks << 5) + (-(-blocks // 16) << 4) + 16
+
+
+def _unsign_to_sign(u):
+    """cvk_vlc_compress.h unsign_to_sign: odd u -> -(u + 1) / 2, even u -> u / 2 (an int8)."""
+    mag = (u + 1) >> 1
+    return ((np.where(u & 1, -mag, mag) + 128) & 0xFF) - 128
+
+
+def center_table(bias, zero_guard):
+    """inv_center_shift(val, bias, zero_guard) for every val 0..255 (uint8 arithmetic as the C)."""
+    val = np.arange(256, dtype=np.int64)
+    u = (val - zero_guard) & 0xFF
+    rng = bias if bias <= 128 else 255 - bias
+    shifted = (_unsign_to_sign(u) + bias) & 0xFF
+    if bias <= 128:
+        out = np.where(val >= rng << 1, val, shifted)
+    else:
+        out = np.where(u > rng << 1, (rng + bias - val + zero_guard) & 0xFF, shifted)
+    if zero_guard:
+        out[0] = 0
+    return out
+
+
+def decode_bf16(buf, count):
+    """The `count` decoded bf16 elements (uint16) of the VLC stream `buf` (module docstring)."""
+    buf = np.frombuffer(bytes(buf), np.uint8)
+    size, _, bf16, bias0, _, zg = header(buf)
+    if not bf16:
+        raise SimulationError("a bf16 load's VLC stream must have its bf16 header bit set")
+    if size > bf16_stream_size(count):
+        raise SimulationError(f"a VLC stream of {count} bf16 elements must hold at most "
+                              f"{bf16_stream_size(count)} bytes, but its header says {size}")
+    blocks = -(-count // BLOCK)
+    kmap_size = -(-blocks // 16) << 4
+    if buf.size < HEADER + kmap_size + size:
+        raise SimulationError(f"a VLC stream needs {HEADER + kmap_size + size} bytes, only {buf.size} are there")
+    kinfo = buf[HEADER:HEADER + blocks].tolist()
+    data = buf[HEADER + kmap_size:HEADER + kmap_size + size].tobytes() + bytes(48)
+    total = 8 * size
+    table = center_table(bias0, zg).tolist()
+    exps = np.zeros(blocks * BLOCK, np.int64)
+    fracs = np.zeros(blocks * BLOCK, np.int64)
+    pos = 0
+    for b in range(blocks):
+        ki = kinfo[b]
+        k, ulen = ki >> 5, ki & 0x1F
+        win = int.from_bytes(data[pos >> 3:(pos >> 3) + 48], "little") >> (pos & 7)
+        if k == 7:                                          # stored raw: 16 bytes
+            syms = [(win >> (8 * i)) & 0xFF for i in range(BLOCK)]
+            used = 128
+        else:
+            low = [0] * BLOCK
+            for j in range(k):                              # bit plane j: bit j of each low part
+                plane = (win >> (16 * j)) & 0xFFFF
+                for i in range(BLOCK):
+                    low[i] |= ((plane >> i) & 1) << j
+            zn = 4 if zg and k > 0 else 0
+            ubits = ulen + 16
+            unary = (win >> (16 * k + zn)) & ((1 << ubits) - 1)
+            ends = [i for i in range(ubits) if (unary >> i) & 1]
+            if len(ends) != BLOCK:
+                raise SimulationError(f"VLC block {b}: its unary field must end 16 symbols, not {len(ends)}")
+            high = [ends[0]] + [ends[i] - ends[i - 1] - 1 for i in range(1, BLOCK)]
+            syms = [((h << k) + lo) & 0xFF for h, lo in zip(high, low)]
+            used = 16 * k + zn + ubits
+        e = [table[s] for s in syms]
+        n_out = min(BLOCK, count - b * BLOCK)
+        base = b * BLOCK
+        exps[base:base + BLOCK] = e
+        for i in range(n_out):
+            if not zg or e[i]:
+                fracs[base + i] = (win >> used) & 0xFF
+                used += 8
+        pos += used
+        if pos > total:
+            raise SimulationError(f"a VLC stream's blocks need more than the {total} bits its header gives "
+                                  f"(block {b})")
+    out = ((fracs >> 7) << 15) | (exps << 7) | (fracs & 0x7F)
+    return out[:count].astype(np.uint16)
