@@ -127,11 +127,17 @@ def plain_product(m, f, acc):
     return acc, 1
 
 
-def matrix2(kind, terms=zero_point_terms, finish=plain_product):
+def plain_float(m, f, kind, acc):
+    """BM1684X's float MM2 is the product alone, rounded to nearest even: -> (acc, rounding)."""
+    return acc, numerics.Round.HALF_TO_EVEN
+
+
+def matrix2(kind, terms=zero_point_terms, finish=plain_product, float_finish=plain_float):
     """The MM2 kind's function. terms(m, f, kind, L, R, rows, cols, R's dtype) -> (L, R, bias):
     an int8 product's operand roles; finish(m, f, acc) -> (acc, result sign): what the exact
     integer product becomes before res_add (a sister chip requantizes there:
-    bmk/sim/bm1688/mm.py)."""
+    bmk/sim/bm1688/mm.py); float_finish(m, f, kind, acc) -> (acc, rounding): what a float
+    product becomes before res_add and how it is rounded into res0 (a sister chip adds a bias)."""
     def run(m, f):
         mc, nw, kc, kw = f.get("res0_c", 0), f.get("res0_w", 0), f.get("opd1_c", 0), f.get("opd1_w", 0)
         if min(mc, nw, kc, kw) < 1:
@@ -155,14 +161,16 @@ def matrix2(kind, terms=zero_point_terms, finish=plain_product):
             raise SimulationError(f"the shapes must chain ({a.shape} @ {b.shape} -> ({mc}, {nw}))")
         W.check_work(kind, mc * a.shape[1] * nw)
         acc = a.astype(np.float64) @ b.astype(np.float64) + bias
-        sign = 1
+        sign, mode = 1, numerics.Round.HALF_TO_EVEN
         if not a_dt.is_float:
             acc, sign = finish(m, f, np.rint(acc).astype(np.int64))
+        else:
+            acc, mode = float_finish(m, f, kind, acc)
         r_dt = dt(m, f, "res0", sign)
         t = tensor(m, f, "res0", (1, mc, 1, nw), r_dt, "aligned")
         if f.get("res_add", 0):
             acc = acc + read(m, t).reshape(mc, nw)
-        write(m, t, acc.reshape(1, mc, 1, nw), True, f)
+        write(m, t, acc.reshape(1, mc, 1, nw), True, f, mode)
     run.__name__ = kind.replace(".", "_")
     return run
 

@@ -19,7 +19,9 @@ coefficients come from, e.g. EXP_COEFF = 1/k! from k = 0).
              field minus the bias (fp32/bf16 127, fp16 15), as an integer of res0_prec; zeros
              and subnormals give the field's value minus the bias (bmk's assumption)
   rsqrt      res0 = 1 / sqrt(x), correctly rounded to res0's type; the hardware iterates
-             opd2_n_str + 1 (1..4 accepted) refinements (checked, not modelled)
+             opd2_n_str + 1 (1..4 accepted) refinements (checked, not modelled); it has no
+             table (opparam: one operand), so opd1_n selects nothing and any value is taken
+             (CV184X's bf16 rsqrts set 3)
 opd0's precision must be a float (opd0_prec), res0's is res0_prec.
 """
 import numpy as np
@@ -87,4 +89,4 @@ KINDS = {"sfu.taylor_4x": _taylor("sfu.taylor_4x"), "sfu.taylor": _taylor("sfu.t
 _BASE = F.names({f"res0_{d}" for d in "nchw"}, {"res0_addr", "res0_prec", "opd0_addr", "opd0_prec", "tsk_lane_num"})
 FIELDS = {"sfu.taylor_4x": _BASE | {"opd1_addr", "opd1_n", "opd2_n_str"},
           "sfu.taylor": _BASE | {"opd1_addr", "opd1_n", "opd2_n_str"},
-          "sfu.normalize": _BASE, "sfu.rsqrt": _BASE | {"opd2_n_str"}}
+          "sfu.normalize": _BASE, "sfu.rsqrt": _BASE | {"opd2_n_str", "opd1_n"}}

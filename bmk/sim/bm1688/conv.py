@@ -16,7 +16,11 @@ point tensor (opt_rq with opt_opd4_const 0: no shared stream has one), sym_range
 opt_rq. A chip without the opd4 register (CV184X: its facts) takes no kernel zero point and
 reads no opt_opd4_const. Float input: BM1684X's (bias fp32 in opd2), and with opt_rq the sum
 plus bias times the rescale (rq.py), before relu; a float input reads no opd4 and no constant
-shift or zero point.
+shift or zero point. The kernel's precision opd1_prec is the input's (opparam's opd1 dtype; the
+family reads the kernel in opd0's type: bm1684x/conv.py), and opd2_prec names the bias: 0, or fp32
+with a float input (the family's bias type); any other value is refused by name (a CV184X
+tdl_models build's bf16 deconvolution sets opd1_prec bf16 beside its bf16 input; the BM1690 f16
+streams set opd2_prec fp32).
 """
 import numpy as np
 
@@ -54,8 +58,19 @@ def rescale(m, f, acc):
     return rq.rescale(m, f, acc, KIND)
 
 
+def check_precisions(chip, f):
+    """The kernel has the input's precision; the bias field is 0, or fp32 with a float input."""
+    if f.get("opd1_prec", 0) != f.get("opd0_prec", 0):
+        raise F.refuse(KIND, "opd1_prec", f.get("opd1_prec", 0), f"must be opd0_prec ({f.get('opd0_prec', 0)}): "
+                                                                 f"the family's kernel has the input's precision")
+    bias = f.get("opd2_prec", 0)
+    if bias and not (bias == chip.code("tiu", "res0_prec", "fp32") and pord.is_float(chip, f)):
+        raise F.refuse(KIND, "opd2_prec", bias, "must be 0, or fp32 with a float input (the family's bias type)")
+
+
 def check(chip, f):
     conv.CHECKS[KIND](chip, f)
+    check_precisions(chip, f)
     floats = pord.is_float(chip, f)
     check_written(f, KIND, reads=("opd5",) if floats else ("opd4", "opd5"), constants=not floats)
     if f.get("sym_range", 0):
@@ -73,5 +88,5 @@ def check(chip, f):
 
 KINDS = {KIND: conv.convolution(KIND, terms, finish, rescale)}
 FIELDS = {KIND: conv.FIELDS[KIND] | {"opt_rq", "opt_opd4_const", "opt_opd5_const", "opt_res0_sign", "sym_range",
-                                     "opd2_n_str"} | set(FIELDS_READ)}
+                                     "opd2_n_str", "opd1_prec", "opd2_prec"} | set(FIELDS_READ)}
 CHECKS = {KIND: check}

@@ -11,12 +11,20 @@ of column j: the constants, or the (1, res0_w) row of opd5 every NPU holds), sat
 opt_res0_sign must then be 1 (every shared stream's mm.normal sets it). Refused (check): a zero
 point or requant tensor (opt_opd4_const or opt_opd5_const 0 with opt_rq: no shared stream has one;
 a chip without the opd4 register, CV184X, takes no zero point), mm2.tt with int8 data, sym_range.
+
+Float data (opparam: opd1 of opd0's type, so opd1_prec must equal opd0_prec; opd2 the bias, fp32,
+one per output column, (1, npu_num, 1, res0_w) aligned for nn / nt, or a constant; do_relu;
+round_mode opd2_n_str): y = L @ R + bias in float64, clamped at 0 with opt_relu, rounded once
+into res0_prec by opd2_n_str (a CV184X tdl_models lane detector's bf16 matmuls, some with relu).
+Refused: relu with res_add (their order is not public), relu with integer data (not modelled); a
+float mm2.tt is the family's (opd1_prec not read there: refused unless 0, so every float one).
 """
 import numpy as np
 
 from bmk.sim.bm1684x import fields as F
 from bmk.sim.bm1684x import mm
-from bmk.sim.bm1684x.operands import const, dt
+from bmk.sim.bm1684x import pord
+from bmk.sim.bm1684x.operands import const, dt, mode_of
 from bmk.sim.bm1688 import rq
 from bmk.sim.bm1688.registers import FIELDS_READ, check_written, has_register, register
 
@@ -40,9 +48,27 @@ def finish(m, f, acc):
     return rq.requantize(m, f, acc, acc.shape[1], f"mm2 (opt_rq)"), sign
 
 
+def float_finish(m, f, kind, acc):
+    """A float product plus its fp32 bias per output column, relu: -> (acc, rounding of opd2_n_str)."""
+    b_dt = dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "fp32"), sign=1)
+    nw = acc.shape[1]
+    acc = acc + (np.full(nw, const(f, "opd2", b_dt)) if f.get("opd2_const", 0) else mm._row(m, f, nw, b_dt)[0])
+    if f.get("relu", 0):
+        acc = np.maximum(acc, 0)
+    return acc, mode_of(f)
+
+
 def _check(kind):
     def check(chip, f):
         check_written(f, kind)
+        if f.get("opd1_prec", 0) != f.get("opd0_prec", 0):
+            raise F.refuse(kind, "opd1_prec", f.get("opd1_prec", 0), f"must be opd0_prec ({f.get('opd0_prec', 0)}): "
+                                                                     f"R has L's precision (opparam)")
+        floats = pord.is_float(chip, f)
+        if f.get("relu", 0) and not floats:
+            raise F.refuse(kind, "relu", f["relu"], "must be 0 with integer data (not modelled)")
+        if f.get("relu", 0) and f.get("res_add", 0):
+            raise F.refuse(kind, "relu", f["relu"], "must be 0 with res_add (their order is not public)")
         if f.get("sym_range", 0):
             raise F.refuse(kind, "sym_range", f["sym_range"], "must be 0 (the symmetric range is not modelled)")
         if f.get("opt_rq", 0):
@@ -64,6 +90,7 @@ def _check_normal(chip, f):
 
 _RQ = {"opt_rq", "opt_opd4_const", "opt_opd5_const", "opt_res0_sign", "opd2_sign", "opd2_n_str",
        "sym_range"} | set(FIELDS_READ)
-KINDS = {**{k: mm.matrix2(k, terms, finish) for k in KINDS_RQ}, "mm.normal": mm.KINDS["mm.normal"]}
-FIELDS = {**{k: mm.FIELDS[k] | _RQ for k in KINDS_RQ}, "mm.normal": mm.FIELDS["mm.normal"] | {"opt_res0_sign"}}
+KINDS = {**{k: mm.matrix2(k, terms, finish, float_finish) for k in KINDS_RQ}, "mm.normal": mm.KINDS["mm.normal"]}
+FIELDS = {**{k: mm.FIELDS[k] | _RQ | {"opd1_prec", "relu"} for k in KINDS_RQ},
+          "mm.normal": mm.FIELDS["mm.normal"] | {"opt_res0_sign"}}
 CHECKS = {**{k: _check(k) for k in KINDS_RQ}, "mm.normal": _check_normal}

@@ -1,22 +1,19 @@
 """What BM1690's float streams set that the family leaves 0: fields moot for a float result.
 
 Sources: tpu-mlir python/debugger/target_1690/opparam.py (sAR, sCONV, MM converters: the result
-sign, sym_range, opd1's own precision), and the shared bm1690/sg2260 f16 bmodels, which set them
-on every float command. A float is signed by definition (bmk/dtypes.py of_precision), so a result
-sign of 1 or 0 and a symmetric integer range change nothing in a float result; a conv's kernel
-precision opd1_prec is the input's in the family (bm1684x/conv.py: weights of opd0's precision).
-Each rule accepts the field only where it is moot and refuses it by name elsewhere:
+sign, sym_range), and the shared bm1690/sg2260 f16 bmodels, which set them on every float command.
+A float is signed by definition (bmk/dtypes.py of_precision), so a result sign of 1 or 0 and a
+symmetric integer range change nothing in a float result (a conv's opd1_prec and opd2_prec are
+the family's rule: bm1688/conv.py). Each rule accepts the field only where it is moot and
+refuses it by name elsewhere:
 
   arith.adds / max / min  opt_res0_sign   any value with a float result; with an integer one,
                                           the family's result sign opd0_sign | opd1_sign (bm1684x/ar.py)
   arith.cast              sym_range       any value with a float result
   mm.normal               opt_res0_sign   any value with a float result (the family wants 1)
-  conv.normal             opd1_prec       equal to opd0_prec
-                          opd2_prec       fp32 with a float input: the family's bias type (bm1684x/conv.py)
 """
 from bmk.sim import bm1688
 from bmk.sim.bm1684x import fields as F
-from bmk.sim.bm1684x import pord
 
 
 def _float_result(chip, f):
@@ -43,26 +40,11 @@ def _moot_for_floats(kind, field, neutral, base, agrees=None):
     return check
 
 
-def _same_precision(kind, base):
-    def check(chip, f):
-        if f.get("opd1_prec", 0) != f.get("opd0_prec", 0):
-            raise F.refuse(kind, "opd1_prec", f.get("opd1_prec", 0), f"must be opd0_prec ({f.get('opd0_prec', 0)}): "
-                                                                     f"the family's kernel has the input's precision")
-        bias = f.get("opd2_prec", 0)
-        if bias and not (bias == chip.code("tiu", "res0_prec", "fp32") and pord.is_float(chip, f)):
-            raise F.refuse(kind, "opd2_prec", bias, "must be 0, or fp32 with a float input (the family's bias type)")
-        if base is not None:
-            base(chip, f)
-    return check
-
-
 _RULES = {"arith.adds": ("opt_res0_sign", 0, _operand_sign), "arith.max": ("opt_res0_sign", 0, _operand_sign),
           "arith.min": ("opt_res0_sign", 0, _operand_sign), "arith.cast": ("sym_range", 0, None),
-          "mm.normal": ("opt_res0_sign", 1, None), "conv.normal": ("opd1_prec", None, None)}
+          "mm.normal": ("opt_res0_sign", 1, None)}
 
 KINDS = {k: bm1688.KINDS[("tiu", k)] for k in _RULES}
-FIELDS = {k: bm1688.EXECUTES[("tiu", k)] | {field} | ({"opd2_prec"} if neutral is None else set())
-          for k, (field, neutral, _) in _RULES.items()}
-CHECKS = {k: (_same_precision(k, bm1688.CHECKS.get(("tiu", k))) if neutral is None
-              else _moot_for_floats(k, field, neutral, bm1688.CHECKS.get(("tiu", k)), agrees))
+FIELDS = {k: bm1688.EXECUTES[("tiu", k)] | {field} for k, (field, _, _) in _RULES.items()}
+CHECKS = {k: _moot_for_floats(k, field, neutral, bm1688.CHECKS.get(("tiu", k)), agrees)
           for k, (field, neutral, agrees) in _RULES.items()}

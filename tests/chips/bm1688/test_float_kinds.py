@@ -1,0 +1,123 @@
+"""The TPU1686 family's float conv, mm2 and rsqrt on BM1688 and CV184X (bmk/sim/bm1688/conv.py,
+mm.py; bmk/sim/bm1684x/sfu.py), as the vendor's MIX (int8 + bf16) tdl_models builds for CV184X
+set them: the kernel / right matrix in the input's precision (opd1_prec = opd0_prec), a float
+mm2's fp32 bias and relu, an rsqrt's opd1_n. Each against a numpy reference."""
+import numpy as np
+import pytest
+
+import bmk
+from bmk import numerics
+from bmk.encoders import Record
+from bmk.errors import SimulationError
+from bmk.isa import load_chip
+
+CHIPS = ("bm1688", "cv184x")
+
+
+def rec(chip, cls, kind, **fields):
+    c = chip.engine("tiu").cls(cls)
+    f = {**c.defaults, **dict(c.keys[0]), **dict(c.instruction(kind).match)}
+    assert not set(fields) - set(c.by_name)
+    f.update(fields)
+    return Record("tiu", cls, kind, f)
+
+
+def prec(chip, name):
+    return chip.code("tiu", "res0_prec", name)
+
+
+def bf16(values):
+    """bf16 bit patterns of values exactly representable in bf16."""
+    bits = np.asarray(values, np.float32).view(np.uint32)
+    assert not np.any(bits & 0xFFFF)
+    return (bits >> 16).astype(np.uint16)
+
+
+def from_bf16(raw):
+    return numerics.bf16_to_fp32(np.frombuffer(raw, np.uint16))
+
+
+def put(sim, chip, lane, offset, data):
+    sim.lmem_write(lane * chip.param("lmem_size") + offset, np.ascontiguousarray(data).tobytes())
+
+
+@pytest.mark.parametrize("name", CHIPS)
+def test_a_bf16_conv_reads_its_kernel_in_the_inputs_precision(name):
+    """A 1x1 bf16 conv, 2 -> 1 channel, fp32 bias: y = w0 x0 + w1 x1 + b (exact here, so the
+    rounding into bf16 changes nothing). Kernel layout (bm1684x/conv.py): cube = ic_parallel_int8
+    * 8 / 16 bf16 values per tap, IC padded to it."""
+    chip = load_chip(name)
+    x = np.array([[1.5, -2.0, 0.25, 3.0], [0.5, 1.0, -1.0, 2.0]], np.float32)
+    cube = chip.param("ic_parallel_int8") // 2
+    w = np.zeros(cube, np.float32)
+    w[:2] = [0.75, -1.25]
+    sim = bmk.Simulator(name)
+    for c in range(2):
+        put(sim, chip, c, 0x1000, bf16(x[c]))
+    put(sim, chip, 0, 0x2000, bf16(w))
+    put(sim, chip, 0, 0x3000, np.array([0.125], np.float32))
+    b = prec(chip, "bf16")
+    sim.run([rec(chip, "sCONV", "conv.normal", opd0_prec=b, opd1_prec=b, res0_prec=b, res0_n=1, res0_c=1, res0_h=1,
+                 res0_w=4, opd0_c=2, opd0_h=1, opd0_w=4, opd1_h=1, opd1_w=1, res_op_y_str=1, res_op_x_str=1,
+                 opd0_addr=0x1000, opd1_addr=0x2000, opd2_addr=0x3000, res0_addr=0x4000, opd0_sign=1, opd1_sign=1,
+                 opd2_sign=1)])
+    want = 0.75 * x[0] - 1.25 * x[1] + 0.125
+    np.testing.assert_array_equal(from_bf16(sim.lmem_read(0x4000, 8)), want)
+
+
+def test_a_conv_kernel_of_another_precision_is_refused_by_name():
+    chip = load_chip("cv184x")
+    r = rec(chip, "sCONV", "conv.normal", opd0_prec=prec(chip, "bf16"), opd1_prec=prec(chip, "int8"),
+            res0_prec=prec(chip, "bf16"), res0_n=1, res0_c=1, res0_h=1, res0_w=1, opd0_c=1, opd0_h=1, opd0_w=1,
+            opd1_h=1, opd1_w=1)
+    with pytest.raises(SimulationError, match="conv.normal: opd1_prec must be opd0_prec"):
+        bmk.Simulator("cv184x").run([r])
+
+
+@pytest.mark.parametrize("name", CHIPS)
+@pytest.mark.parametrize("relu,bias_const", [(0, False), (1, False), (1, True)])
+def test_a_bf16_mm2_adds_its_fp32_bias_per_column_then_relu(name, relu, bias_const):
+    """mm2.nn in bf16 (opparam: R of L's type, opd2 an fp32 bias per output column, do_relu):
+    (2, 3) @ (3, 4) + bias, clamped at 0 with opt_relu. Matrix2 layout: row r on lane r, its
+    columns along w; the bias row (1, npu_num, 1, res0_w) on lane 0 (every NPU holds a copy)."""
+    chip = load_chip(name)
+    lhs = np.array([[1, -2, 0.5], [3, 0.25, -1]], np.float32)
+    rhs = np.array([[1, 2, -1, 0.5], [-0.5, 1, 2, -2], [4, -1, 0.25, 1]], np.float32)
+    bias = np.array([0.5, -8, 1, -0.25], np.float32)
+    sim = bmk.Simulator(name)
+    for r in range(2):
+        put(sim, chip, r, 0x1000, bf16(lhs[r]))
+    for k in range(3):
+        put(sim, chip, k, 0x2000, bf16(rhs[k]))
+    for lane in range(chip.param("npu_num")):
+        put(sim, chip, lane, 0x3000, bias)
+    b = prec(chip, "bf16")
+    opd2 = dict(opd2_const=1, opd2_addr=int(np.float32(-0.75).view(np.uint32))) if bias_const else \
+        dict(opd2_addr=0x3000)
+    sim.run([rec(chip, "sMM2", "mm2.nn", opd0_prec=b, opd1_prec=b, res0_prec=b, res0_c=2, res0_w=4, opd1_c=3,
+                 opd1_w=4, opd0_addr=0x1000, opd1_addr=0x2000, res0_addr=0x4000, relu=relu, **opd2)])
+    want = lhs.astype(np.float64) @ rhs + (-0.75 if bias_const else bias)
+    if relu:
+        want = np.maximum(want, 0)
+    lane = chip.param("lmem_size")
+    got = np.stack([from_bf16(sim.lmem_read(r * lane + 0x4000, 8)) for r in range(2)])
+    np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+def test_an_integer_mm2_with_relu_is_refused_by_name():
+    chip = load_chip("bm1688")
+    r = rec(chip, "sMM2", "mm2.nn", res0_c=1, res0_w=1, opd1_c=1, opd1_w=1, relu=1)
+    with pytest.raises(SimulationError, match="mm2.nn: relu must be 0 with integer data"):
+        bmk.Simulator("bm1688").run([r])
+
+
+def test_an_rsqrt_takes_any_table_length():
+    """sfu.rsqrt reads no table (opparam: one operand): CV184X's bf16 rsqrts set opd1_n 3."""
+    chip = load_chip("cv184x")
+    x = np.array([4, 0.25, 16, 1], np.float32)
+    sim = bmk.Simulator("cv184x")
+    put(sim, chip, 0, 0x100, bf16(x))
+    b = prec(chip, "bf16")
+    sim.run([rec(chip, "sSFU", "sfu.rsqrt", opd0_prec=b, res0_prec=b, res0_n=1, res0_c=1, res0_h=1, res0_w=4,
+                 opd1_n=3, opd2_n_str=2, opd0_addr=0x100, res0_addr=0x200)])
+    np.testing.assert_array_equal(from_bf16(sim.lmem_read(0x200, 8)), 1 / np.sqrt(x))
