@@ -31,6 +31,8 @@ TOPFORMER_181X = HERE / "cv181x" / "topformer_seg_motion_512_960_INT8_cv181x.cvi
 BABY_CRY_181X = HERE / "cv181x" / "cls_sound_babay_cry_188_40_INT8_cv181x.cvimodel"
 # the TDL SDK's yolov8n COCO detector for two chips, and a crowd photo for it (issue 30 item 5)
 YOLOV8_COCO_181X = HERE / "cv181x" / "yolov8n_det_coco80_640_640_INT8_cv181x.cvimodel"
+# a MIX (int8 + bf16) build: bf16 convolutions and VLC-compressed bf16 weights
+PLATE_181X = HERE / "cv181x" / "recognition_license_plate_24_96_MIX_cv181x.cvimodel"
 YOLOV8_COCO_184X = HERE / "cv184x" / "yolov8n_det_coco80_640_640_INT8_cv184x.bmodel"
 PEOPLE_448 = HERE / "people_448.npz"
 

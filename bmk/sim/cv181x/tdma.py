@@ -153,7 +153,7 @@ def load_compressed(m, f):
     if m.log is not None:
         m.log.charge("src (gmem)", span)
     stream = m.gmem.load(addr, span)
-    data = vlc.decode_bf16(stream, count) if bf16 else vlc.decode_int8(stream, count)
+    data = vlc.decode(stream, count, bf16)
     if bf16:
         def dst(shape):
             return _side(m, f, "dst", LMEM, shape, write=True)

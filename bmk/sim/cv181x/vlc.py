@@ -110,6 +110,27 @@ def _unmap(u, bias0, bias1):
     return np.where(s == 0, 0, np.where(neg, -lsb, lsb)) & 0xFF
 
 
+_DECODED = {}                   # (bf16, stream bytes, count) -> decoded array (read-only)
+_DECODED_BYTES = [0]
+_MAX_DECODED_BYTES = 1 << 26    # streams kept: a model's compressed weights, decoded once per process
+
+
+def decode(stream, count, bf16):
+    """decode_bf16 or decode_int8 of `stream`, kept by content: a model run again decodes nothing
+    (the result is a pure function of the bytes and the count; read-only)."""
+    key = (bool(bf16), bytes(stream), count)
+    hit = _DECODED.get(key)
+    if hit is None:
+        hit = decode_bf16(key[1], count) if bf16 else decode_int8(key[1], count)
+        hit.flags.writeable = False
+        if _DECODED_BYTES[0] + len(key[1]) > _MAX_DECODED_BYTES:
+            _DECODED.clear()
+            _DECODED_BYTES[0] = 0
+        _DECODED[key] = hit
+        _DECODED_BYTES[0] += len(key[1])
+    return hit
+
+
 def bf16_stream_size(count):
     """Bytes the vendor allows a stream of `count` bf16 elements (get_out_bs_buf_size(2 * count, 1))."""
     blocks = -(-count // BLOCK)

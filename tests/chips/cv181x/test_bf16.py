@@ -217,3 +217,143 @@ def test_bf16_matrix_with_an_fp32_bias_split_high_then_low():
     got = m.lmem_read_array(RES, (1, 1, 1, 16), (16, 16, 16, 1), "uint16").reshape(16)
     want = fp32_to_bf16(bf16_to_fp32(left) @ bf16_to_fp32(right) + bias)
     np.testing.assert_array_equal(got, want.reshape(16))
+
+
+# -- bf16 convolution and depthwise (bf16.py conv, depthwise) ------------------------------------
+X, W, BIAS, OUT = 0x0, 0x400, 0x800, 0xA00
+
+
+def _plate_conv():
+    """The license-plate model's first bf16 conv (tiu_pt_convolution: weight layout, bias in halves)."""
+    from tests.models.files import PLATE_181X
+    model = bmk.load_model(PLATE_181X)
+    return next(r for g in model.groups() for r in model.records(g) if r.name == "tiu.conv" and r.fields["opd_typ"])
+
+
+def _bits(v):
+    return fp32_to_bf16(np.asarray(v, np.float32))
+
+
+def _conv_record(**fields):
+    from bmk.isa import load_chip
+    rec = _plate_conv()
+    f = dict(rec.fields, cmd_id_gdma=0, opd0_addr=X, opd1_addr=W, opd2_addr=BIAS, res0_addr=OUT)
+    f.update(fields)
+    kind = load_chip("cv181x").fmt("tiu").instruction_of(f).name
+    return attrs.evolve(rec, fields=f, kind=kind)
+
+
+def _reference(x, w, bias, fill, pads, stride, dil, ins=(0, 0, 0, 0), relu=False, depthwise=False):
+    """cviruntime test_181x_bf16_conv.c conv_ref, written here: x padded and inserted with `fill`,
+    products summed (exactly: the test's values are multiples of 1/32 below 2^10), the fp32 sum plus
+    the fp32 bias, relu, rounded to bf16 to nearest even. w (Cout, Cin, kh, kw), or (C, kh, kw)."""
+    n, c, h, wd = x.shape
+    yi, xi, yl, xl = ins
+    up, dn, lf, rt = pads
+    hi, wi = (h - 1) * (yi + 1) + 1 + yl, (wd - 1) * (xi + 1) + 1 + xl
+    p = np.full((n, c, up + hi + dn, lf + wi + rt), fill, np.float64)
+    p[:, :, up:up + (h - 1) * (yi + 1) + 1:yi + 1, lf:lf + (wd - 1) * (xi + 1) + 1:xi + 1] = x
+    kh, kw = w.shape[-2:]
+    sy, sx = stride
+    dy, dx = dil
+    ho = (p.shape[2] - (kh - 1) * dy - 1) // sy + 1
+    wo = (p.shape[3] - (kw - 1) * dx - 1) // sx + 1
+    cout = w.shape[0]
+    acc = np.zeros((n, cout, ho, wo))
+    for oy in range(ho):
+        for ox in range(wo):
+            for ky in range(kh):
+                for kx in range(kw):
+                    v = p[:, :, oy * sy + ky * dy, ox * sx + kx * dx]          # (n, c)
+                    acc[:, :, oy, ox] += v * w[:, ky, kx] if depthwise else v @ w[:, :, ky, kx].T
+    out = acc.astype(np.float32) + bias.astype(np.float32)[None, :, None, None]
+    return fp32_to_bf16(np.maximum(out, np.float32(0)) if relu else out)
+
+
+def _write_bias(m, bias, c):
+    """The fp32 bias as (2, C, 1, 1) bf16: high halves at BIAS, low halves b_str bytes on (cvikernel.h)."""
+    bits = bias.astype(np.float32).view(np.uint32)
+    per_lane = -(-c // 8)
+    m.lmem_write_array(BIAS, (bits >> 16).astype(np.uint16).reshape(1, c, 1, 1), (per_lane, 1, 1, 1), "uint16")
+    m.lmem_write_array(BIAS + 2 * per_lane, (bits & 0xFFFF).astype(np.uint16).reshape(1, c, 1, 1),
+                       (per_lane, 1, 1, 1), "uint16")
+    return 2 * per_lane
+
+
+@pytest.mark.parametrize("case", ["pad_stride_dilation_relu", "insertion"])
+def test_bf16_conv_sums_in_fp32_adds_the_fp32_bias_and_rounds_once(case):
+    """(1, 11, 5, 7) bf16 input, (11, 10, 3, 2) weight in the conv weight layout, an fp32 bias per
+    output channel: against the vendor test's reference formula (cviruntime test_181x_bf16_conv.c)."""
+    rng = np.random.default_rng(11)
+    cin, cout, kh, kw = 11, 10, 3, 2
+    x = rng.integers(-8, 9, (1, cin, 5, 7)) / 4
+    w = rng.integers(-8, 9, (cout, cin, kh, kw)) / 8
+    bias = rng.normal(0, 3, cout).astype(np.float32)
+    if case == "insertion":
+        fill, pads, stride, dil, ins, relu = 0.0, (0, 1, 0, 0), (1, 2), (1, 1), (1, 0, 0, 1), False
+    else:
+        fill, pads, stride, dil, ins, relu = -0.5, (1, 0, 1, 1), (2, 1), (1, 2), (0, 0, 0, 0), True
+    want = _reference(x, w, bias, fill, pads, stride, dil, ins, relu)
+    _, _, ho, wo = want.shape
+    m = bmk.Simulator("cv181x")
+    cs_x = -(-(2 * 5 * 7) // 16) * 16                                   # eu-aligned channel stride, bytes
+    m.lmem_write_array(X, _bits(x), (cs_x, cs_x // 2, 7, 1), "uint16")
+    # weight (Cin, Cout, kh, kw) held as (1, Cout, kh*kw, Cin): element strides (1, Cin*kh*kw, Cin*kw, Cin)
+    m.lmem_write_array(W, _bits(w.transpose(1, 0, 2, 3)), (1, cin * kh * kw, cin * kw, cin), "uint16")
+    b_str = _write_bias(m, bias, cout)
+    out_st = (2 * 2 * ho * wo, 2 * ho * wo, 2 * wo, 2)                  # bytes, explicit
+    rec = _conv_record(
+        opd0_n=1, opd0_c=cin, opd0_h=5, opd0_w=7, opd1_n=cin, opd1_c=cout, opd1_h=kh, opd1_w=kw,
+        opd2_n=1, opd2_c=cout, opd2_h=1, opd2_w=1, opd2_b_str=b_str, res0_n=1, res0_c=cout, res0_h=ho, res0_w=wo,
+        **{f"res0_{d}_str": s for d, s in zip("nchw", out_st)}, opd0_ins_val=int(_bits(fill)),
+        conv_opd0_up_pad=pads[0], conv_opd0_dn_pad=pads[1], conv_opd0_lf_pad=pads[2], conv_opd0_rt_pad=pads[3],
+        conv_op_y_str=stride[0], conv_op_x_str=stride[1], conv_opd1_y_ins0=dil[0] - 1, conv_opd1_x_ins0=dil[1] - 1,
+        conv_opd0_y_ins0=ins[0], conv_opd0_x_ins0=ins[1], conv_opd0_y_ins0_last=ins[2],
+        conv_opd0_x_ins0_last=ins[3], opt_relu=int(relu))
+    assert (rec.fields["short_opd1_str"], rec.fields["short_opd2_str"], rec.fields["tsk_opd_num"]) == (1, 2, 3)
+    m.run([rec], races=False)
+    got = m.lmem_read_array(OUT, want.shape, tuple(s // 2 for s in out_st), "uint16")
+    np.testing.assert_array_equal(got, want)
+    # the bias's low halves count: with its high halves alone some results round elsewhere
+    high_only = (bias.view(np.uint32) & 0xFFFF0000).view(np.float32)
+    assert (_reference(x, w, high_only, fill, pads, stride, dil, ins, relu) != want).any()
+
+
+@pytest.mark.parametrize("const", [False, True])
+def test_bf16_depthwise_per_channel_with_bias_and_a_constant_weight(const):
+    """tiu_pt_depthwise_convolution (bf16): (1, 11, 5, 7) input, (1, 11, 3, 3) weight eu-aligned or
+    one bf16 constant in opd1_addr; opt_right_shift 5 is not read (the vendor's test draws it at random
+    and its reference ignores it)."""
+    rng = np.random.default_rng(12)
+    c, kh, kw = 11, 3, 3
+    x = rng.integers(-8, 9, (1, c, 5, 7)) / 4
+    w = rng.integers(-8, 9, (c, kh, kw)) / 8
+    if const:
+        w = np.full((c, kh, kw), 0.375)
+    bias = rng.normal(0, 3, c).astype(np.float32)
+    want = _reference(x, w, bias, 0.25, (1, 1, 1, 1), (1, 1), (1, 1), relu=True, depthwise=True)
+    m = bmk.Simulator("cv181x")
+    m.lmem_write_array(X, _bits(x), (80, 40, 7, 1), "uint16")
+    m.lmem_write_array(W, _bits(w[None]), (32, 16, 3, 1), "uint16")       # eu-aligned: 18 bytes -> 32
+    b_str = _write_bias(m, bias, c)
+    out_st = (2 * 80, 80, 14, 2)
+    rec = _conv_record(
+        tsk_typ=1, tsk_eu_typ=2, opt_right_shift=5, opd0_n=1, opd0_c=c, opd0_h=5, opd0_w=7, opd1_n=1, opd1_c=c,
+        opd1_h=kh, opd1_w=kw, short_opd1_str=0, opt_opd1_const=int(const),
+        opd1_addr=int(_bits(0.375)) if const else W, opd2_n=1, opd2_c=c, opd2_h=1, opd2_w=1, opd2_b_str=b_str,
+        res0_n=1, res0_c=c, res0_h=5, res0_w=7, **{f"res0_{d}_str": s for d, s in zip("nchw", out_st)},
+        opd0_ins_val=int(_bits(0.25)), conv_opd0_up_pad=1, conv_opd0_dn_pad=1, conv_opd0_lf_pad=1,
+        conv_opd0_rt_pad=1, opt_relu=1)
+    assert rec.kind == "tiu.depthwise" or rec.name == "tiu.depthwise"
+    m.run([rec], races=False)
+    got = m.lmem_read_array(OUT, want.shape, tuple(s // 2 for s in out_st), "uint16")
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("field, value", [("double_conv", 1), ("opt_right_shift", 3), ("fp_round_typ", 1),
+                                          ("opt_res_add", 1), ("opt_opd1_const", 1), ("opt_opd2_seg", 1),
+                                          ("opt_res0_seg", 0), ("ps32_md", 2)])
+def test_bf16_conv_refuses_what_it_does_not_model_by_name(field, value):
+    rec = _conv_record(**{field: value})
+    with pytest.raises(bmk.errors.SimulationError, match=f"tiu.conv: {field} must be"):
+        bmk.Simulator("cv181x").run([rec], races=False)

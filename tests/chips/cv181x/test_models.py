@@ -32,3 +32,19 @@ def test_baby_cry_cv181x_agrees_with_bm1684x(name):
     assert _cos(a, b) >= 0.99
     # two logits: the cosine alone is weak; each is within 8% of the BM1684X value
     np.testing.assert_allclose(a, b, rtol=0.08)
+
+
+def test_the_mix_license_plate_model_runs_and_agrees_with_its_cv184x_build():
+    """The MIX (int8 + bf16) license-plate recognizer (170 bf16 convolutions, 102 VLC-compressed
+    bf16 weight loads) runs to its end; on three int8 inputs (uniform noise, blocks, a gradient) its
+    output agrees with the CV184X build's on bmk's CV184X simulator (another ISA: the npz, made at
+    commit e57982e, tests/models/README.md) at cosine >= 0.99 (measured 0.9963, 0.9987, 0.9939)."""
+    from tests.models.files import PLATE_181X
+    ref = np.load(PLATE_181X.parent / "recognition_license_plate_cv184x_outputs.npz")
+    model = bmk.load_model(PLATE_181X)
+    (x,), (y,) = model.nets[0].stages[0].inputs, model.nets[0].stages[0].outputs
+    assert x.scale == pytest.approx(127.498, abs=1e-3) and np.dtype(x.dtype) == np.int8    # both builds' scale
+    for q, want in zip(ref["inputs"], ref["outputs"]):
+        got = np.asarray(model.run({x.name: q})[y.name], np.float64)
+        assert np.isfinite(got).all()
+        assert _cos(got, want) >= 0.99

@@ -136,3 +136,115 @@ def test_a_compressed_matrix_load_decodes_rows_into_the_matrix_layout():
     m.run([attrs.evolve(rec, fields=f)], races=False)
     got = m.lmem_read_array(f["dst_base_addr_low"], (42, 4, 1, 16), (16, 16, 16, 1), "int8")
     np.testing.assert_array_equal(got.reshape(42, 64), data)
+
+
+# -- bf16 streams (vlc.decode_bf16) ---------------------------------------------------------------
+def _center_shift(val, bias, zg):
+    """cvk_vlc_compress.h center_shift, uint8 arithmetic."""
+    if val == 0 and zg:
+        return 0
+    rng = bias if bias <= 128 else 255 - bias
+    s = ((val - bias + 128) & 0xFF) - 128                   # (int8) of the int16 difference
+    u = (_sign_to_unsign(s) + zg) & 0xFF
+    if bias <= 128:
+        return val if val >= rng << 1 else u
+    return (rng + bias - val + zg) & 0xFF if val < bias - rng else u
+
+
+def encode_bf16(bits, ks, bias0, zg):
+    """A bf16 stream coded by the vendor's encoder rules (cvk_vlc_enc_bf16): per block of 16, the
+    exponents center-shifted and coded with order ks[b] (-1 raw; a 4-bit zero count after the bit
+    planes when zg and k > 0), then a sign-and-mantissa byte per element (only for nonzero exponents
+    when zg)."""
+    bits = [int(b) for b in bits]
+    blocks = -(-len(bits) // 16)
+    bits += [0] * (blocks * 16 - len(bits))
+    kmap, body = [], Bits()
+    for b in range(blocks):
+        blk = bits[16 * b:16 * b + 16]
+        exps = [(v >> 7) & 0xFF for v in blk]
+        fracs = [((v >> 15) << 7) | (v & 0x7F) for v in blk]
+        syms = [_center_shift(e, bias0, zg) for e in exps]
+        k = ks[b]
+        while 0 <= k and sum(s >> k for s in syms) > 31:
+            k = k + 1 if k < 5 else -1
+        if k < 0:
+            for s in syms:
+                body.put(s, 8)
+            kmap.append(0xE0)
+        else:
+            for j in range(k):
+                body.put(sum(((s >> j) & 1) << i for i, s in enumerate(syms)), 16)
+            if zg and k > 0:
+                body.put(sum(s == 0 for s in syms), 4)
+            for s in syms:
+                body.put(1 << (s >> k), (s >> k) + 1)
+            kmap.append((k << 5) + sum(s >> k for s in syms))
+        for e, fr in zip(exps, fracs):
+            if not zg or e:
+                body.put(fr, 8)
+    size = -(-((len(body.bits) + 7) >> 3) // 16) << 4
+    head = Bits()
+    head.put(size, 24)
+    head.put(0, 5)
+    head.put(1, 1)                                  # bit 29: bf16
+    head.put(0, 2)
+    head.put(bias0, 8)
+    head.put(0, 7)
+    head.put(zg, 1)
+    kmap_size = -(-blocks // 16) << 4
+    return head.bytes(16) + bytes(kmap) + bytes(kmap_size - blocks) + body.bytes(size)
+
+
+def _bf16_weights(seed, count):
+    from bmk.numerics import fp32_to_bf16
+    rng = np.random.default_rng(seed)
+    v = rng.normal(0, 0.05, count).astype(np.float32)
+    v[rng.random(count) < 0.2] = 0                   # zero exponents: the zero guard skips their bytes
+    v[16:32] = rng.normal(0, 1e6, 16) * np.where(rng.random(16) < 0.5, 1e-30, 1)   # exponents no order codes
+    return fp32_to_bf16(v)
+
+
+@pytest.mark.parametrize("bias0, zg", [(120, 1), (120, 0), (131, 1), (0, 0)])
+def test_bf16_decode_returns_what_the_vendors_encoder_rules_coded(bias0, zg):
+    bits = _bf16_weights(bias0 + zg, 16 * 6 + 7)
+    ks = [2, -1, 0, 3, 1, 4, 2]
+    got = vlc.decode_bf16(encode_bf16(bits, ks, bias0, zg), bits.size)
+    np.testing.assert_array_equal(got, bits)
+
+
+def test_a_compressed_bf16_tdma_load_decodes_2_byte_elements_into_lmem():
+    """A compressed load with src_fmt and dst_fmt bf16 (the license-plate model's weights): a
+    (1, 2, 3, 16) bf16 stream at gmem 0x1000 into lmem 0x100, channel stride 128 bytes."""
+    (rec, *_) = [r for r in _all_loads() if r.fields["compress_en"]]
+    bf16 = load_chip_code("bf16")
+    f = dict(rec.fields, wait_id_tpu=0, sys_dtype=0, intra_cmd_paral=0, src_base_reg_sel=0, dst_base_reg_sel=0,
+             src_fmt=bf16, dst_fmt=bf16, src_n=1, src_c=2, src_h=3, src_w=16, dst_c=2, dst_h=3, dst_w=16,
+             src_n_stride=192, src_c_stride_low=96, src_c_stride_high=0, src_h_stride=32, dst_n_stride=256,
+             dst_c_stride_low=128, dst_c_stride_high=0, dst_h_stride=32, src_base_addr_low=0x1000,
+             src_base_addr_high=0, dst_base_addr_low=0x100, dst_base_addr_high=0)
+    bits = _bf16_weights(5, 96)
+    m = bmk.Simulator("cv181x")
+    m.gmem_write(0x1000, encode_bf16(bits, [3] * 6, 118, 1))
+    m.run([attrs.evolve(rec, fields=f)], races=False)
+    got = m.lmem_read_array(0x100, (1, 2, 3, 16), (128, 64, 16, 1), "uint16")
+    np.testing.assert_array_equal(got.reshape(-1), bits)
+    with pytest.raises(SimulationError, match="dst_fmt must be src_fmt"):
+        bmk.Simulator("cv181x").run([attrs.evolve(rec, fields=dict(f, dst_fmt=load_chip_code("fix8b")))],
+                                    races=False)
+
+
+def load_chip_code(member):
+    from bmk.isa import load_chip
+    return load_chip("cv181x").code("tdma", "src_fmt", member)
+
+
+def test_the_license_plate_models_compressed_loads_are_bf16():
+    """Every compressed load of the MIX license-plate model is a bf16 load (src_fmt = dst_fmt = bf16;
+    its streams have the zero guard on and off, raw and coded blocks); the model runs them all
+    (tests/chips/cv181x/test_models.py)."""
+    from tests.models.files import PLATE_181X
+    model = bmk.load_model(PLATE_181X)
+    loads = [r for g in model.groups() for r in model.records(g) if r.name == "tdma.load" and r.fields["compress_en"]]
+    assert len(loads) == 102 and all(r.fields["src_fmt"] == r.fields["dst_fmt"] == load_chip_code("bf16")
+                                      for r in loads)
