@@ -215,7 +215,9 @@ def matrix_mac(m, f):
 # - opt_right_shift: the depthwise test draws rshift_bits at random (`p.rshift_bits = rand() % 32`)
 #   and its reference never reads it: executed as nothing for a bf16 depthwise. The conv test leaves it
 #   0; what another value does to a bf16 conv is not documented: refused (`refusal`).
-# - signs: cvkcv181x.h tensor_is_signed: "CVK_FMT_BF16: does not matter" (opt_X_sign not read).
+# - signs: cvkcv181x.h tensor_is_signed: "CVK_FMT_BF16: does not matter" (opt_X_sign not read);
+#   opt_shift_typ goes with a shift and opt_left_shift with opt_res_add, neither of which applies;
+#   fp_round_typ, short_nchwstr_same and quan_m no encoder sets (their reset value 0): refused otherwise.
 _BF16_SEG = {"opt_res0_seg": "int8", "opt_opd0_seg": "int8", "opt_opd1_seg": "int8"}
 
 
@@ -224,7 +226,7 @@ def refusal(chip, kind, f):
     above never set otherwise, whose other values the vendor does not document."""
     if kind not in ("conv", "depthwise"):
         return None
-    zero = ["opt_res_add", "fp_round_typ", "opt_opd0_const", "opt_opd2_const"]
+    zero = ["opt_res_add", "fp_round_typ", "opt_opd0_const", "opt_opd2_const", "short_nchwstr_same", "quan_m"]
     if kind == "conv":
         zero += ["double_conv", "opt_right_shift", "opt_opd1_const"]
     for name in zero:
@@ -289,12 +291,9 @@ def depthwise(m, f):
     kh, kw = f["opd1_h"], f["opd1_w"]
     if (f["res0_n"], f["res0_c"]) != (n, c):
         raise SimulationError(f"res0 (n, c) must equal opd0 (n, c) {(n, c)}, not {(f['res0_n'], f['res0_c'])}")
-    if f["opt_opd1_const"]:
-        wt = np.full((c, kh, kw), const(f), np.float32)
-    else:
-        if shape(f, "opd1") != (1, c, kh, kw):
-            raise SimulationError(f"opd1 (weight) shape must be {(1, c, kh, kw)}, not {shape(f, 'opd1')}")
-        wt = read(m, f, "opd1")[0]
+    if shape(f, "opd1") != (1, c, kh, kw):          # a constant weight keeps the weight's shape fields
+        raise SimulationError(f"opd1 (weight) shape must be {(1, c, kh, kw)}, not {shape(f, 'opd1')}")
+    wt = np.full((c, kh, kw), const(f), np.float32) if f["opt_opd1_const"] else read(m, f, "opd1")[0]
     res, win = _conv_input(m, f, kh, kw)
     acc = np.zeros(res, np.float32)
     for ky in range(kh):

@@ -352,7 +352,8 @@ def test_bf16_depthwise_per_channel_with_bias_and_a_constant_weight(const):
 
 @pytest.mark.parametrize("field, value", [("double_conv", 1), ("opt_right_shift", 3), ("fp_round_typ", 1),
                                           ("opt_res_add", 1), ("opt_opd1_const", 1), ("opt_opd2_seg", 1),
-                                          ("opt_res0_seg", 0), ("ps32_md", 2)])
+                                          ("opt_res0_seg", 0), ("ps32_md", 2), ("short_nchwstr_same", 1),
+                                          ("quan_m", 7)])
 def test_bf16_conv_refuses_what_it_does_not_model_by_name(field, value):
     rec = _conv_record(**{field: value})
     with pytest.raises(bmk.errors.SimulationError, match=f"tiu.conv: {field} must be"):
