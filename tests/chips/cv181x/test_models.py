@@ -38,7 +38,11 @@ def test_the_mix_license_plate_model_runs_and_agrees_with_its_cv184x_build():
     """The MIX (int8 + bf16) license-plate recognizer (170 bf16 convolutions, 102 VLC-compressed
     bf16 weight loads) runs to its end; on three int8 inputs (uniform noise, blocks, a gradient) its
     output agrees with the CV184X build's on bmk's CV184X simulator (another ISA: the npz, made at
-    commit e57982e, tests/models/README.md) at cosine >= 0.99 (measured 0.9963, 0.9987, 0.9939)."""
+    commit e57982e, tests/models/README.md) at cosine >= 0.99 (measured 0.9963, 0.9987, 0.9939).
+    The gap to 1 is the builds': the CV181X one quantizes three of its four x^2 maps to int8 (three
+    bf16 -> int8 TDMA conversions) before their means, where CV184X stays in bf16; those roundings
+    moved from nearest to toward zero move the CV181X output further from itself (per-position
+    centered cosine 0.96, 0.99, 0.67) than the CV184X output is from it (0.98)."""
     from tests.models.files import PLATE_181X
     ref = np.load(PLATE_181X.parent / "recognition_license_plate_cv184x_outputs.npz")
     model = bmk.load_model(PLATE_181X)
