@@ -20,8 +20,9 @@ Beyond bm1880, this family's own modules run (chosen per instruction by `_adapte
 
 Every field these semantics do not read is executed or refused by name (SimulationError naming
 the instruction kind, the field, the value and the rule: `check`, before anything runs):
-- bm1880's own rules (bmk/sim/bm1880 _LEGAL): ps32_md (partial sums), opt_left_tran, compress_en
-  but on a load (compressed stores), transpose_md ...; opd_typ 1 for a kind bf16.py has no function for,
+- bm1880's own rules (bmk/sim/bm1880 _LEGAL): ps32_md (partial sums; a bf16 conv's are bf16.py's),
+  opt_left_tran, compress_en but on a load (compressed stores), transpose_md ...; opd_typ 1 for a
+  kind bf16.py has no function for,
   opt_chl_quan 1 for one quant.py has none for;
 - opt_X_seg must be a member of the seg enum (int8 or int16);
 - opt_rshift_typ must be 1 (cv181x_tiu_reg.h's reset value, which every encoder keeps but
@@ -99,8 +100,11 @@ def check(chip, engine, f):
         if tdma.has_bf16(chip, f) and kind not in tdma.KINDS:
             raise _refuse(chip, engine, f, "src_fmt" if tdma.is_bf16(chip, f, "src") else "dst_fmt",
                           f"fix8b for {kind} (a bf16 side is modelled for {sorted(tdma.KINDS)})")
+    g = as_bm1880(chip, engine, f)
+    if engine == "tiu" and f["opd_typ"] and kind == "conv":
+        g = dict(g, ps32_md=0)          # a bf16 conv's partial sums are bf16.py's (bf16.conv, bf16.refusal)
     try:
-        bm1880.check(chip, engine, as_bm1880(chip, engine, f))
+        bm1880.check(chip, engine, g)
     except SimulationError as e:    # bm1880's message, prefixed with the kind
         if getattr(e, "field", None) is None:
             raise

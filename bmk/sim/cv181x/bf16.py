@@ -215,6 +215,14 @@ def matrix_mac(m, f):
 # - opt_right_shift: the depthwise test draws rshift_bits at random (`p.rshift_bits = rand() % 32`)
 #   and its reference never reads it: executed as nothing for a bf16 depthwise. The conv test leaves it
 #   0; what another value does to a bf16 conv is not documented: refused (`refusal`).
+# - partial sums (ps32_md, tiu_pt_convolution.c: `reg.ps32_md = p->ps32_mode`, res0_b_str = n * the
+#   ofmap's n stride; cviruntime test_181x_bf16_conv_ps32.c ps32_conv_ref, byte-exact on the chip): an
+#   fp32 partial sum is two bf16-sized planes of res0's shape and strides, its high halves at res0_addr,
+#   its low halves res0_b_str bytes on. ps32_md 2 (begin) stores the sum; 3 (intermediate) stores the
+#   stored sum plus this one; 1 (end) adds the stored sum, then the bias and relu, and stores the bf16
+#   result in the first plane. Modes 2 and 3 take no bias and no relu (cvikernel: CHECK(!relu_enable),
+#   CHECK(!bias) when ps32_mode & 2): refused otherwise. A bf16 depthwise has no ps32 (its encoder
+#   never sets ps32_md: refused by bm1880's rule).
 # - signs: cvkcv181x.h tensor_is_signed: "CVK_FMT_BF16: does not matter" (opt_X_sign not read);
 #   opt_shift_typ goes with a shift and opt_left_shift with opt_res_add, neither of which applies;
 #   fp_round_typ, short_nchwstr_same and quan_m no encoder sets (their reset value 0): refused otherwise.
@@ -234,6 +242,11 @@ def refusal(chip, kind, f):
             return name, f"0 for a bf16 {kind} (cvikernel's bf16 encoders never set it; not modelled)"
     if f["tsk_opd_num"] not in (2, 3):
         return "tsk_opd_num", f"2 or 3 for a bf16 {kind} (3: with an fp32 bias)"
+    if kind == "conv" and f["ps32_md"] & 2:
+        if f["opt_relu"]:
+            return "opt_relu", f"0 with ps32_md {f['ps32_md']} (an fp32 partial sum has no relu)"
+        if f["tsk_opd_num"] != 2:
+            return "tsk_opd_num", f"2 with ps32_md {f['ps32_md']} (an fp32 partial sum has no bias)"
     for name, seg in _BF16_SEG.items():
         if chip.member("tiu", name, f[name]) != seg:
             return name, f"{seg} for a bf16 {kind} (the encoder's value)"
@@ -268,7 +281,7 @@ def _conv_input(m, f, kh, kw):
 
 def conv(m, f):
     """cvikernel tiu_pt_convolution (bf16): res = sum over (kh, kw, ic) of x * w in fp32, + the fp32
-    bias, relu, rounded to bf16 (see the facts above)."""
+    bias, relu, rounded to bf16; with ps32_md, fp32 partial sums kept in res0 (see the facts above)."""
     cin, cout, kh, kw = shape(f, "opd1")
     n = f["opd0_n"]
     if cin != f["opd0_c"] or cout != f["res0_c"] or f["res0_n"] != n:
@@ -279,8 +292,30 @@ def conv(m, f):
     ho, wo = res[2], res[3]
     cols = win.transpose(0, 2, 3, 4, 5, 1).reshape(n * ho * wo, kh * kw * cin)
     acc = cols @ wt.transpose(2, 3, 0, 1).reshape(kh * kw * cin, cout)
-    acc = acc.reshape(n, ho, wo, cout).transpose(0, 3, 1, 2) + _fp32_bias(m, f, cout)
-    write(m, f, "res0", _relu(f, acc))
+    acc = acc.reshape(n, ho, wo, cout).transpose(0, 3, 1, 2)
+    ps32 = f["ps32_md"]
+    if ps32 in (1, 3):
+        acc = acc + _partial(m, f)
+    if ps32 & 2:
+        _partial(m, f, acc)
+        return
+    write(m, f, "res0", _relu(f, acc + _fp32_bias(m, f, cout)))
+
+
+def _partial(m, f, values=None):
+    """Read (values None) or write the fp32 partial sums of res0: high halves at res0_addr, low halves
+    res0_b_str bytes on, both in res0's shape and strides."""
+    shp = shape(f, "res0")
+    if f["res0_b_str"] % 2:
+        raise SimulationError(f"res0_b_str must be even (2-byte halves), not {f['res0_b_str']}")
+    high = view(m, f, "res0", shp, write=values is not None)
+    low = m.lmem.tensor("res0 low half", f["res0_addr"] + f["res0_b_str"], shp, strides(m, f, "res0", shp), m.log,
+                        values is not None, _BF16)
+    if values is None:
+        return ((np.asarray(high.read(), np.uint32) << 16) | np.asarray(low.read(), np.uint32)).view(np.float32)
+    bits = np.ascontiguousarray(np.asarray(values, np.float32)).view(np.uint32)
+    high.write((bits >> 16).astype(np.uint16))
+    low.write((bits & 0xFFFF).astype(np.uint16))
 
 
 def depthwise(m, f):

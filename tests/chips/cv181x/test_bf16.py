@@ -243,7 +243,7 @@ def _conv_record(**fields):
     return attrs.evolve(rec, fields=f, kind=kind)
 
 
-def _reference(x, w, bias, fill, pads, stride, dil, ins=(0, 0, 0, 0), relu=False, depthwise=False):
+def _reference(x, w, bias, fill, pads, stride, dil, ins=(0, 0, 0, 0), relu=False, depthwise=False, raw=False):
     """cviruntime test_181x_bf16_conv.c conv_ref, written here: x padded and inserted with `fill`,
     products summed (exactly: the test's values are multiples of 1/32 below 2^10), the fp32 sum plus
     the fp32 bias, relu, rounded to bf16 to nearest even. w (Cout, Cin, kh, kw), or (C, kh, kw)."""
@@ -267,6 +267,8 @@ def _reference(x, w, bias, fill, pads, stride, dil, ins=(0, 0, 0, 0), relu=False
                     v = p[:, :, oy * sy + ky * dy, ox * sx + kx * dx]          # (n, c)
                     acc[:, :, oy, ox] += v * w[:, ky, kx] if depthwise else v @ w[:, :, ky, kx].T
     out = acc.astype(np.float32) + bias.astype(np.float32)[None, :, None, None]
+    if raw:
+        return out
     return fp32_to_bf16(np.maximum(out, np.float32(0)) if relu else out)
 
 
@@ -352,9 +354,60 @@ def test_bf16_depthwise_per_channel_with_bias_and_a_constant_weight(const):
 
 @pytest.mark.parametrize("field, value", [("double_conv", 1), ("opt_right_shift", 3), ("fp_round_typ", 1),
                                           ("opt_res_add", 1), ("opt_opd1_const", 1), ("opt_opd2_seg", 1),
-                                          ("opt_res0_seg", 0), ("ps32_md", 2), ("short_nchwstr_same", 1),
+                                          ("opt_res0_seg", 0), ("short_nchwstr_same", 1),
                                           ("quan_m", 7)])
 def test_bf16_conv_refuses_what_it_does_not_model_by_name(field, value):
     rec = _conv_record(**{field: value})
     with pytest.raises(bmk.errors.SimulationError, match=f"tiu.conv: {field} must be"):
         bmk.Simulator("cv181x").run([rec], races=False)
+
+
+def test_bf16_conv_partial_sums_in_fp32_halves_over_three_input_slices():
+    """The input channels in three slices (cviruntime test_181x_bf16_conv_ps32.c): ps32_md 2 stores
+    the first slice's fp32 sum as high halves at res0_addr and low halves res0_b_str on, 3 adds the
+    second's, 1 adds the third's, the bias, relu and rounds to bf16: the whole conv's result."""
+    rng = np.random.default_rng(13)
+    cin, cout, kh, kw, h, w = 11, 10, 3, 2, 5, 7
+    x = rng.integers(-8, 9, (1, cin, h, w)) / 4
+    wt = rng.integers(-8, 9, (cout, cin, kh, kw)) / 8
+    bias = rng.normal(0, 3, cout).astype(np.float32)
+    pads = (1, 1, 0, 1)
+    want = _reference(x, wt, bias, 0.0, pads, (1, 1), (1, 1), relu=True)
+    _, _, ho, wo = want.shape
+    out_st = (2 * 2 * ho * wo, 2 * ho * wo, 2 * wo, 2)
+    m = bmk.Simulator("cv181x")
+    b_str = _write_bias(m, bias, cout)
+    recs, slices = [], [(0, 4), (4, 8), (8, 11)]
+    for k, ((lo, hi), mode) in enumerate(zip(slices, (2, 3, 1))):
+        xa, wa, c = 0x2000 + 0x400 * k, 0x3000 + 0x400 * k, hi - lo
+        cs = -(-(2 * h * w) // 16) * 16
+        m.lmem_write_array(xa, _bits(x[:, lo:hi]), (cs, cs // 2, w, 1), "uint16")
+        m.lmem_write_array(wa, _bits(wt[:, lo:hi].transpose(1, 0, 2, 3)), (1, c * kh * kw, c * kw, c), "uint16")
+        last = mode == 1
+        recs.append(_conv_record(
+            cmd_id_tpu=k + 1, opd0_addr=xa, opd1_addr=wa, ps32_md=mode, res0_b_str=out_st[0],
+            opd0_n=1, opd0_c=c, opd0_h=h, opd0_w=w, opd1_n=c, opd1_c=cout, opd1_h=kh, opd1_w=kw,
+            tsk_opd_num=3 if last else 2, opt_relu=int(last), opd2_n=1, opd2_c=cout, opd2_h=1, opd2_w=1,
+            opd2_b_str=b_str, res0_n=1, res0_c=cout, res0_h=ho, res0_w=wo,
+            **{f"res0_{d}_str": s for d, s in zip("nchw", out_st)}, opd0_ins_val=0, conv_opd0_up_pad=pads[0],
+            conv_opd0_dn_pad=pads[1], conv_opd0_lf_pad=pads[2], conv_opd0_rt_pad=pads[3], conv_op_y_str=1,
+            conv_op_x_str=1, conv_opd1_y_ins0=0, conv_opd1_x_ins0=0))
+    st = tuple(s // 2 for s in out_st)
+    m.run(recs[:1], races=False)
+    first = _reference(x[:, :4], wt[:, :4], np.zeros(cout, np.float32), 0.0, pads, (1, 1), (1, 1), raw=True)
+    high = m.lmem_read_array(OUT, want.shape, st, "uint16").astype(np.uint32)
+    low = m.lmem_read_array(OUT + out_st[0], want.shape, st, "uint16").astype(np.uint32)
+    sums = ((high << 16) | low).view(np.float32)
+    assert (low != 0).any()                                 # the low halves are stored, not only bf16
+    np.testing.assert_array_equal(sums, first)
+    m.run(recs[1:], races=False)
+    np.testing.assert_array_equal(m.lmem_read_array(OUT, want.shape, st, "uint16"), want)
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"ps32_md": 2}, "tiu.conv: opt_relu must be 0 with ps32_md 2"),
+    ({"ps32_md": 3, "opt_relu": 0}, "tiu.conv: tsk_opd_num must be 2 with ps32_md 3"),
+    ({"ps32_md": 1, "tsk_typ": 1, "tsk_eu_typ": 2}, "tiu.depthwise: ps32_md must be 0")])
+def test_bf16_partial_sums_without_the_encoders_rules_are_refused(fields, message):
+    with pytest.raises(bmk.errors.SimulationError, match=message):
+        bmk.Simulator("cv181x").run([_conv_record(**fields)], races=False)
