@@ -51,7 +51,8 @@ def decode_int8(buf, count):
     buf = np.frombuffer(bytes(buf), np.uint8)
     size, signed, bf16, bias0, bias1, _ = header(buf)
     if bf16:
-        raise SimulationError("a VLC stream with its bf16 header bit set is not modelled (int8 streams only)")
+        raise SimulationError("an int8 load's VLC stream must not have its bf16 header bit set "
+                              "(a bf16 stream is a bf16 load's)")
     if size > stream_size(count):
         raise SimulationError(f"a VLC stream of {count} symbols must hold at most {stream_size(count)} bytes, "
                               f"but its header says {size}")
