@@ -34,6 +34,12 @@ YOLOV8_COCO_181X = HERE / "cv181x" / "yolov8n_det_coco80_640_640_INT8_cv181x.cvi
 # a MIX (int8 + bf16) build: bf16 convolutions and VLC-compressed bf16 weights
 PLATE_181X = HERE / "cv181x" / "recognition_license_plate_24_96_MIX_cv181x.cvimodel"
 YOLOV8_COCO_184X = HERE / "cv184x" / "yolov8n_det_coco80_640_640_INT8_cv184x.bmodel"
+# a hand detector for two chips: grouped convolutions (CV181X: a group's result on lanes 4..7)
+HAND_DET_181X = HERE / "cv181x" / "yolov8n_det_hand_mv3_384_640_INT8_cv181x.cvimodel"
+HAND_DET_184X = HERE / "cv184x" / "yolov8n_det_hand_mv3_384_640_INT8_cv184x.bmodel"
+# a face attribute classifier for two chips: the CV184X build ends in a bf16 deconvolution
+FACE_MASK_181X = HERE / "cv181x" / "cls_attribute_gender_age_glass_mask_112_112_INT8_cv181x.cvimodel"
+FACE_MASK_184X = HERE / "cv184x" / "cls_attribute_gender_age_glass_mask_112_112_INT8_cv184x.bmodel"
 PEOPLE_448 = HERE / "people_448.npz"
 
 ALL = sorted(p for p in HERE.rglob("*") if p.suffix in (".bmodel", ".cvimodel"))

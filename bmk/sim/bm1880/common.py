@@ -110,6 +110,24 @@ def _operand(m, f, name, shape, mode):
     return Operand(name, addr, tuple(shape), strides, bool(int8), bool(sign), b_str)
 
 
+def npu_local(m, f, names=("opd1", "opd2")):
+    """f with each named operand's address moved to res0's first lane, its offset in the lane kept.
+
+    A convolution's weights and its per-output-channel bias or quantization records are local
+    to the NPU that computes each output channel: output channel c, on lane (L + c) % npu_num of
+    res0's first lane L, reads them from that lane at the operand's in-lane offset, whatever
+    lane the operand's address names. The vendor's CV181X compiler relies on it: a grouped
+    convolution whose groups' outputs start on lanes 0 and 4 gives both the same weight and
+    record addresses on lane 0, after loading output channel k's weights and records on lane
+    k % npu_num (tdl_models yolov8n_det_fire / _hand cvimodels, 4-channel groups); read on the
+    address's own lanes, the second group takes the first group's weights.
+    """
+    lane = m.lmem.lane_size
+    base = f["res0_addr"] // lane * lane
+    moved = {f"{n}_addr": base + f[f"{n}_addr"] % lane for n in names if f[f"{n}_addr"] // lane * lane != base}
+    return dict(f, **moved) if moved else f
+
+
 def planes(m, op, write=False, int8=None):
     """TensorViews of the operand's planes: (low,) or (low, high)."""
     int8 = op.int8 if int8 is None else int8

@@ -9,8 +9,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from bmk.errors import SimulationError
-from bmk.sim.bm1880.common import (const8, const16, operand, planes, read, relu, rshift, same_shape,
-                                   write)
+from bmk.sim.bm1880.common import (const8, const16, npu_local, operand, planes, read, relu, rshift,
+                                   same_shape, write)
 
 
 # -- element-wise (tsk_typ 3) ------------------------------------------------------------------
@@ -196,13 +196,17 @@ def _bias(m, f, cout, shape_c=None):
 
 
 def conv(m, f):
-    """ofmap = conv(ifmap, weight) + bias, relu, >> rshift (seed 4.41)."""
+    """ofmap = conv(ifmap, weight) + bias, relu, >> rshift (seed 4.41); weight and bias on the
+    output channels' NPUs (common.npu_local)."""
+    f = npu_local(m, f)
     res, acc = conv_acc(m, f)
     _finish(m, f, res, acc + _bias(m, f, res.shape[1]))
 
 
 def conv_acc(m, f):
-    """(res0 operand, int64 conv(ifmap, weight)): the sums before bias, relu and shift (seed 4.41)."""
+    """(res0 operand, int64 conv(ifmap, weight)): the sums before bias, relu and shift (seed 4.41);
+    the weight on the output channels' NPUs (common.npu_local)."""
+    f = npu_local(m, f, ("opd1",))
     x_op, w_op, res = operand(m, f, "opd0"), operand(m, f, "opd1"), operand(m, f, "res0")
     n, cin, _, _ = x_op.shape
     wcin, cout, kh, kw = w_op.shape

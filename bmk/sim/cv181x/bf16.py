@@ -15,6 +15,7 @@ from bmk import numerics
 from bmk.errors import SimulationError
 from bmk.layout import align_up, ceil_div
 from bmk.sim.bm1880 import tiu
+from bmk.sim.bm1880.common import npu_local
 
 _BF16 = np.dtype("<u2")
 
@@ -281,7 +282,9 @@ def _conv_input(m, f, kh, kw):
 
 def conv(m, f):
     """cvikernel tiu_pt_convolution (bf16): res = sum over (kh, kw, ic) of x * w in fp32, + the fp32
-    bias, relu, rounded to bf16; with ps32_md, fp32 partial sums kept in res0 (see the facts above)."""
+    bias, relu, rounded to bf16; with ps32_md, fp32 partial sums kept in res0 (see the facts above);
+    weight and bias on the output channels' NPUs (bm1880 common.npu_local)."""
+    f = npu_local(m, f)
     cin, cout, kh, kw = shape(f, "opd1")
     n = f["opd0_n"]
     if cin != f["opd0_c"] or cout != f["res0_c"] or f["res0_n"] != n:

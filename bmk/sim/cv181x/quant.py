@@ -25,7 +25,7 @@ import numpy as np
 
 from bmk.errors import SimulationError
 from bmk.sim.bm1880 import tiu
-from bmk.sim.bm1880.common import const8, operand, read, write
+from bmk.sim.bm1880.common import const8, npu_local, operand, read, write
 
 _I32 = (-(1 << 31), (1 << 31) - 1)
 
@@ -88,7 +88,9 @@ def _finish(m, f, res, acc, mult, shift):
 
 
 def conv(m, f):
-    """cvikernel tiu_convolution with chl_quan_param: conv sums + bias, per-channel requantized."""
+    """cvikernel tiu_convolution with chl_quan_param: conv sums + bias, per-channel requantized;
+    weights and records on the output channels' NPUs (bm1880 common.npu_local)."""
+    f = npu_local(m, f)
     res, acc = tiu.conv_acc(m, f)
     bias, mult, shift = records(m, f, res.shape[1])
     _finish(m, f, res, acc + bias, mult, shift)

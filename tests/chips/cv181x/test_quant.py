@@ -166,3 +166,37 @@ def test_mul_qm_against_numpy():
     m.run([_eltwise("cv181x", 0, opt_chl_quan=1, quan_m=mult, opt_right_shift=rs)], races=False)
     want = np.vectorize(lambda p: _ref_qdm(int(p), mult, rs))(a.astype(np.int64) * b)
     np.testing.assert_array_equal(m.lmem_read_array(R, SHAPE, st, "int8"), np.clip(want, -128, 127))
+
+
+def test_a_conv_reads_weights_and_records_on_its_output_channels_npus():
+    """A grouped convolution's second group as the vendor's CV181X compiler writes it (tdl_models
+    yolov8n_det_hand: 9 -> 4 channels a group): the result on lanes 4..7 (res0_addr on lane 4), the
+    weights and per-channel records addressed on lane 0, where group 0's are, after loading
+    output channel k's on lane k % 8. Each output channel reads them on its own NPU (bm1880
+    common.npu_local): lanes 4..7 hold group 1's; lanes 0..3 hold other values, which would give
+    another result."""
+    cin, cout, h, w = 9, 4, 3, 5
+    rng = np.random.default_rng(2)
+    x = rng.integers(-128, 128, (1, cin, h, w))
+    wt = rng.integers(-128, 128, (2 * cout, cin, 1, 1))                 # output channels of groups 0 and 1
+    bias = rng.integers(-2000, 2000, 2 * cout)
+    mult = rng.integers(1 << 29, 1 << 31, 2 * cout)
+    shift = rng.integers(6, 12, 2 * cout)
+    lane = 32768
+    X, W, RQ, R = 0x0, 0x200, 0x400, 4 * lane + 0x600
+    rec = _record("tiu.conv")
+    f = dict(rec.fields, cmd_id_gdma=0, opd0_addr=X, opd1_addr=W, opd2_addr=RQ, res0_addr=R, opt_relu=0,
+             tsk_opd_num=3, opd0_n=1, opd0_c=cin, opd0_h=h, opd0_w=w, opd1_n=cin, opd1_c=cout, opd1_h=1, opd1_w=1,
+             opd2_c=cout, res0_n=1, res0_c=cout, res0_h=h, res0_w=w, res0_n_str=16, res0_c_str=16, res0_h_str=w,
+             res0_w_str=1, double_conv=0, conv_opd0_up_pad=0, conv_opd0_dn_pad=0, conv_opd0_lf_pad=0,
+             conv_opd0_rt_pad=0, conv_op_y_str=1, conv_op_x_str=1)
+    m = bmk.Simulator("cv181x")
+    m.lmem_write_array(X, x, _aligned(x.shape), "int8")
+    m.lmem_write_array(W, wt.transpose(1, 0, 2, 3), (1, cin, cin, cin), "int8")   # channel k on lane k
+    _write_records(m, RQ, _pack(bias, mult, shift))
+    m.run([attrs.evolve(rec, fields=f)], races=False)
+    got = m.lmem_read_array(R, (1, cout, h, w), (16, 16, w, 1), "int8")
+    acc = np.einsum("chw,oc->ohw", x[0], wt[cout:, :, 0, 0]) + bias[cout:, None, None]
+    want = np.array([[[_ref_qdm(int(acc[o, i, j]), int(mult[cout + o]), int(shift[cout + o])) for j in range(w)]
+                      for i in range(h)] for o in range(cout)])
+    np.testing.assert_array_equal(got[0], np.clip(want, -128, 127))
