@@ -16,7 +16,11 @@ one scale 255, or 1 where the file takes pixel / 255 itself); another input unif
 r], r the largest every build's type holds (the builds' scales differ: 285.5 uint8 against 142.2
 int8 for the hand gesture classifier). An index output (ArgMax) is compared by its equal share.
 
-    PYTHONPATH=. python bench/xchip_pairs.py [--seed N] [--only NAME] [FOLDER ...]
+    PYTHONPATH=. python bench/xchip_pairs.py [--seed N] [--only NAME] [--photo] [FOLDER ...]
+
+--photo gives an image input the crowd photo (tests/models/people_448.npz, resized by nearest rows
+and columns, RGB) instead of a block image: what detectors are made for, where a block image
+drives some heads (box regressions) into their least stable range.
 
 Measured (2026-11-29, seed 0; pair: the worst output's cosine; floor: the worst output's):
 - 1.0000 every pair and floor: cls_attribute_face (bm1684x, bm1688), cls_sound_babay_cry (five
@@ -78,13 +82,25 @@ def _image(t):
     return len(t.shape) == 4 and t.shape[1] in (1, 3) and t.shape[2] >= 64
 
 
-def reals(models, rng):
+PHOTO = ROOT / "tests" / "models" / "people_448.npz"
+
+
+def _photo(h, w, c):
+    img = np.load(PHOTO)["image"].astype(float)
+    ys, xs = np.arange(h) * img.shape[0] // h, np.arange(w) * img.shape[1] // w
+    return img[ys][:, xs].transpose(2, 0, 1)[None, :c] / 255
+
+
+def reals(models, rng, photo=False):
     """The real input values all builds are given ({index: array}, from the first build's shapes): an
     image a block image of 0 / 1 (pixel / 255), another input values in [0, r], r the largest real
     every build's input type holds (q / scale)."""
     out = {}
     for i, t in enumerate(models[0].nets[0].stages[0].inputs):
-        if _image(t):
+        if _image(t) and photo:
+            n, c, h, w = t.shape
+            out[i] = np.repeat(_photo(h, w, c), n, 0)
+        elif _image(t):
             n, c, h, w = t.shape
             blocks = rng.integers(0, 2, (n, c, -(-h // 16), -(-w // 16)))
             out[i] = np.kron(blocks, np.ones((1, 1, 16, 16), int))[:, :, :h, :w].astype(float)
@@ -128,13 +144,14 @@ def main():
     ap.add_argument("folders", nargs="*")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only")
+    ap.add_argument("--photo", action="store_true")
     a = ap.parse_args()
     folders = a.folders or [*sorted((SHARED / "tdl").glob("*")), SHARED / "cv181x", SHARED / "cv184x"]
     for name, builds in networks(folders).items():
         if a.only and a.only not in name:
             continue
         models = {chip: bmk.load_model(path) for chip, path in sorted(builds.items())}
-        real = reals(list(models.values()), np.random.default_rng(a.seed))
+        real = reals(list(models.values()), np.random.default_rng(a.seed), a.photo)
         res, floor = {}, {}
         for chip, m in models.items():
             values = inputs(m, real)
