@@ -53,6 +53,8 @@ def _mutations(path):
 
     def word(at, value, why):
         at -= at % 4
+        if data[at:at + 4] == struct.pack("<I", value):     # a mutation must change the file
+            value += 1
         cases.append((f"{why}@{at}={value}", data[:at] + struct.pack("<I", value) + data[at + 4:]))
     for _ in range(3):
         flip(rng.randrange(8, end), "table-bit")

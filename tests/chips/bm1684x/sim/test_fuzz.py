@@ -42,7 +42,7 @@ def test_every_modelled_vendor_command_runs():
 def test_mutated_commands_raise_only_bmk_errors():
     rng = np.random.default_rng(2024)
     recs = vendor_modelled()
-    start, outcomes = time.monotonic(), {"ran": 0, "refused": 0}
+    start, outcomes = time.process_time(), {"ran": 0, "refused": 0}     # CPU time: not the machine's load
     for trial in range(400):
         r = recs[int(rng.integers(len(recs)))]
         body = bytearray(bmk.encode(CHIP, [r], raw=True)[r.engine])
@@ -56,7 +56,7 @@ def test_mutated_commands_raise_only_bmk_errors():
         except BmkError:
             outcomes["refused"] += 1
     assert outcomes["ran"] > 20 and outcomes["refused"] > 20, outcomes
-    assert time.monotonic() - start < 20
+    assert time.process_time() - start < 20
 
 
 def test_random_bytes_and_random_fields():

@@ -30,10 +30,10 @@ def one(ctx, engine, **changes):
 
 def refused(records, match):
     sim = bmk.Simulator("bm1880")
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with pytest.raises(bmk.SimulationError, match=match):
         sim.run(encode_cmdbuf(CHIP, records))
-    assert time.perf_counter() - t0 < 1
+    assert time.process_time() - t0 < 1
 
 
 def zero_strides(side):

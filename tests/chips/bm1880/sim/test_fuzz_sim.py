@@ -40,12 +40,12 @@ def test_random_fields_only_bmk_errors_bounded(seed):
         for _ in range(CASES // 5):
             rec = mutate(rng, rng.choice(RECORDS))
             tracemalloc.reset_peak()
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             try:
                 bmk.Simulator("bm1880").run([rec], races=False)
             except bmk.BmkError:
                 pass
-            elapsed, peak = time.perf_counter() - t0, tracemalloc.get_traced_memory()[1]
+            elapsed, peak = time.process_time() - t0, tracemalloc.get_traced_memory()[1]
             assert elapsed < SECONDS and peak < BYTES, (rec.fields, elapsed, peak)
     finally:
         tracemalloc.stop()
