@@ -22,6 +22,22 @@ int8 for the hand gesture classifier). An index output (ArgMax) is compared by i
 and columns, RGB) instead of a block image: what detectors are made for, where a block image
 drives some heads (box regressions) into their least stable range.
 
+Measured on the vendor's whole public zoo (2026-11-29, --photo, sophgo/tdl_models @5f58c8a7: 49
+networks with CV181X and CV184X builds (one also for BM1688, from its history), fetched, not
+shared; the worst output per pair):
+- 35 of 49 at 0.99 or more.
+- Below 0.99 at their floors: keypoint_simcc 0.984 (floor 0.985), yolov8n_det_hand 0.980 (0.981),
+  ir_person 0.988 (0.985), tracking_feartrack 0.985 (0.980), topformer_seg_motion (three equal
+  frames: no motion to see) 0.962 (0.919).
+- Below their floors: feature_cviface 0.960 (0.987), scrfd_det_face score_32 0.976 (0.995),
+  mbv2_det_person 256x448 0.964 (0.980) and 896x896 0.958 (0.974), yolov10n 0.988 (0.995),
+  lstr_det_lane (MIX) 0.994 (0.999), cls_sound_xiaoaixiaoai 0.41 (floors 0.75 / 0.71: its logits
+  are one or two quantization steps wide). Not localized.
+- Three detectors with grouped convolutions (yolov8n_det_fire, _hand, _hand_mv3) read 0.26-0.96
+  before CV18xx convolutions read their weights and records on the output channels' NPUs
+  (bm1880 common.npu_local), 0.980-0.995 after (each at its builds' floors); the hand_mv3 BM1688
+  build agrees with the CV184X one at 1.0000.
+
 Measured (2026-11-29, seed 0; pair: the worst output's cosine; floor: the worst output's):
 - 1.0000 every pair and floor: cls_attribute_face (bm1684x, bm1688), cls_sound_babay_cry (five
   chips), hand_keypoint_cls (bm1684x, bm1688), cls_keypoint_hand_gesture (bm1688, cv181x, cv184x).
