@@ -294,7 +294,7 @@ def _fields_method(row):
         if any(plain(v) is not v for v in vals):
             vals = tuple(map(plain, vals))
             p = make(vals)
-        return self._emit(call, vals, record=p)
+        return self._emit(call, vals, tuple(map(type, vals)), record=p)
 
     if any(keyword.iskeyword(n) or n.startswith("_") for n in names):      # not one for generated source
         def method(self, p=None, /, **fields):
@@ -303,10 +303,11 @@ def _fields_method(row):
     else:
         params = "".join(f", {n}=ABSENT" for n in names)
         vals = "".join(f"{n}, " for n in names)
+        types = "".join(f"type({n}), " for n in names)
         source = (f"def method(_self, _p=None, /, *{params}, **_extra):\n"
                   f"    if _p is not None or _extra:\n"
                   f"        return rare(_self, _p, _extra, ({vals}))\n"
-                  f"    return _self._emit(call, ({vals}))\n")
+                  f"    return _self._emit(call, ({vals}), ({types}))\n")
         scope["rare"] = rare
         exec(source, scope)         # parameter names: the record's field names (identifiers, checked above)
         method = scope["method"]
@@ -320,7 +321,8 @@ def _positional_method(row):
     call = _Call(row, _positional_maker(row), None)
     count = len(names)
 
-    def method(self, *args, **kwargs):
+    def other(self, args, kwargs):
+        """A call that does not pass every argument positionally."""
         if kwargs or len(args) > count:
             try:
                 bound = signature.bind(*args, **kwargs)
@@ -331,8 +333,21 @@ def _positional_method(row):
                     raise _record_error(row, e, args, kwargs) from None
                 raise
             vals = tuple(bound.arguments.get(n, ABSENT) for n in names)
-            return self._emit(call, vals, given=(args, kwargs))
-        return self._emit(call, args)
+            return self._emit(call, vals, tuple(map(type, vals)), given=(args, kwargs))
+        return self._emit(call, args, tuple(map(type, args)))
+
+    # Generated source for the usual call, every argument positional: the argument types as
+    # type(a0), ... (CPython runs each as one specialized instruction; tuple(map(type, args))
+    # costs several times more).
+    unpack = "".join(f"a{i}, " for i in range(count))
+    types = "".join(f"type(a{i}), " for i in range(count))
+    scope = {"call": call, "other": other, "__name__": __name__}     # a frame of bmk's own (origins.caller)
+    exec(f"def method(_self, *args, **kwargs):\n"
+         f"    if kwargs or len(args) != {count}:\n"
+         f"        return other(_self, args, kwargs)\n"
+         f"    ({unpack}) = args\n"
+         f"    return _self._emit(call, args, ({types}))\n", scope)
+    method = scope["method"]
     # help() shows the C arguments (the record's fields) rather than *args.
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     params += list(signature.parameters.values())
