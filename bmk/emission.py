@@ -7,7 +7,7 @@ from sys import _getframe
 from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import encode_header
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError
-from bmk.optable import _NUMPY_SCALARS, Op, _new_op
+from bmk.optable import _NUMPY_SCALARS, Op
 from bmk.origin_log import _shown
 from bmk.templates import Sym
 from bmk.util import is_int, plain
@@ -145,7 +145,13 @@ class Emission:
             self._call_lastis.append(lasti)
             self._call_args.append(shown if record is None and given is None else _shown(call, record, given))
         if self._handles:
-            return _new_op(Op, (self, self._generation, call.name, start, start + n))
+            op = Op()
+            op._context = self
+            op._generation = self._generation
+            op._call = call.name
+            op._start = start
+            op._stop = start + n
+            return op
         return None
 
     def _lowering(self, call, vals, tys, record):

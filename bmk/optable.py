@@ -43,31 +43,23 @@ class OpRow:
         return (self.name, *self.aliases)
 
 
-class Op(tuple):
+class Op:
     """The handle of one API call: the span [start, stop) of the descriptors it emitted.
 
     `first` / `last` give its first and last descriptor on each engine; `index` is its last
-    descriptor overall (what a cvikernel v2 bmk1880_op_t names). A tuple (context,
-    generation, call, start, stop) underneath: made on every call, it costs one tuple."""
+    descriptor overall (what a cvikernel v2 bmk1880_op_t names). Equal only to itself.
 
-    __slots__ = ()
+    Made on every call (Emission._emit), so made as cheaply as CPython makes an object: `Op()`
+    runs no Python (no __init__ or __new__), then five slot stores; read-only properties over
+    the slots."""
 
-    def __new__(cls, context, generation, call, start, stop):
-        return tuple.__new__(cls, (context, generation, call, start, stop))
+    __slots__ = ("_context", "_generation", "_call", "_start", "_stop")
 
-    context = property(operator.itemgetter(0))
-    generation = property(operator.itemgetter(1))
-    call = property(operator.itemgetter(2))
-    start = property(operator.itemgetter(3))
-    stop = property(operator.itemgetter(4))
-
-    def __eq__(self, other):
-        return self is other
-
-    def __ne__(self, other):
-        return self is not other
-
-    __hash__ = object.__hash__
+    context = property(operator.attrgetter("_context"))
+    generation = property(operator.attrgetter("_generation"))
+    call = property(operator.attrgetter("_call"))
+    start = property(operator.attrgetter("_start"))
+    stop = property(operator.attrgetter("_stop"))
 
     @property
     def index(self):
@@ -95,7 +87,6 @@ class Op(tuple):
 
 
 # -- dependency policies: which descriptor links add_dependency(before, after) makes -------------
-_new_op = tuple.__new__         # Op(...) without a Python-level __new__ call (Emission._emit)
 
 
 def last_to_first(before, after):
