@@ -150,7 +150,7 @@ class Emission:
             op._generation = self._generation
             op._call = call.name
             op._start = start
-            op._stop = start + n
+            op._count = n
             return op
         return None
 

@@ -53,13 +53,16 @@ class Op:
     runs no Python (no __init__ or __new__), then five slot stores; read-only properties over
     the slots."""
 
-    __slots__ = ("_context", "_generation", "_call", "_start", "_stop")
+    __slots__ = ("_context", "_generation", "_call", "_start", "_count")
 
     context = property(operator.attrgetter("_context"))
     generation = property(operator.attrgetter("_generation"))
     call = property(operator.attrgetter("_call"))
     start = property(operator.attrgetter("_start"))
-    stop = property(operator.attrgetter("_stop"))
+
+    @property
+    def stop(self):
+        return self._start + self._count      # the count, a small int, is stored: no int made per call
 
     @property
     def index(self):
@@ -107,6 +110,8 @@ def last_to_last(before, after):
 # record's fields as keyword-only parameters, so the values come in field order, ABSENT for a
 # field left out; a POSITIONAL row's method passes its positional arguments as they are (bound
 # to the record's parameters, ABSENT for the ones left out, only when some come by keyword).
+# Beside it, the tuple of their types, `tys` (the lowering memo's key holds them), which the
+# generated source spells type(a0), type(a1), ...: one specialized instruction each.
 # The types util.plain turns into Python ints and bools: only calls passing one pay for it.
 _NUMPY_SCALARS = frozenset(t for t in np.sctypeDict.values() if issubclass(t, (np.integer, np.bool_)))
 
