@@ -7,7 +7,7 @@ from sys import _getframe
 from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import encode_header
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError
-from bmk.optable import _NUMPY_SCALARS, Op, _new_op
+from bmk.optable import _NUMPY_SCALARS, Op
 from bmk.origin_log import _shown
 from bmk.templates import Sym
 from bmk.util import is_int, plain
@@ -86,10 +86,11 @@ class _Packer:
 class Emission:
     """The emission half of a Program (bmk/program.py holds the state it reads)."""
 
-    def _emit(self, call, vals, record=None, given=None):
+    def _emit(self, call, vals, tys, record=None, given=None):
         """Check, lower, pack, then record.
 
-        `vals`: the call's argument values (see the generated methods); `record`: the op record
+        `vals`: the call's argument values (see the generated methods), `tys` their types;
+        `record`: the op record
         when the call passed one; `given`: (args, kwargs) of a positional call that used keywords.
         Lowering is a pure function of the call's arguments, so its packed result is memoized
         per context under (call, values, their types) (1 == 1.0 == True, but only some of them
@@ -101,7 +102,6 @@ class Emission:
         """
         if self._cleaned:
             raise ArgumentError(f"{call.name}: the context was cleaned up (cleanup)")
-        tys = tuple(map(type, vals))
         if call in self._templated:
             lowered = self._templates.lowered(call.name, vals, tys)
             if lowered is None:
@@ -110,10 +110,9 @@ class Emission:
                 (records, codes, size), shown = lowered, (call, vals)
         else:
             try:
-                lowered = self._lowered.get((call, vals, tys))
-            except TypeError:       # an unhashable argument: no memo
-                lowered = None
-            records, codes, size, shown = self._lowering(call, vals, tys, record) if lowered is None else lowered
+                records, codes, size, shown = self._lowered[call, vals, tys]
+            except (KeyError, TypeError):       # not memoized, or an unhashable argument
+                records, codes, size, shown = self._lowering(call, vals, tys, record)
         nbytes = self._nbytes + size
         if nbytes > self.cmdbuf_size:
             raise CmdbufOverflowError(f"{call.name}: the command buffer would grow to {nbytes} "
@@ -121,6 +120,7 @@ class Emission:
         self._nbytes = nbytes
         bodies = self._records
         start = len(bodies)
+        n = len(codes)
         bodies += records
         self._codes += codes
         if self._recording:
@@ -128,14 +128,30 @@ class Emission:
             # and instruction offset (f_lineno would cost more than the rest), the call and its
             # values ((call, vals): the memo's, shared by equal calls).
             f = _getframe(2)        # _emit <- the generated method <- its caller
-            if f.f_globals is not self._user_globals:
-                f = self._user_frame(f)     # a new module, or a call through bmk's own code
-            self._call_starts.append(start)
-            self._call_codes.append(f.f_code)
-            self._call_lastis.append(f.f_lasti)
+            code = f.f_code
+            if code is not self._user_code:     # not the function seen last: its module?
+                if f.f_globals is self._user_globals:
+                    self._user_code = code
+                else:                           # a new module, or a call through bmk's own code
+                    f = self._user_frame(f)
+                    code = f.f_code
+            self._call_counts.append(n)
+            self._call_codes.append(code)
+            lasti = f.f_lasti
+            try:
+                lasti = self._lastis[lasti]     # the one int object of this offset (8 bytes a call, not 40)
+            except KeyError:
+                self._lastis[lasti] = lasti
+            self._call_lastis.append(lasti)
             self._call_args.append(shown if record is None and given is None else _shown(call, record, given))
         if self._handles:
-            return _new_op(Op, (self, self._generation, call.name, start, start + len(codes)))
+            op = Op()
+            op._context = self
+            op._generation = self._generation
+            op._call = call.name
+            op._start = start
+            op._count = n
+            return op
         return None
 
     def _lowering(self, call, vals, tys, record):

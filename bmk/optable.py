@@ -43,31 +43,26 @@ class OpRow:
         return (self.name, *self.aliases)
 
 
-class Op(tuple):
+class Op:
     """The handle of one API call: the span [start, stop) of the descriptors it emitted.
 
     `first` / `last` give its first and last descriptor on each engine; `index` is its last
-    descriptor overall (what a cvikernel v2 bmk1880_op_t names). A tuple (context,
-    generation, call, start, stop) underneath: made on every call, it costs one tuple."""
+    descriptor overall (what a cvikernel v2 bmk1880_op_t names). Equal only to itself.
 
-    __slots__ = ()
+    Made on every call (Emission._emit), so made as cheaply as CPython makes an object: `Op()`
+    runs no Python (no __init__ or __new__), then five slot stores; read-only properties over
+    the slots."""
 
-    def __new__(cls, context, generation, call, start, stop):
-        return tuple.__new__(cls, (context, generation, call, start, stop))
+    __slots__ = ("_context", "_generation", "_call", "_start", "_count")
 
-    context = property(operator.itemgetter(0))
-    generation = property(operator.itemgetter(1))
-    call = property(operator.itemgetter(2))
-    start = property(operator.itemgetter(3))
-    stop = property(operator.itemgetter(4))
+    context = property(operator.attrgetter("_context"))
+    generation = property(operator.attrgetter("_generation"))
+    call = property(operator.attrgetter("_call"))
+    start = property(operator.attrgetter("_start"))
 
-    def __eq__(self, other):
-        return self is other
-
-    def __ne__(self, other):
-        return self is not other
-
-    __hash__ = object.__hash__
+    @property
+    def stop(self):
+        return self._start + self._count      # the count, a small int, is stored: no int made per call
 
     @property
     def index(self):
@@ -95,7 +90,6 @@ class Op(tuple):
 
 
 # -- dependency policies: which descriptor links add_dependency(before, after) makes -------------
-_new_op = tuple.__new__         # Op(...) without a Python-level __new__ call (Emission._emit)
 
 
 def last_to_first(before, after):
@@ -116,6 +110,8 @@ def last_to_last(before, after):
 # record's fields as keyword-only parameters, so the values come in field order, ABSENT for a
 # field left out; a POSITIONAL row's method passes its positional arguments as they are (bound
 # to the record's parameters, ABSENT for the ones left out, only when some come by keyword).
+# Beside it, the tuple of their types, `tys` (the lowering memo's key holds them), which the
+# generated source spells type(a0), type(a1), ...: one specialized instruction each.
 # The types util.plain turns into Python ints and bools: only calls passing one pay for it.
 _NUMPY_SCALARS = frozenset(t for t in np.sctypeDict.values() if issubclass(t, (np.integer, np.bool_)))
 
@@ -294,7 +290,7 @@ def _fields_method(row):
         if any(plain(v) is not v for v in vals):
             vals = tuple(map(plain, vals))
             p = make(vals)
-        return self._emit(call, vals, record=p)
+        return self._emit(call, vals, tuple(map(type, vals)), record=p)
 
     if any(keyword.iskeyword(n) or n.startswith("_") for n in names):      # not one for generated source
         def method(self, p=None, /, **fields):
@@ -303,10 +299,11 @@ def _fields_method(row):
     else:
         params = "".join(f", {n}=ABSENT" for n in names)
         vals = "".join(f"{n}, " for n in names)
+        types = "".join(f"type({n}), " for n in names)
         source = (f"def method(_self, _p=None, /, *{params}, **_extra):\n"
                   f"    if _p is not None or _extra:\n"
                   f"        return rare(_self, _p, _extra, ({vals}))\n"
-                  f"    return _self._emit(call, ({vals}))\n")
+                  f"    return _self._emit(call, ({vals}), ({types}))\n")
         scope["rare"] = rare
         exec(source, scope)         # parameter names: the record's field names (identifiers, checked above)
         method = scope["method"]
@@ -320,7 +317,8 @@ def _positional_method(row):
     call = _Call(row, _positional_maker(row), None)
     count = len(names)
 
-    def method(self, *args, **kwargs):
+    def other(self, args, kwargs):
+        """A call that does not pass every argument positionally."""
         if kwargs or len(args) > count:
             try:
                 bound = signature.bind(*args, **kwargs)
@@ -331,8 +329,21 @@ def _positional_method(row):
                     raise _record_error(row, e, args, kwargs) from None
                 raise
             vals = tuple(bound.arguments.get(n, ABSENT) for n in names)
-            return self._emit(call, vals, given=(args, kwargs))
-        return self._emit(call, args)
+            return self._emit(call, vals, tuple(map(type, vals)), given=(args, kwargs))
+        return self._emit(call, args, tuple(map(type, args)))
+
+    # Generated source for the usual call, every argument positional: the argument types as
+    # type(a0), ... (CPython runs each as one specialized instruction; tuple(map(type, args))
+    # costs several times more).
+    unpack = "".join(f"a{i}, " for i in range(count))
+    types = "".join(f"type(a{i}), " for i in range(count))
+    scope = {"call": call, "other": other, "__name__": __name__}     # a frame of bmk's own (origins.caller)
+    exec(f"def method(_self, *args, **kwargs):\n"
+         f"    if kwargs or len(args) != {count}:\n"
+         f"        return other(_self, args, kwargs)\n"
+         f"    ({unpack}) = args\n"
+         f"    return _self._emit(call, args, ({types}))\n", scope)
+    method = scope["method"]
     # help() shows the C arguments (the record's fields) rather than *args.
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     params += list(signature.parameters.values())

@@ -60,11 +60,15 @@ class OriginLog:
     """The origins half of a Program: the call and the user's line behind each instruction
     (bmk/program.py holds the state it reads and resets it in _start)."""
 
-    # Recording (in Emission._emit) keeps four words per call: its first instruction, the
-    # caller's code object and instruction offset, (the call, its values) (shared by equal calls
-    # through the lowering memo): a few tenths of a microsecond; text is made when asked for. A program
-    # of millions of calls that needs no origins may still turn it off with
-    # `ctx.record_origins = False` (calls made meanwhile have none, and cost nothing).
+    # Recording (in Emission._emit) appends four words per call to four lists: how many
+    # instructions it emitted (a small int, CPython's own: no object per call), the caller's code
+    # object and instruction offset, (the call, its values) (shared by equal calls through the
+    # lowering memo); where each call starts is summed up when asked (_call_starts), as is the
+    # text. Lists, not arrays: array.append parses its argument as a C call's would, several
+    # times a list append's cost. A program of millions of calls that needs no origins may still
+    # turn it off with `ctx.record_origins = False` (calls made meanwhile have none, and cost
+    # nothing): the instructions emitted meanwhile are logged as one call without origin when it
+    # is turned on again, and, until then, follow the logged ones.
     @property
     def record_origins(self):
         """Whether each API call's origin is recorded (default True)."""
@@ -74,11 +78,24 @@ class OriginLog:
     def record_origins(self, on):
         on = bool(on)
         if self._recording and not on:       # the calls from here on have no origin
-            self._call_starts.append(len(self._records))
+            self._unlogged_from = len(self._records)
+        elif on and not self._recording:
+            self._call_counts.append(len(self._records) - self._unlogged_from)
             self._call_codes.append(None)
             self._call_lastis.append(0)
             self._call_args.append(None)
         self._recording = on
+
+    def _call_starts(self):
+        """The first instruction of each logged call, and the end of the last one (as a list one
+        longer than the log): the running sum of the counts, extended from where it was left."""
+        starts, counts = self._starts, self._call_counts
+        if len(starts) <= len(counts):
+            total = starts[-1]
+            for n in counts[len(starts) - 1:]:
+                total += n
+                starts.append(total)
+        return starts
 
     @property
     def op_handles(self):
@@ -94,17 +111,18 @@ class OriginLog:
     def origin(self, i):
         """The Origin of instruction i (program order, as acquire_cmdbuf lays them out); None
         for the chip's end commands."""
-        k = bisect.bisect_right(self._call_starts, i) - 1
-        if not 0 <= i < len(self._records) or k < 0:
+        starts = self._call_starts()
+        if not 0 <= i < starts[-1]:         # past the log: emitted while recording is off
             return None
-        return self._origin_of(k)
+        return self._origin_of(bisect.bisect_right(starts, i) - 1)
 
     def _user_frame(self, f):
         """The first frame from f outwards outside the bmk package (a call made through bmk's
         own code names the user's line); _UNKNOWN if none. Remembers the user module's globals:
-        Emission._emit skips this while its caller is in the module it saw last."""
+        Emission._emit skips this while its caller is in the module it saw last, or is the
+        function it saw last."""
         if not _own(f):
-            self._user_globals = f.f_globals
+            self._user_globals, self._user_code = f.f_globals, f.f_code
             return f
         while f is not None and _own(f):
             f = f.f_back
@@ -139,8 +157,8 @@ class OriginLog:
         streams=True, in the order of acquire_streams()'s instructions as bmk.decode and
         Simulator.run merge them (by sync ids: another valid order), e.g. for
         `sim.run(ctx.acquire_streams()).named(ctx.origins(streams=True))`."""
-        starts = list(self._call_starts) + [len(self._records)]
-        out = [None] * starts[0]
+        starts = self._call_starts()
+        out = []
         made = {}       # equal calls from one line share their values (the memo's): one Origin
         codes, lastis, shown = self._call_codes, self._call_lastis, self._call_args
         for k in range(len(codes)):
@@ -149,7 +167,7 @@ class OriginLog:
             if origin is None:
                 origin = made[key] = self._origin_of(k)
             out += [origin] * (starts[k + 1] - starts[k])
-        out = tuple(out) + (None,) * len(self._end)
+        out = tuple(out) + (None,) * (len(self._records) - starts[-1] + len(self._end))
         if not streams:
             return out
         from bmk.encoders.framing import decode_raw_streams

@@ -14,8 +14,6 @@ and nothing is recorded until every step has succeeded, so a failed call changes
 Sync ids are assigned at acquisition, after the chip's end commands (`END_COMMANDS`) have
 been appended to a copy of the program, so acquiring twice gives the same bytes.
 """
-from array import array
-
 import numpy as np
 
 from bmk.acquisition import Acquisition
@@ -87,12 +85,15 @@ class Program(OriginLog, Emission, Ordering, Acquisition):
         self._sched = Scheduler(self._engines)
         self._codes = self._sched.codes     # its engine code per descriptor: appended to per call
         self._lowered = {}      # (call, arguments, their types) -> (records, engine codes, size)
-        # per API call (OriginLog): its first instruction, the caller's code object (None: no
-        # origin) and instruction offset, (the call, its values) or a _Shown
-        self._call_starts, self._call_lastis = array("q"), array("q")
-        self._call_codes, self._call_args = [], []
+        # per API call (OriginLog): how many instructions it emitted, the caller's code object
+        # (None: no origin) and instruction offset, (the call, its values) or a _Shown
+        self._call_counts, self._call_codes, self._call_lastis, self._call_args = [], [], [], []
+        self._starts = [0]          # the running sum of _call_counts, as far as summed (OriginLog)
+        self._unlogged_from = 0     # the first instruction emitted while record_origins is off
+        self._lastis = {}           # instruction offset -> itself: the one int object _call_lastis holds
         self._lines = {}            # code object -> {instruction offset: line} (OriginLog._origin_of)
         self._user_globals = None   # the module of the last caller outside bmk (Emission._emit)
+        self._user_code = None      # the function of the last caller outside bmk (Emission._emit)
         self._templates = CallTemplates()
         self._templated = set()     # the calls whose last call took a template (_emit)
         self._generation += 1

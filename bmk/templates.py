@@ -282,16 +282,20 @@ class CallTemplates:
         return (name, tys, others(vals)), ints(vals)
 
     def lowered(self, name, vals, tys):
-        """(records, engine codes, size) of the call from a template of its shape, or None."""
-        shape = self._shape(name, vals, tys)
-        if shape is None:
+        """(records, engine codes, size) of the call from a template of its shape, or None.
+        (What _shape does, inline: this runs on every call a template serves.)"""
+        split = self._splits.get(tys, _NO_SPLIT)
+        if split is _NO_SPLIT:
+            return self._lowered_by_shape(name, vals, tys)
+        if split is None:
             return None
+        others, ints = split
         try:
-            templates = self._shapes.get(shape[0])
+            templates = self._shapes.get((name, tys, others(vals)))
         except TypeError:           # an unhashable argument
             return None
         if templates:
-            values = shape[1]
+            values = ints(vals)
             for template, codes, size in templates:
                 try:
                     records = template(*values)
@@ -300,6 +304,11 @@ class CallTemplates:
                 if records is not None:
                     return records, codes, size
         return None
+
+    def _lowered_by_shape(self, name, vals, tys):
+        """lowered() for argument types seen the first time (_shape learns their split)."""
+        self._shape(name, vals, tys)
+        return self.lowered(name, vals, tys)
 
     def learn(self, name, vals, tys, lowered, descriptors, lower, varying):
         """Trace the call once more with its int arguments as Syms; keep the compiled template
@@ -337,21 +346,23 @@ _NO_SPLIT = object()
 
 
 def _split(tys):
-    """(getter of the non-int values, getter of the int values) for argument types `tys`, as
-    tuples; None when no argument is an int."""
+    """(getter of the non-int values, as a shape key: one alone, more in a tuple; getter of the
+    int values, as a tuple) for argument types `tys`; None when no argument is an int."""
     ints = [i for i, t in enumerate(tys) if t is int]
     if not ints:
         return None
     others = [i for i, t in enumerate(tys) if t is not int]
-    return _getter(others), _getter(ints)
+    return _getter(others, bare=True), _getter(ints)
 
 
-def _getter(positions):
+def _getter(positions, bare=False):
+    """vals -> the values at `positions`, as a tuple; bare: one value alone (not in a tuple: one
+    C call, no Python frame; what a shape key holds needs no tuple, the count being in `tys`)."""
     if not positions:
         return lambda vals: ()
     if len(positions) == 1:
         get = operator.itemgetter(positions[0])
-        return lambda vals: (get(vals),)
+        return get if bare else lambda vals: (get(vals),)
     return operator.itemgetter(*positions)
 
 
