@@ -18,7 +18,7 @@ import numpy as np
 
 from bmk.sim.intervals import normal_form
 
-MAX_SEGMENTS = 1 << 14
+MAX_SEGMENTS = 1 << 16
 
 
 class LaneMap:
