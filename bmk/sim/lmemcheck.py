@@ -79,17 +79,22 @@ def _set(values):
     return set(values.ravel().tolist()) if values.size <= 256 else set(_distinct(values))
 
 
+# Reductions over a tensor's cells (tens to thousands of values): the ufuncs' reduce called
+# directly, without ndarray.min's Python wrapper, which costs as much as the pass itself here.
 def _min(cells):
-    """cells.min(): tens of cells (a small tensor's) through a list, faster than a numpy reduction."""
-    return min(map(min, cells.tolist())) if cells.size <= 64 else cells.min()
+    return np.minimum.reduce(cells, axis=None)
 
 
 def _max(cells):
-    return max(map(max, cells.tolist())) if cells.size <= 64 else cells.max()
+    return np.maximum.reduce(cells, axis=None)
 
 
 def _all(cells):
-    return all(map(all, cells.tolist())) if cells.size <= 64 else cells.all()
+    return np.logical_and.reduce(cells, axis=None)
+
+
+def _any(cells):
+    return np.logical_or.reduce(cells, axis=None)
 
 
 def _pairs(a, b):
@@ -115,10 +120,11 @@ class _Piece:
     runs [starts, ends) of offsets it covers on each, their ends as breakpoints (points), its
     views of prev and of Lmem.data (the bytes a write copies), and, for the map's `version`, its
     segments: rows (a slice or index array of the state arrays) and ids (their indices), and,
-    when rows is a slice, its cells' views of owner, seen and lost (own, sv, lv; else None)."""
+    when rows is a slice, its cells' views of owner, seen and lost (own, sv, lv; else None).
+    written: the LmemCheck's `cleared` count when a read found every owner of it set."""
 
     __slots__ = ("a", "b", "exact", "starts", "ends", "points", "prev", "now", "version", "rows", "ids",
-                 "own", "sv", "lv")
+                 "own", "sv", "lv", "written")
 
 
 class LmemCheck:
@@ -132,6 +138,7 @@ class LmemCheck:
         self.map = LaneMap(lmem.npu_num, lmem.lane_size)
         self.prev = _zeros(lmem.size, np.uint8)
         self._cache = {}                         # id(entry) -> (entry, its _Pieces)
+        self.cleared = 0                         # times the state was cleared
         self.renew(host_writes, unknown)
 
     def renew(self, host_writes=(), unknown=False):
@@ -139,6 +146,7 @@ class LmemCheck:
         place, the breakpoints and pieces kept (a program run again finds its segments made).
         prev is left as it is: it is only read where an owner is not 0."""
         self.map.clear()
+        self.cleared += 1               # pieces found all written (_Piece.written) are to be checked again
         self.base = FIRST
         self.stale = unknown
         self._lost = False                      # lost values were recorded in this run
@@ -256,7 +264,7 @@ class LmemCheck:
             p.now = self._data(self.lmem.data, l0 * lane + s, (shape[0], e - s), (lane, 1))
         else:
             p.prev, p.now = self._data(self.prev, flat, shape, strides), self._data(self.lmem.data, flat, shape, strides)
-        p.version = -1
+        p.version = p.written = -1
         return p
 
     def _locate(self, pieces):
@@ -316,11 +324,15 @@ class LmemCheck:
         for k, p in enumerate(pieces):
             own = m.owner[p.rows, p.a:p.b] if p.own is None else p.own
             owns.append(own)
-            if unread and _min(own) == 0:
+            # an owner is never 0 again until the state is cleared: a piece found all written is not
+            # looked at again (most reads are of tensors read before)
+            if unread and p.written != self.cleared and _min(own) == 0:
                 unread = False
                 self.reported.add(("u", i))
                 if not self._full():
                     self.warnings.append(MemoryWarning(UNINITIALIZED, i, *self._where(p, own == 0)))
+            elif unread:
+                p.written = self.cleared
             if clobbers and self._lost:     # (no lost value in this run: no pair to find)
                 lost = m.lost[p.rows, p.a:p.b] if p.lv is None else p.lv
                 if _max(lost) >= self.base:
@@ -381,9 +393,9 @@ class LmemCheck:
             dead = ~seen
             dead &= own >= base
             dead &= own != me
-            if dead.any():
+            if _any(dead):
                 dead &= self._changed(p, dead)
-        if dead is not None and dead.any():
+        if dead is not None and _any(dead):
             victims.update(_set(own[dead]))
             others.update(_set(own))
             lost[...] = np.where((own >= base) & (own != me), own, 0)
