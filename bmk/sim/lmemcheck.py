@@ -41,6 +41,7 @@ import mmap
 
 import numpy as np
 
+from bmk.sim.intervals import normal_form
 from bmk.sim.lanemap import LaneMap, runs
 from bmk.sim.report import OVERWRITTEN, UNINITIALIZED, MemoryWarning
 
@@ -201,6 +202,9 @@ class LmemCheck:
         mine = [e for e in entries if e[0] == name]
         if not mine:
             return
+        if self._full():
+            self._record_only(i, mine)
+            return
         for e in mine:
             if not e[4]:
                 self._read(i, e)
@@ -213,6 +217,27 @@ class LmemCheck:
         for a in victims:
             if others - {a}:            # i also wrote bytes a did not own: another tensor straddling a's
                 self.clobbers.add((me, a))
+
+    def _record_only(self, i, entries):
+        """Instruction i's writes, once the warning list is full: this run can report nothing more,
+        so its reads and dead writes are not looked at; what a later run needs is kept (which
+        bytes were written, as owners that are not 0, and prev). The rest (seen, lost, owners of
+        this run) means nothing once the run ended: its owners then fall below base."""
+        me = self.base + i
+        for e in entries:
+            if e[4]:
+                pieces = self._pieces(e)
+                for p in pieces:
+                    if p.version != self.map.version:
+                        self._locate(pieces)
+                    if not p.exact:                 # its owners depend on the bytes it changed
+                        self._write_bytes(p, me, set(), set())
+                        continue
+                    if p.own is not None:
+                        p.own[...] = me
+                    else:
+                        self.map.owner[p.rows, p.a:p.b] = me
+                    p.prev[...] = p.now
 
     # -- footprints ------------------------------------------------------------------------------
     def pieces(self, entry):
@@ -262,8 +287,12 @@ class LmemCheck:
             s, e = int(p.starts[0]), int(p.ends[0])
             p.prev = self._data(self.prev, l0 * lane + s, (shape[0], e - s), (lane, 1))
             p.now = self._data(self.lmem.data, l0 * lane + s, (shape[0], e - s), (lane, 1))
-        else:
-            p.prev, p.now = self._data(self.prev, flat, shape, strides), self._data(self.lmem.data, flat, shape, strides)
+        else:                       # several runs: views over the runs of its normal form, each run innermost
+            base, run, outer = normal_form((off, shape[1:], strides[1:]))
+            sh = (shape[0],) + tuple(d for d, _ in reversed(outer)) + (run,)
+            st = (lane,) + tuple(s for _, s in reversed(outer)) + (1,)
+            p.prev = self._data(self.prev, l0 * lane + base, sh, st)
+            p.now = self._data(self.lmem.data, l0 * lane + base, sh, st)
         p.version = p.written = -1
         return p
 
