@@ -52,6 +52,18 @@ is still not met; what dominates (cProfile): LmemCheck._write's passes over per-
 bytes are unread), then _read's owner.min() for uninitialized bytes; in the racy streams, the
 dead-write bookkeeping (_distinct over every clobbered operand). Race detection itself
 (races.find_races) is < 5% of a model's checked run. Interval bookkeeping is the next step.
+
+Then (f45b01f..c830264: owner / seen / lost per segment of lane offsets and lane, bmk/sim/lanemap.py;
+a read piece found all written not checked again until a reset; small race windows tested in
+Python; once the warning list is full only writes recorded), `--base f8b4a4b --rounds 2` (busy
+machine, 1018 s; reports, races, warnings and outputs identical), on/off base -> this: bm1880
+tiled 1.39 -> 0.98, golden 1.99 -> 1.39, add 2.06 -> 1.19, conv 1.37 -> 1.11; racy 40 9.08 ->
+1.61, racy 80 15.4 -> 2.11; bm1684x demo 1.70 -> 1.18, yolov5s streams 1.76 -> 1.13; models:
+face_detection fp32 7.46 -> 1.77, int8 b4 1.52 -> 1.28, retinaface 6.88 -> 1.95, yolov5s bm1684
+3.09 -> 1.13, Yuv2rgb 7.28 -> 1.89, yolov5s bm1684x 1.50 -> 1.18, tdl attribute 4.67 -> 1.76,
+baby cry 2.71 -> 1.21, hand keypoint 1.87 -> 1.81, topformer 2.62 -> 1.34. What remains: the copy
+of every written byte into prev (without it, retinaface's checked run measured ~1.4x), numpy's
+per-call cost on a model's many small pieces, and the racy streams' byte compares of dead writes.
 """
 import argparse
 import glob

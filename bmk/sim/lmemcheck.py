@@ -4,16 +4,16 @@ detection runs: `Simulator.run`, bmk-run of a program) feeds every instruction's
 (memory.AccessLog) here, in the order the instructions ran; `strict=True` / `bmk-run --strict`
 make a warning a failure. m.run and model runs check nothing unless asked (no cost there).
 
-State, one entry per byte of local memory (`Lmem.data`, lane-major; zero pages until touched):
-- owner: who wrote the byte last. 0: nothing since the Simulator was made or reset; BEFORE:
+State (bmk/sim/lanemap.py: segments of lane offsets, one value per segment and lane, so a
+tensor's state costs the segments it covers, not its bytes; issue 34 item 4):
+- owner: who wrote the bytes last. 0: nothing since the Simulator was made or reset; BEFORE:
   the host (lmem_write*), an earlier run, or anything after a run without checks; base + i:
   instruction i of this run.
-- seen: 1 once an instruction read the byte's current value.
-- lost: for a byte whose last write went over a value another instruction of this run had
+- seen: once an instruction read the bytes' current value.
+- lost: for bytes whose last write went over a value another instruction of this run had
   written, that instruction (kept only where a dead write happened; below base: none).
-- prev: the bytes as they were, to tell which bytes a write changed.
-owner, seen and lost are offset-major (`_view`); prev is lane-major like Lmem.data, so a write
-copies its bytes there without a gather (issue 34 item 4). All are zero pages until touched.
+And per byte, `prev`: the bytes as they were, to tell which bytes a write changed (lane-major
+like Lmem.data, so a write copies its bytes there without a gather; zero pages until touched).
 
 Footprints: a local view's entry knows its start lane and channel count (memory.LaneLayout), so
 its bytes are exact: each channel slot on the lanes that hold a channel in it (a tensor of 67
@@ -41,12 +41,14 @@ import mmap
 
 import numpy as np
 
+from bmk.sim.intervals import normal_form
+from bmk.sim.lanemap import LaneMap, runs
 from bmk.sim.report import OVERWRITTEN, UNINITIALIZED, MemoryWarning
 
 BEFORE = 1          # written before this run (host, an earlier or unchecked run)
 FIRST = 2           # owner of instruction i of a run: base + i, base >= FIRST
 MAX_WARNINGS = 1000
-MAX_CACHED = 1 << 14     # entries whose views are kept (emptied when full, like memory.MAX_CACHED_VIEWS)
+MAX_CACHED = 1 << 14     # entries whose pieces are kept (emptied when full, like memory.MAX_CACHED_VIEWS)
 _OWNER_MAX = (1 << 31) - 1
 
 
@@ -72,6 +74,35 @@ def _distinct(values):
     return (np.flatnonzero(np.bincount((values.ravel() - lo).astype(np.intp), minlength=hi - lo + 1)) + lo).tolist()
 
 
+def _set(values):
+    """The distinct values of an integer array as a set: a small one (a tensor's cells on the
+    LaneMap) through a list, faster than numpy's passes for tens of values."""
+    return set(values.ravel().tolist()) if values.size <= 256 else set(_distinct(values))
+
+
+# Reductions over a tensor's cells (tens to thousands of values): the ufuncs' reduce called
+# directly, without ndarray.min's Python wrapper, which costs as much as the pass itself here.
+def _min(cells):
+    return np.minimum.reduce(cells, axis=None)
+
+
+def _max(cells):
+    return np.maximum.reduce(cells, axis=None)
+
+
+def _all(cells):
+    return np.logical_and.reduce(cells, axis=None)
+
+
+def _any(cells):
+    return np.logical_or.reduce(cells, axis=None)
+
+
+def _pairs(a, b):
+    """_distinct_pairs, for small arrays through a set of tuples."""
+    return sorted(set(zip(a.ravel().tolist(), b.ravel().tolist()))) if a.size <= 256 else _distinct_pairs(a, b)
+
+
 def _distinct_pairs(a, b):
     """The distinct (a, b) pairs of two integer arrays of one shape, sorted (np.unique(..., axis=0)
     of their columns), as tuples: one key per pair over the product of the ranges, else np.unique."""
@@ -85,6 +116,18 @@ def _distinct_pairs(a, b):
     return [tuple(r) for r in np.unique(np.stack([a.ravel(), b.ravel()], 1), axis=0).tolist()]
 
 
+class _Piece:
+    """One piece of an entry's footprint (LmemCheck.pieces) on the LaneMap: lanes [a, b), the
+    runs [starts, ends) of offsets it covers on each, their ends as breakpoints (points), its
+    views of prev and of Lmem.data (the bytes a write copies), and, for the map's `version`, its
+    segments: rows (a slice or index array of the state arrays) and ids (their indices), and,
+    when rows is a slice, its cells' views of owner, seen and lost (own, sv, lv; else None).
+    written: the LmemCheck's `cleared` count when a read found every owner of it set."""
+
+    __slots__ = ("a", "b", "exact", "starts", "ends", "points", "prev", "now", "version", "rows", "ids",
+                 "own", "sv", "lv", "written")
+
+
 class LmemCheck:
     """The owner / seen / lost / prev state of one Simulator's local memory (module docstring)."""
 
@@ -93,38 +136,24 @@ class LmemCheck:
         zero (replayed as BEFORE); unknown: instructions ran unchecked, so every byte counts as
         written (never a false report after m.run on the same Simulator)."""
         self.lmem = lmem
-        self.owner = _zeros(lmem.size, np.int32)
-        self.lost = _zeros(lmem.size, np.int32)
-        self.seen = _zeros(lmem.size, np.uint8)
+        self.map = LaneMap(lmem.npu_num, lmem.lane_size)
         self.prev = _zeros(lmem.size, np.uint8)
-        self._cache = {}                         # id(entry) -> (entry, its pieces' views)
-        self._lo, self._hi = lmem.lane_size, 0   # the lane offsets any state was written at, [lo, hi)
+        self._cache = {}                         # id(entry) -> (entry, its _Pieces)
+        self.cleared = 0                         # times the state was cleared
         self.renew(host_writes, unknown)
 
     def renew(self, host_writes=(), unknown=False):
-        """As a new LmemCheck of the same memory (after Simulator.reset): the state written so far
-        zeroed in place, the views kept. Fresh arrays cost a page fault per 4 KiB touched again
-        (most of a model's checks when the Simulator is reset between runs: issue 34 item 4)."""
-        lo, hi = self._lo, self._hi
-        if lo < hi:
-            npu = self.lmem.npu_num
-            for arr in (self.owner, self.lost, self.seen):
-                arr[lo * npu:hi * npu] = 0
-            self.prev.reshape(npu, -1)[:, lo:hi] = 0
+        """As a new LmemCheck of the same memory (after Simulator.reset): the state cleared in
+        place, the breakpoints and pieces kept (a program run again finds its segments made).
+        prev is left as it is: it is only read where an owner is not 0."""
+        self.map.clear()
+        self.cleared += 1               # pieces found all written (_Piece.written) are to be checked again
         self.base = FIRST
         self.stale = unknown
-        self._lost = (0, 0)                     # lane offsets holding lost values of this run, [lo, hi)
+        self._lost = False                      # lost values were recorded in this run
         for w in host_writes:
             self.host(w)
         self.warnings, self.clobbers, self.reported = [], set(), set()
-
-    def _touch(self, flat, shape, strides):
-        """Widen [_lo, _hi) to the lane offsets of a piece whose state may be written; its [lo, hi)."""
-        off = flat % self.lmem.lane_size
-        span = [(d - 1) * s for d, s in zip(shape[1:], strides[1:])]
-        lo, hi = max(0, off + sum(min(x, 0) for x in span)), off + sum(max(x, 0) for x in span) + 1
-        self._lo, self._hi = min(self._lo, lo), max(self._hi, hi)
-        return lo, hi
 
     # -- outside a checked run ------------------------------------------------------------------
     def host(self, what):
@@ -138,27 +167,28 @@ class LmemCheck:
                 k = min(n, lane - addr % lane)
                 pieces.append((addr, (1, k), (lane, 1), True))
                 addr, n = addr + k, n - k
+            pieces = [self._piece(*p) for p in pieces]
         else:
-            pieces = self.pieces(what)
-        for flat, shape, strides, _ in pieces:
-            self._touch(flat, shape, strides)
-            self._view(self.owner, flat, shape, strides)[...] = BEFORE
-            self._data(self.prev, flat, shape, strides)[...] = self._data(self.lmem.data, flat, shape, strides)
+            pieces = [self._piece(*p) for p in self.pieces(what)]
+        self._locate(pieces)
+        for p in pieces:
+            self.map.owner[p.rows, p.a:p.b] = BEFORE
+            p.prev[...] = p.now
 
     # -- a checked run --------------------------------------------------------------------------
     def start(self, n):
         """A run of n instructions begins: what came before is BEFORE."""
+        m = self.map
         if self.stale:          # instructions ran unchecked: any byte may have been written
-            self._lo, self._hi = 0, self.lmem.lane_size
             np.copyto(self.prev, self.lmem.data)
-            self.owner.fill(BEFORE)
-            self.lost.fill(0)
+            m.owner[...] = BEFORE
+            m.lost[...] = 0
             self.base, self.stale = FIRST, False
         elif self.base + n >= _OWNER_MAX:
-            np.minimum(self.owner, BEFORE, out=self.owner)
-            self.lost.fill(0)
+            np.minimum(m.owner, BEFORE, out=m.owner)
+            m.lost[...] = 0
             self.base = FIRST
-        self._lost = (self.lmem.lane_size, 0)   # lost values below base are never read: none to clear
+        self._lost = False                      # lost values below base are never read: none to clear
         self.warnings, self.clobbers, self.reported = [], set(), set()
 
     def finish(self, n):
@@ -172,6 +202,9 @@ class LmemCheck:
         mine = [e for e in entries if e[0] == name]
         if not mine:
             return
+        if self._full():
+            self._record_only(i, mine)
+            return
         for e in mine:
             if not e[4]:
                 self._read(i, e)
@@ -184,6 +217,27 @@ class LmemCheck:
         for a in victims:
             if others - {a}:            # i also wrote bytes a did not own: another tensor straddling a's
                 self.clobbers.add((me, a))
+
+    def _record_only(self, i, entries):
+        """Instruction i's writes, once the warning list is full: this run can report nothing more,
+        so its reads and dead writes are not looked at; what a later run needs is kept (which
+        bytes were written, as owners that are not 0, and prev). The rest (seen, lost, owners of
+        this run) means nothing once the run ended: its owners then fall below base."""
+        me = self.base + i
+        for e in entries:
+            if e[4]:
+                pieces = self._pieces(e)
+                for p in pieces:
+                    if p.version != self.map.version:
+                        self._locate(pieces)
+                    if not p.exact:                 # its owners depend on the bytes it changed
+                        self._write_bytes(p, me, set(), set())
+                        continue
+                    if p.own is not None:
+                        p.own[...] = me
+                    else:
+                        self.map.owner[p.rows, p.a:p.b] = me
+                    p.prev[...] = p.now
 
     # -- footprints ------------------------------------------------------------------------------
     def pieces(self, entry):
@@ -217,151 +271,219 @@ class LmemCheck:
         return out
 
     @staticmethod
-    def _data(arr, flat, shape, strides, last=False):
-        """A piece of a lane-major array (Lmem.data); last: `shape` has the lanes last (_views)."""
-        e = arr.itemsize
-        st = tuple(s * e for s in strides)
-        return np.ndarray(shape, arr.dtype, arr, flat * e, st[1:] + st[:1] if last else st)
+    def _data(arr, flat, shape, strides):
+        """A piece of a lane-major array (Lmem.data, prev)."""
+        return np.ndarray(shape, arr.dtype, arr, flat, strides)
 
-    def _view(self, arr, flat, shape, strides, last=False):
-        """A piece of a state array. They are offset-major (byte `off` of lane `l` at off *
-        npu_num + l): a tensor's bytes at one offset on every lane are neighbours, so a run
-        touches few of their pages (lane-major, each lane is another page of each array)."""
-        lane, npu, e = self.lmem.lane_size, self.lmem.npu_num, arr.itemsize
-        l0, off = divmod(flat, lane)
-        st = tuple(e * s * npu for s in strides[1:])             # a piece's first dim is its lanes
-        return np.ndarray(shape, arr.dtype, arr, e * (off * npu + l0), st + (e,) if last else (e,) + st)
-
-    def _where(self, flat, strides, hit):
-        """(lanes, lo, hi) of the bytes of a piece where `hit` (a bool array of its shape, lanes
-        last: _views) holds: the lanes with one, and the first such lane's offset range. Only the
-        first lane's hits are listed (every hit as an index row costs tens of bytes: hundreds of MB
-        for one uninitialized read of a large tensor, issue 32 item 7)."""
+    def _piece(self, flat, shape, strides, exact):
+        """A footprint piece's _Piece (its rows not located yet)."""
         lane = self.lmem.lane_size
-        l0, off0 = divmod(flat, lane)
-        inner = strides[:-1]
-        span = [(d - 1) * s for d, s in zip(hit.shape, inner)]
-        if hit.ndim < 2 or strides[-1] != lane or not 0 <= off0 + sum(min(x, 0) for x in span) \
-                or off0 + sum(max(x, 0) for x in span) >= lane:
-            idx = np.argwhere(hit)                 # a piece crossing lanes otherwise: byte by byte
-            pos = flat + idx @ np.array(strides, np.int64)
-            lanes, offs = np.divmod(pos, lane)
-            first = lanes.min()
-            return (tuple(np.unique(lanes).tolist()), int(offs[lanes == first].min()),
-                    int(offs[lanes == first].max()) + 1)
-        on = np.flatnonzero(hit.reshape(-1, hit.shape[-1]).any(axis=0))
-        at = np.nonzero(hit[..., on[0]])
-        offs = off0 + sum((k * s for k, s in zip(at, inner)), np.zeros(len(at[0]), np.int64))
-        return tuple((l0 + on).tolist()), int(offs.min()), int(offs.max()) + 1
+        p = _Piece()
+        l0, off = divmod(flat, lane)
+        p.a, p.b, p.exact = l0, l0 + shape[0], exact
+        p.starts, p.ends = runs(off, shape[1:], strides[1:])
+        p.points = np.concatenate([p.starts, p.ends])
+        if len(p.starts) == 1:      # its bytes on each lane are one run: plain 2-D views copy fastest
+            s, e = int(p.starts[0]), int(p.ends[0])
+            p.prev = self._data(self.prev, l0 * lane + s, (shape[0], e - s), (lane, 1))
+            p.now = self._data(self.lmem.data, l0 * lane + s, (shape[0], e - s), (lane, 1))
+        else:                       # several runs: views over the runs of its normal form, each run innermost
+            base, run, outer = normal_form((off, shape[1:], strides[1:]))
+            sh = (shape[0],) + tuple(d for d, _ in reversed(outer)) + (run,)
+            st = (lane,) + tuple(s for _, s in reversed(outer)) + (1,)
+            p.prev = self._data(self.prev, l0 * lane + base, sh, st)
+            p.now = self._data(self.lmem.data, l0 * lane + base, sh, st)
+        p.version = p.written = -1
+        return p
+
+    def _locate(self, pieces):
+        """Make the pieces' run ends breakpoints of the map and find their rows (for its version)."""
+        m = self.map
+        while True:             # splitting for one piece may merge away another's breakpoints: again
+            v = m.version
+            for p in pieces:
+                m.split(p.points)
+            if m.version == v:
+                break
+        for p in pieces:
+            p.rows, p.ids = m.rows(p.starts, p.ends)
+            p.version = v
+            if isinstance(p.rows, slice):
+                p.own, p.sv, p.lv = m.owner[p.rows, p.a:p.b], m.seen[p.rows, p.a:p.b], m.lost[p.rows, p.a:p.b]
+            else:
+                p.own = p.sv = p.lv = None
+
+    def _pieces(self, entry):
+        """An entry's _Pieces, located on the map as it is now. Kept per entry (the simulator
+        memoizes views, so the same entry object comes back run after run)."""
+        hit = self._cache.get(id(entry))
+        if hit is None or hit[0] is not entry:
+            if len(self._cache) >= MAX_CACHED:
+                self._cache.clear()
+            hit = self._cache[id(entry)] = (entry, [self._piece(*p) for p in self.pieces(entry)])
+        pieces = hit[1]
+        if pieces and pieces[0].version != self.map.version:
+            self._locate(pieces)
+        return pieces
+
+    def _where(self, piece, hit):
+        """(lanes, lo, hi) of the bytes of a piece where `hit` (a bool array over its cells, rows
+        x lanes) holds: the lanes with one, and the first such lane's offset range."""
+        on = np.flatnonzero(hit.any(axis=0))
+        ids = piece.ids[np.flatnonzero(hit[:, on[0]])]
+        bp = self.map.bp
+        return tuple((piece.a + on).tolist()), int(bp[ids[0]]), int(bp[ids[-1] + 1])
 
     def _full(self):
         """The warning list is full: later warnings are counted as reported but not built (their
         byte ranges cost a pass over the operand each: issue 34 item 4)."""
         return len(self.warnings) >= MAX_WARNINGS
 
-    def _views(self, entry):
-        """An entry's pieces with their views of the state arrays and of Lmem.data: (flat,
-        strides, exact, owner, seen, prev, data, lost). Kept per entry (the simulator memoizes
-        views, so the same entry object comes back run after run)."""
-        hit = self._cache.get(id(entry))
-        if hit is not None and hit[0] is entry:
-            return hit[1]
-        out = []
-        for flat, shape, strides, exact in self.pieces(entry):
-            span = self._touch(flat, shape, strides)
-            # the lanes last: the state arrays' contiguous axis innermost (numpy loops run faster);
-            # made lanes-last directly (np.moveaxis of each view cost a third of a model's checks)
-            sh = shape[1:] + shape[:1]
-            views = [self._view(self.owner, flat, sh, strides, True),
-                     self._view(self.seen, flat, sh, strides, True),
-                     self._data(self.prev, flat, sh, strides, True),
-                     self._data(self.lmem.data, flat, sh, strides, True),
-                     self._view(self.lost, flat, sh, strides, True)]
-            out.append((flat, strides[1:] + strides[:1], exact, *views, span))
-        if len(self._cache) >= MAX_CACHED:
-            self._cache.clear()
-        self._cache[id(entry)] = (entry, out)
-        return out
-
     # -- the rules -------------------------------------------------------------------------------
     def _read(self, i, entry):
-        pieces = self._views(entry)
-        if not pieces or not pieces[0][2]:     # imprecise: not checked, its bounding bytes count as read
+        pieces = self._pieces(entry)
+        m = self.map
+        if not pieces or not pieces[0].exact:     # imprecise: not checked, its bounding bytes count as read
             for p in pieces:
-                p[4][...] = 1
+                m.seen[p.rows, p.a:p.b] = True
             return
         unread = ("u", i) not in self.reported
         clobbers = self.clobbers
-        taken, sels = {}, []
-        for k, (flat, strides, _, own, seen, _, _, lost, _) in enumerate(pieces):
-            if unread and own.min() == 0:
+        taken, sels, owns = {}, [], []
+        for k, p in enumerate(pieces):
+            own = m.owner[p.rows, p.a:p.b] if p.own is None else p.own
+            owns.append(own)
+            # an owner is never 0 again until the state is cleared: a piece found all written is not
+            # looked at again (most reads are of tensors read before)
+            if unread and p.written != self.cleared and _min(own) == 0:
                 unread = False
                 self.reported.add(("u", i))
                 if not self._full():
-                    self.warnings.append(MemoryWarning(UNINITIALIZED, i, *self._where(flat, strides, own == 0)))
-            if clobbers:
-                sel = lost >= self.base
-                if sel.any():
-                    sels.append(sel)
-                    for b, a in _distinct_pairs(own[sel], lost[sel]):
+                    self.warnings.append(MemoryWarning(UNINITIALIZED, i, *self._where(p, own == 0)))
+            elif unread:
+                p.written = self.cleared
+            if clobbers and self._lost:     # (no lost value in this run: no pair to find)
+                lost = m.lost[p.rows, p.a:p.b] if p.lv is None else p.lv
+                if _max(lost) >= self.base:
+                    sel = lost >= self.base
+                    sels.append((sel, lost))
+                    for b, a in _pairs(own[sel], lost[sel]):
                         taken.setdefault((b, a), k)
                 else:
                     sels.append(None)
         for p in pieces:
-            p[4][...] = 1
-        # only pairs a warning may name need the owners the read sees (the pass over its bytes)
+            if p.sv is None:
+                m.seen[p.rows, p.a:p.b] = True
+            else:
+                p.sv[...] = True
+        # only pairs a warning may name need the owners the read sees
         todo = [(b, a, k) for (b, a), k in taken.items() if (b, a) in clobbers and (b, a) not in self.reported]
         if not todo:
             return
         plain = set()
-        for (_, _, _, own, _, _, _, _, _), sel in zip(pieces, sels):
-            if sel is not None:
-                plain.update(_distinct(own[~sel]))
-            else:
-                lo, hi = int(own.min()), int(own.max())
-                plain.update((lo,) if lo == hi else _distinct(own))
+        for own, sel in zip(owns, sels):
+            plain.update(_set(own if sel is None else own[~sel[0]]))
         for b, a, k in todo:
             # C reads A's tensor: bytes still A's, or none of B's but those B took from A
             if a in plain or b not in plain:
                 self.reported.add((b, a))
                 if not self._full():
-                    flat, strides, _, own, _, _, _, lost, _ = pieces[k]
-                    hit = sels[k] & (own == b) & (lost == a)
-                    self.warnings.append(MemoryWarning(OVERWRITTEN, i, *self._where(flat, strides, hit),
+                    sel, lost = sels[k]
+                    hit = sel & (owns[k] == b) & (lost == a)
+                    self.warnings.append(MemoryWarning(OVERWRITTEN, i, *self._where(pieces[k], hit),
                                                        writer=a - self.base, clobber=b - self.base))
 
     def _write(self, i, entry, victims, others):
         """Record entry's bytes as i's; add to `victims` the owners (this run's instructions)
         of unread values it changed, to `others` every owner its bytes had (only then)."""
         me, base = self.base + i, self.base
-        for _, _, exact, own, seen, prev, now, lost, (lo, hi) in self._views(entry):
-            mine = None if exact else ((now != prev) | (own == 0))
-            dead = None                             # unread values of this run's instructions, changed
-            if not seen.min():                      # mostly all read: one pass, no mask built
-                dead = seen == 0
-                dead &= own >= base
-                dead &= own != me
-                if dead.any():
-                    dead &= now != prev
-            if dead is not None and dead.any():
-                victims.update(_distinct(own[dead]))
-                others.update(_distinct(own if mine is None else own[mine]))
-                took = np.where((own >= base) & (own != me), own, 0)
-                if mine is None:
-                    lost[...] = took
-                else:
-                    lost[mine] = took[mine]
-                self._lost = (min(lo, self._lost[0]), max(hi, self._lost[1]))
-            elif lo < self._lost[1] and self._lost[0] < hi and lost.max() >= base:
-                if mine is None:
-                    lost[...] = 0
-                else:
-                    lost[mine] = 0
-            if mine is None:
-                own[...] = me
-                seen[...] = 0
-                prev[...] = now
-            else:
-                own[mine] = me
-                seen[mine] = 0
-                prev[mine] = now[mine]
+        m = self.map
+        pieces = self._pieces(entry)
+        for p in pieces:
+            if p.version != m.version:              # an imprecise piece before it split the map
+                self._locate(pieces)
+            if not p.exact:
+                self._write_bytes(p, me, victims, others)
+                continue
+            if p.own is not None:
+                self._record(p, p.own, p.sv, p.lv, me, victims, others)
+            else:                                   # several runs: their cells gathered, then stored back
+                cells = [arr[p.rows, p.a:p.b] for arr in (m.owner, m.seen, m.lost)]
+                self._record(p, *cells, me, victims, others)
+                for arr, c in zip((m.owner, m.seen, m.lost), cells):
+                    arr[p.rows, p.a:p.b] = c
+            p.prev[...] = p.now
+
+    def _record(self, p, own, seen, lost, me, victims, others):
+        """An exact write of piece p by `me` on its cells (own, seen, lost: changed in place)."""
+        base = self.base
+        dead = None                             # unread values of this run's instructions, changed
+        if not _all(seen):
+            dead = ~seen
+            dead &= own >= base
+            dead &= own != me
+            if _any(dead):
+                dead &= self._changed(p, dead)
+        if dead is not None and _any(dead):
+            victims.update(_set(own[dead]))
+            others.update(_set(own))
+            lost[...] = np.where((own >= base) & (own != me), own, 0)
+            self._lost = True
+        elif self._lost:
+            lost[...] = 0
+        own[...] = me
+        seen[...] = False
+
+    def _changed(self, p, cells):
+        """Per cell of a piece (rows x lanes), whether the write changed any of its bytes (Lmem.data
+        against prev), computed over the rows and lanes where `cells` holds."""
+        lane, bp = self.lmem.lane_size, self.map.bp
+        if p.now.ndim == 2 and p.now.size <= 1 << 12:     # a small one-run piece: all its bytes at once
+            diff = p.now != p.prev
+            if len(p.ids) == 1:
+                return diff.any(axis=1)[None]
+            return np.logical_or.reduceat(diff, bp[p.ids] - bp[p.ids[0]], axis=1).T
+        rws, lns = np.flatnonzero(cells.any(axis=1)), np.flatnonzero(cells.any(axis=0))
+        ids = p.ids[rws]
+        lo = int(bp[ids[0]])
+        la, lb = p.a + int(lns[0]), p.a + int(lns[-1]) + 1
+        hi = int(bp[ids[-1] + 1])
+        diff = self.lmem.data.reshape(-1, lane)[la:lb, lo:hi] != self.prev.reshape(-1, lane)[la:lb, lo:hi]
+        # each row's bytes [start, end) OR-reduced; the odd results span the gaps between rows
+        cuts = np.stack([bp[ids], bp[ids + 1]], 1).ravel()[:-1] - lo
+        out = np.zeros(cells.shape, bool)
+        out[rws, lns[0]:lns[-1] + 1] = np.logical_or.reduceat(diff, cuts, axis=1)[:, ::2].T
+        return out
+
+    def _write_bytes(self, p, me, victims, others):
+        """An imprecise write (one run on each lane): it takes only the bytes it changed or that
+        nothing had written, so its state is worked out byte by byte, then painted back."""
+        m, lane, base = self.map, self.lmem.lane_size, self.base
+        lo, hi = int(p.starts[0]), int(p.ends[0])
+        lengths = np.diff(m.bp[p.ids[0]:p.ids[-1] + 2])
+        own, seen, lost = (np.repeat(arr[p.rows, p.a:p.b], lengths, axis=0) for arr in (m.owner, m.seen, m.lost))
+        now = self.lmem.data.reshape(-1, lane)[p.a:p.b, lo:hi].T      # offsets x lanes, like the state
+        prev = self.prev.reshape(-1, lane)[p.a:p.b, lo:hi].T
+        mine = (now != prev) | (own == 0)
+        dead = None
+        if not seen.all():
+            dead = (~seen) & (own >= base) & (own != me)
+            if dead.any():
+                dead &= now != prev
+        if dead is not None and dead.any():
+            victims.update(_distinct(own[dead]))
+            others.update(_distinct(own[mine]))
+            took = np.where((own >= base) & (own != me), own, 0)
+            lost[mine] = took[mine]
+            self._lost = True
+        elif self._lost:
+            lost[mine] = 0
+        own[mine] = me
+        seen[mine] = False
+        prev[mine] = now[mine]
+        # segments where the bytes' state changes along the run, then one value per segment
+        edge = np.flatnonzero(((own[1:] != own[:-1]) | (seen[1:] != seen[:-1]) | (lost[1:] != lost[:-1])).any(axis=1))
+        m.split(np.concatenate([[lo, hi], lo + 1 + edge]).astype(np.int64))
+        rows, ids = m.rows(p.starts, p.ends)
+        at = m.bp[ids] - lo
+        m.owner[rows, p.a:p.b], m.seen[rows, p.a:p.b], m.lost[rows, p.a:p.b] = own[at], seen[at], lost[at]

@@ -28,6 +28,7 @@ from bmk.sim.memory import LMEM
 from bmk.sim.report import Race
 
 _WORD = (1 << 64) - 1
+SMALL_WINDOW = 48       # B accesses a window may have to be tested in Python rather than numpy
 
 
 def _words(mask, nwords):
@@ -78,6 +79,7 @@ def find_races(seq_a, seq_b, known, accesses, limit=1000, npu_num=None):
     space_ids = {}
     starts, cols, b_masks, layouts = _pack(seq_b, accesses, space_ids, nwords)
     b_idx, b_space, b_lo, b_hi, b_w = cols.T if len(cols) else [np.zeros(0, np.int64)] * 5
+    flat = [(idx, *acc) for idx in seq_b for acc in accesses[idx]]    # B's accesses, for small windows
     races, seen = [], set()
     for p, a in enumerate(seq_a):
         acc = accesses[a]
@@ -87,30 +89,40 @@ def find_races(seq_a, seq_b, known, accesses, limit=1000, npu_num=None):
         q_hi = bisect.bisect_left(known_list, p)     # known never decreases along B: sorted
         if q_lo >= q_hi:
             continue
-        s, e = starts[q_lo], starts[q_hi]
+        s, e = int(starts[q_lo]), int(starts[q_hi])
         if s == e:
             continue
         for space, mask, lo, hi, w, layout in acc:
-            sel = slice(s, e)
-            sid = space_ids.get(space, -1)
-            mw = np.array(_words(mask, nwords), np.uint64)
-            lanes_meet = ((b_masks[sel] & mw) != 0).any(axis=1) if nwords > 1 else (b_masks[sel, 0] & mw[0]) != 0
-            hit = ((b_space[sel] == sid) & lanes_meet & (b_lo[sel] < hi) & (lo < b_hi[sel]) & ((b_w[sel] != 0) | w))
-            for j in np.flatnonzero(hit) + s:
-                other = int(b_idx[j])
+            if e - s <= SMALL_WINDOW:       # a few accesses: tested one by one, cheaper than numpy's passes
+                hits = [j for j in range(s, e) if _meets(flat[j], space, mask, lo, hi, w)]
+            else:
+                sel = slice(s, e)
+                sid = space_ids.get(space, -1)
+                mw = np.array(_words(mask, nwords), np.uint64)
+                lanes_meet = ((b_masks[sel] & mw) != 0).any(axis=1) if nwords > 1 else (b_masks[sel, 0] & mw[0]) != 0
+                hit = ((b_space[sel] == sid) & lanes_meet & (b_lo[sel] < hi) & (lo < b_hi[sel]) & ((b_w[sel] != 0) | w))
+                hits = (np.flatnonzero(hit) + s).tolist()
+            for j in hits:
+                other, _, b_mask, b_lo_j, b_hi_j, b_w_j, b_layout = flat[j]
                 key = (min(a, other), max(a, other))
                 if key in seen:
                     continue
-                where = common_bytes(layout, layouts[j], max(lo, int(b_lo[j])), min(hi, int(b_hi[j])))
+                where = common_bytes(layout, b_layout, max(lo, b_lo_j), min(hi, b_hi_j))
                 if where is None:
                     continue
                 seen.add(key)
                 if len(races) >= limit:
                     return races, True
-                common = sum(int(x) << (64 * k) for k, x in enumerate(b_masks[j])) & mask
+                common = b_mask & mask
                 lanes = tuple(i for i in range(common.bit_length()) if common >> i & 1) if space == LMEM else ()
-                mine, theirs = ("write" if w else "read"), ("write" if b_w[j] else "read")
+                mine, theirs = ("write" if w else "read"), ("write" if b_w_j else "read")
                 kinds = (mine, theirs) if a < other else (theirs, mine)
                 races.append(Race(key[0], key[1], space, *where, lanes, kinds))
     races.sort(key=lambda r: (r.first, r.second))
     return races, False
+
+
+def _meets(b, space, mask, lo, hi, w):
+    """Whether B's access b (instruction, space, mask, lo, hi, write, layout) may share bytes with
+    this one: the same space, a common lane, meeting offset bounds, one of them a write."""
+    return b[1] == space and b[2] & mask and b[3] < hi and lo < b[4] and (w or b[5])

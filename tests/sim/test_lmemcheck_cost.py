@@ -70,7 +70,7 @@ def test_prev_follows_local_memory_lane_major():
     sim.run(ctx.acquire_cmdbuf())
     lc = sim._lcheck
     data = sim.lmem.data
-    touched = np.flatnonzero(lc.owner.reshape(-1, sim.npu_num).T.reshape(-1))     # offset-major -> lane-major
+    touched = np.flatnonzero(lc.map.per_byte(lc.map.owner))
     assert len(touched) == 8 * 16 + 32
     assert np.array_equal(lc.prev[touched], data[touched])
     assert data[touched].any()

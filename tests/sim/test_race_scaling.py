@@ -70,7 +70,8 @@ def test_distinct_is_np_unique():
 
 
 def test_where_names_the_lanes_and_first_lane_offsets():
-    """The lanes holding a hit and the first one's offset range, without listing every hit."""
+    """The lanes holding a hit and the first one's offset range, without listing every hit: a
+    hit is per cell (segment x lane) of the checker's LaneMap, the reference byte by byte."""
     sim = bmk.Simulator("bm1684")
     lc = sim._checker(1)
     lane = sim.lmem.lane_size
@@ -79,14 +80,19 @@ def test_where_names_the_lanes_and_first_lane_offsets():
         n, h, w, l0, c = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 4), rng.integers(1, 9),
                                            rng.integers(0, 64), rng.integers(1, 64)))
         off = int(rng.integers(0, 1000))
+        lc.map.split(np.sort(rng.integers(0, 1200, 6)))         # segments cutting through the tensor
         layout = LaneLayout((off, (n, 1, h, w), (h * w * 4 * 2, 0, w * 4, 4)), l0, min(c, 64 - l0))
         entry = ("lmem", 0, off, off + 1, False, layout)
-        flat, strides, _, own, *_ = lc._views(entry)[0]
-        hit = rng.random(own.shape) < 0.3
+        (flat, shape, strides, _), = lc.pieces(entry)
+        (piece,) = lc._pieces(entry)
+        hit = rng.random((len(piece.ids), piece.b - piece.a)) < 0.3
         if not hit.any():
             continue
-        idx = np.argwhere(hit)                          # every hit, byte by byte: the reference
+        idx = np.argwhere(np.ones(shape, bool))                 # every byte of the piece: the reference
         lanes, offs = np.divmod(flat + idx @ np.array(strides, np.int64), lane)
+        row = np.searchsorted(piece.ids, np.searchsorted(lc.map.bp, offs, "right") - 1)
+        on = hit[row, lanes - piece.a]
+        lanes, offs = lanes[on], offs[on]
         want = (tuple(np.unique(lanes).tolist()), int(offs[lanes == lanes.min()].min()),
                 int(offs[lanes == lanes.min()].max()) + 1)
-        assert lc._where(flat, strides, hit) == want
+        assert lc._where(piece, hit) == want
