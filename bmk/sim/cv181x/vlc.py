@@ -56,10 +56,7 @@ def decode_int8(buf, count):
     if size > stream_size(count):
         raise SimulationError(f"a VLC stream of {count} symbols must hold at most {stream_size(count)} bytes, "
                               f"but its header says {size}")
-    blocks = -(-count // BLOCK)
-    kmap_size = -(-blocks // 16) << 4
-    if buf.size < HEADER + kmap_size + size:
-        raise SimulationError(f"a VLC stream needs {HEADER + kmap_size + size} bytes, only {buf.size} are there")
+    blocks, kmap_size = _layout(buf, count, size)
     kinfo = buf[HEADER:HEADER + blocks].astype(np.int64)
     bits = np.unpackbits(buf[HEADER + kmap_size:HEADER + kmap_size + size], bitorder="little")
     raw = (kinfo >> 5) == 7
@@ -159,6 +156,16 @@ def center_table(bias, zero_guard):
     return out
 
 
+def _layout(buf, count, size):
+    """(blocks, k-map bytes) of a stream of `count` symbols whose header gives `size` data bytes;
+    the stream must hold its header, k-map and data."""
+    blocks = -(-count // BLOCK)
+    kmap_size = -(-blocks // 16) << 4
+    if buf.size < HEADER + kmap_size + size:
+        raise SimulationError(f"a VLC stream needs {HEADER + kmap_size + size} bytes, only {buf.size} are there")
+    return blocks, kmap_size
+
+
 def decode_bf16(buf, count):
     """The `count` decoded bf16 elements (uint16) of the VLC stream `buf` (module docstring)."""
     buf = np.frombuffer(bytes(buf), np.uint8)
@@ -168,10 +175,7 @@ def decode_bf16(buf, count):
     if size > bf16_stream_size(count):
         raise SimulationError(f"a VLC stream of {count} bf16 elements must hold at most "
                               f"{bf16_stream_size(count)} bytes, but its header says {size}")
-    blocks = -(-count // BLOCK)
-    kmap_size = -(-blocks // 16) << 4
-    if buf.size < HEADER + kmap_size + size:
-        raise SimulationError(f"a VLC stream needs {HEADER + kmap_size + size} bytes, only {buf.size} are there")
+    blocks, kmap_size = _layout(buf, count, size)
     kinfo = buf[HEADER:HEADER + blocks].tolist()
     data = buf[HEADER + kmap_size:HEADER + kmap_size + size].tobytes() + bytes(48)
     total = 8 * size
