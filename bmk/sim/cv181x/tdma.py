@@ -131,7 +131,7 @@ def _matrix(m, f, kind):
 
 def load_compressed(m, f):
     """A VLC-compressed load (compress_en 1; cvikernel tdma.c tdma_g2l_tensor_copy_decompressed,
-    tdma_g2l_matrix_copy_decompressed): the int8 stream at the source address decoded (vlc.py) into
+    tdma_g2l_matrix_copy_decompressed): the int8 or bf16 stream at the source address decoded (vlc.py) into
     the source's elements in their logical order (a tensor's N, C, H, W; a matrix's src_n rows of
     src_w columns), stored into the destination as an uncompressed load would."""
     bf16 = is_bf16(m.chip, f, "src")
@@ -145,23 +145,18 @@ def load_compressed(m, f):
         raise SimulationError(f"dst_c * dst_h * dst_w must divide the {count} source elements, "
                               f"not {f['dst_c']} * {f['dst_h']} * {f['dst_w']}")
     addr = base._addr(m, f, "src", GMEM)
-    blocks = -(-count // vlc.BLOCK)
-    head = m.gmem.load(addr, vlc.HEADER)
-    limit = vlc.bf16_stream_size(count) if bf16 else vlc.stream_size(count)
-    span = vlc.HEADER + (-(-blocks // 16) << 4) + min(vlc.header(head)[0], limit)
-    m.gmem.check_range("src (gmem)", addr, span)
+    size = vlc.span(m.gmem.load(addr, vlc.HEADER), count, bf16)
+    m.gmem.check_range("src (gmem)", addr, size)
     if m.log is not None:
-        m.log.charge("src (gmem)", span)
-    stream = m.gmem.load(addr, span)
-    data = vlc.decode(stream, count, bf16)
-    if bf16:
-        def dst(shape):
+        m.log.charge("src (gmem)", size)
+    data = vlc.decode(m.gmem.load(addr, size), count, bf16)
+
+    def dst(shape):             # a bf16 side's view (2-byte elements), else bm1880's
+        if bf16:
             return _side(m, f, "dst", LMEM, shape, write=True)
-    else:
-        def dst(shape):
-            return base._view(m, f, "dst", LMEM, shape, write=True)
+        return base._view(m, f, "dst", LMEM, shape, write=True)
     if f["sys_dtype"]:
-        base._matrix_to_lmem(m, f, data.reshape(n, w), dst if bf16 else None)
+        base._matrix_to_lmem(m, f, data.reshape(n, w), dst)
         return
     shape = (count // chw, f["dst_c"], f["dst_h"], f["dst_w"])
     dst(shape).write(data.reshape(shape))

@@ -34,10 +34,23 @@ BLOCK = 16
 UNARY_MAX = 47          # MAX_UNARY_FIELD_SIZE: ulen (5 bits) + 16
 
 
+def blocks_and_kmap(count):
+    """(blocks, bytes of the k-map: one byte a block, in 16-byte units) of a stream of `count` symbols."""
+    blocks = -(-count // BLOCK)
+    return blocks, -(-blocks // 16) << 4
+
+
 def stream_size(count):
     """Bytes the vendor allows a stream of `count` int8 symbols (get_out_bs_buf_size)."""
-    blocks = -(-count // BLOCK)
-    return blocks * BLOCK + (-(-blocks // 16) << 4) + 16
+    blocks, kmap = blocks_and_kmap(count)
+    return blocks * BLOCK + kmap + 16
+
+
+def span(head, count, bf16):
+    """Bytes a load reads for the stream whose header is `head`: header, k-map and its data, at
+    most the vendor's limit for `count` int8 symbols or bf16 elements."""
+    limit = bf16_stream_size(count) if bf16 else stream_size(count)
+    return HEADER + blocks_and_kmap(count)[1] + min(header(head)[0], limit)
 
 
 def header(buf):
@@ -131,8 +144,8 @@ def decode(stream, count, bf16):
 
 def bf16_stream_size(count):
     """Bytes the vendor allows a stream of `count` bf16 elements (get_out_bs_buf_size(2 * count, 1))."""
-    blocks = -(-count // BLOCK)
-    return (blocks << 5) + (-(-blocks // 16) << 4) + 16
+    blocks, kmap = blocks_and_kmap(count)
+    return (blocks << 5) + kmap + 16
 
 
 def _unsign_to_sign(u):
@@ -159,8 +172,7 @@ def center_table(bias, zero_guard):
 def _layout(buf, count, size):
     """(blocks, k-map bytes) of a stream of `count` symbols whose header gives `size` data bytes;
     the stream must hold its header, k-map and data."""
-    blocks = -(-count // BLOCK)
-    kmap_size = -(-blocks // 16) << 4
+    blocks, kmap_size = blocks_and_kmap(count)
     if buf.size < HEADER + kmap_size + size:
         raise SimulationError(f"a VLC stream needs {HEADER + kmap_size + size} bytes, only {buf.size} are there")
     return blocks, kmap_size
