@@ -264,12 +264,23 @@ def _fp32_bias(m, f, cout):
     shp = shape(f, "opd2")
     if shp != (1, cout, 1, 1):
         raise SimulationError(f"opd2 (bias) shape must be {(1, cout, 1, 1)}, not {shp}")
-    if f["opd2_b_str"] % 2:
-        raise SimulationError(f"opd2_b_str must be even (2-byte halves), not {f['opd2_b_str']}")
-    high = np.asarray(view(m, f, "opd2", shp).read(), np.uint32)
-    low = m.lmem.tensor("opd2 low half", f["opd2_addr"] + f["opd2_b_str"], shp, strides(m, f, "opd2", shp),
-                        m.log, False, _BF16).read()
-    return ((high << 16) | np.asarray(low, np.uint32)).view(np.float32)
+    return _fp32(*_halves(m, f, "opd2", shp))
+
+
+def _halves(m, f, name, shp, write=False):
+    """(high, low) views of fp32 operand `name`: its high halves at X_addr, its low halves X_b_str
+    bytes on, both in its bf16 layout."""
+    if f[f"{name}_b_str"] % 2:
+        raise SimulationError(f"{name}_b_str must be even (2-byte halves), not {f[f'{name}_b_str']}")
+    high = view(m, f, name, shp, write)
+    low = m.lmem.tensor(f"{name} low half", f[f"{name}_addr"] + f[f"{name}_b_str"], shp, strides(m, f, name, shp),
+                        m.log, write, _BF16)
+    return high, low
+
+
+def _fp32(high, low):
+    """The float32 values of (high, low) half views."""
+    return ((np.asarray(high.read(), np.uint32) << 16) | np.asarray(low.read(), np.uint32)).view(np.float32)
 
 
 def _conv_input(m, f, kh, kw):
@@ -308,14 +319,9 @@ def conv(m, f):
 def _partial(m, f, values=None):
     """Read (values None) or write the fp32 partial sums of res0: high halves at res0_addr, low halves
     res0_b_str bytes on, both in res0's shape and strides."""
-    shp = shape(f, "res0")
-    if f["res0_b_str"] % 2:
-        raise SimulationError(f"res0_b_str must be even (2-byte halves), not {f['res0_b_str']}")
-    high = view(m, f, "res0", shp, write=values is not None)
-    low = m.lmem.tensor("res0 low half", f["res0_addr"] + f["res0_b_str"], shp, strides(m, f, "res0", shp), m.log,
-                        values is not None, _BF16)
+    high, low = _halves(m, f, "res0", shape(f, "res0"), write=values is not None)
     if values is None:
-        return ((np.asarray(high.read(), np.uint32) << 16) | np.asarray(low.read(), np.uint32)).view(np.float32)
+        return _fp32(high, low)
     bits = np.ascontiguousarray(np.asarray(values, np.float32)).view(np.uint32)
     high.write((bits >> 16).astype(np.uint16))
     low.write((bits & 0xFFFF).astype(np.uint16))
