@@ -60,6 +60,12 @@ def refuse(kind, field, value, rule):
     return refused_field(f"{kind}: {field} {rule}, not {value!r}", field, value)
 
 
+def check_input_precision(kind, f, field, why):
+    """Refuse a precision field `field` other than the input's (opd0_prec): `why` says whose."""
+    if f.get(field, 0) != f.get("opd0_prec", 0):
+        raise refuse(kind, field, f.get(field, 0), f"must be opd0_prec ({f.get('opd0_prec', 0)}): {why}")
+
+
 def check(chip, engine, fields, executes, checks=None):
     """SimulationError for a field that is neither a head field, reserved, nor executed by the kind
     (executes: {(engine, kind): frozenset of field names}), and holds a value other than 0;

@@ -60,9 +60,7 @@ def rescale(m, f, acc):
 
 def check_precisions(chip, f):
     """The kernel has the input's precision; the bias field is 0, or fp32 with a float input."""
-    if f.get("opd1_prec", 0) != f.get("opd0_prec", 0):
-        raise F.refuse(KIND, "opd1_prec", f.get("opd1_prec", 0), f"must be opd0_prec ({f.get('opd0_prec', 0)}): "
-                                                                 f"the family's kernel has the input's precision")
+    F.check_input_precision(KIND, f, "opd1_prec", "the family's kernel has the input's precision")
     bias = f.get("opd2_prec", 0)
     if bias and not (bias == chip.code("tiu", "res0_prec", "fp32") and pord.is_float(chip, f)):
         raise F.refuse(KIND, "opd2_prec", bias, "must be 0, or fp32 with a float input (the family's bias type)")

@@ -61,9 +61,7 @@ def float_finish(m, f, kind, acc):
 def _check(kind):
     def check(chip, f):
         check_written(f, kind)
-        if f.get("opd1_prec", 0) != f.get("opd0_prec", 0):
-            raise F.refuse(kind, "opd1_prec", f.get("opd1_prec", 0), f"must be opd0_prec ({f.get('opd0_prec', 0)}): "
-                                                                     f"R has L's precision (opparam)")
+        F.check_input_precision(kind, f, "opd1_prec", "R has L's precision (opparam)")
         floats = pord.is_float(chip, f)
         if f.get("relu", 0) and not floats:
             raise F.refuse(kind, "relu", f["relu"], "must be 0 with integer data (not modelled)")
