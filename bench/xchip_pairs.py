@@ -155,12 +155,48 @@ def noisy(model, values, rng):
     return out
 
 
+class dithered:
+    """Within it, every integer requantization rounds stochastically (x / 2^n to floor(x / 2^n + u), u
+    uniform in [0, 1)): numerics.rshift / rshift_each, which every chip's shifts go through, and the
+    CV18xx per-channel requantization (cv181x quant.qdm). A build's outputs moved by this are what a
+    different rounding of every layer does to them: the noise two builds with their own scales and
+    rounding steps add to each other, which the one-step input floor does not measure."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+    def _rshift_each(self, x, n, mode=None):
+        x, n = np.broadcast_arrays(np.asarray(x, np.int64), np.asarray(n, np.int64))
+        u = (self.rng.random(x.shape) * (np.int64(1) << n)).astype(np.int64)
+        return (x + u) >> n
+
+    def _qdm(self, acc, multiplier, shift):
+        acc = np.clip(np.asarray(acc, np.int64), -(1 << 31), (1 << 31) - 1).astype(np.float64)
+        m = np.asarray(multiplier, np.int64)
+        exact = acc * np.where(m >= 1 << 31, m - (1 << 32), m) / 2.0 ** (31 + np.asarray(shift, np.float64))
+        return np.floor(exact + self.rng.random(np.shape(exact))).astype(np.int64)
+
+    def __enter__(self):
+        from bmk import numerics
+        from bmk.sim.cv181x import quant
+        self.saved = numerics.rshift, numerics.rshift_each, quant.qdm
+        numerics.rshift = lambda x, n, mode=None: self._rshift_each(x, n) if n else np.asarray(x, np.int64)
+        numerics.rshift_each = self._rshift_each
+        quant.qdm = self._qdm
+
+    def __exit__(self, *exc):
+        from bmk import numerics
+        from bmk.sim.cv181x import quant
+        numerics.rshift, numerics.rshift_each, quant.qdm = self.saved
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("folders", nargs="*")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only")
     ap.add_argument("--photo", action="store_true")
+    ap.add_argument("--dither", action="store_true", help="also each build's dithered-rounding floor")
     a = ap.parse_args()
     folders = a.folders or [*sorted((SHARED / "tdl").glob("*")), SHARED / "cv181x", SHARED / "cv184x"]
     for name, builds in networks(folders).items():
@@ -168,7 +204,7 @@ def main():
             continue
         models = {chip: bmk.load_model(path) for chip, path in sorted(builds.items())}
         real = reals(list(models.values()), np.random.default_rng(a.seed), a.photo)
-        res, floor = {}, {}
+        res, floor, dfloor = {}, {}, {}
         for chip, m in models.items():
             values = inputs(m, real)
             try:
@@ -178,13 +214,25 @@ def main():
                 print(f"{name} {chip}: {e}")
                 continue
             floor[chip] = min(_agree(res[chip][k], again[k], k)[0] for k in res[chip])
+            if a.dither:
+                with dithered(a.seed + 2):
+                    moved = outputs(m, values)
+                dfloor[chip] = min(_agree(res[chip][k], moved[k], k)[0] for k in res[chip])
         pairs = []
         for x, y in itertools.combinations(sorted(res), 2):
             # outputs in file order (a cvimodel may name them apart from a bmodel)
-            worst = min((*_agree(u, v, k), k) for (k, u), v in zip(res[x].items(), res[y].values()))
-            pairs.append(f"{x}-{y} {worst[0]:.4f} {worst[1]} ({worst[2]})")
-        print(f"{name}: pairs {'; '.join(pairs)}; floors " + ", ".join(f"{c} {v:.4f}" for c, v in floor.items()),
-              flush=True)
+            worst = min((*_agree(u, v, k), k, u, v) for (k, u), v in zip(res[x].items(), res[y].values()))
+            levels = [len(np.unique(w)) for w in worst[3:]]
+            coarse = f", {levels[0]} and {levels[1]} levels" if min(levels) < min(COARSE, worst[3].size // 8) else ""
+            pairs.append(f"{x}-{y} {worst[0]:.4f} {worst[1]} ({worst[2]}{coarse})")
+        dither = "; dithered floors " + ", ".join(f"{c} {v:.4f}" for c, v in dfloor.items()) if dfloor else ""
+        print(f"{name}: pairs {'; '.join(pairs)}; floors " + ", ".join(f"{c} {v:.4f}" for c, v in floor.items())
+              + dither, flush=True)
+
+
+# an output with fewer distinct values (and eight elements or more per value) is a few quantization
+# steps wide: said beside its figure
+COARSE = 32
 
 
 def _agree(x, y, name):
