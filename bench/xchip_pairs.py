@@ -47,9 +47,13 @@ fetched, not shared; the worst output per pair against the lower of its builds' 
   (0.987, 0.994): sigmoid scores of a photo with no face at that stride, 5 levels (CV181X, steps of
   1/127) against 9 (CV184X, 1/255); yolov10n 0.988 (0.994, 0.992): agreement falls from 0.99 to
   0.86 (element correlation of int8 values) at the first convolution after its attention block,
-  which CV181X runs in bf16 with lookup tables and CV184X otherwise; feature_cviface 0.960 (0.981,
-  0.976): no layer breaks (0.9999 at the first convolution, then a gradual drift through 50
-  layers), the drift passing the dithered one's in the 14x14 stage. Neither localized further.
+  whose two matrix products CV181X runs in bf16 and CV184X in int8 (mm2 with requantization);
+  feature_cviface 0.960 (0.981, 0.976): no layer breaks (0.9999 at the first convolution, then a
+  gradual drift through 50 layers), the drift passing the dithered one's in the 14x14 stage.
+  Neither localized further.
+- The shared files (no --photo): every pair at or above its dithered floors but
+  yolov8n_det_fire_smoke's BM1688 build against the others, 0.985-0.986 (dithered floors 0.997-
+  0.998): that build is another compile (its uint8 input takes pixel / 255, scale 1, below).
 - Three detectors with grouped convolutions (yolov8n_det_fire, _hand, _hand_mv3) read 0.26-0.96
   before CV18xx convolutions read their weights and records on the output channels' NPUs
   (bm1880 common.npu_local), 0.980-0.995 after (each at its builds' floors); the hand_mv3 BM1688
