@@ -369,6 +369,8 @@ class Gmem:
     def __init__(self, size, name=GMEM, track_writes=False):
         self.size = size
         self.name = name
+        if size < self.PAGE:        # a small space (static, l2sram, dtcm): one page of its size, not 16 MiB
+            self.PAGE = 1 << max(size - 1, 1).bit_length()    # to allocate and to zero at every reset
         self.pages = {}
         self._views = {}        # views inside one page (pages never move once allocated)
         # with track_writes, the [lo, hi) ranges ever written (host stores, tables, views made
