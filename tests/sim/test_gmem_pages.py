@@ -106,3 +106,19 @@ def test_a_view_on_too_many_pages_is_refused_before_work():
     with pytest.raises(SimulationError, match="pages"):
         mem.tensor("t", 0, shape, strides)
     assert len(mem.pages) == 0
+
+
+def test_a_space_smaller_than_a_page_holds_a_page_of_its_own_size():
+    """static memory (16 KiB) and the like: one page of the space's size (a reset zeroes what is
+    held: 16 KiB, not 16 MiB), read, written and cleared as a large space's first page."""
+    size = 0x4000
+    mem = Gmem(size, "static")
+    data = np.arange(size, dtype=np.uint32).astype(np.uint8)
+    mem.store(0, data)
+    assert sum(p.nbytes for p in mem.pages.values()) == size
+    np.testing.assert_array_equal(mem.load(0, size), data)
+    np.testing.assert_array_equal(mem.gather(np.array([0, size - 1], np.int64)), data[[0, -1]])
+    with pytest.raises(SimulationError, match="inside static"):
+        mem.check_range("a store", size - 1, 2)
+    mem.clear()
+    np.testing.assert_array_equal(mem.load(0, size), np.zeros(size, np.uint8))
