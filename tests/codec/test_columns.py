@@ -119,7 +119,7 @@ def test_records_are_made_when_asked_for():
     made = []
     recs = columns.decode_streams(spec, [streams])
     real = recs._make
-    recs._make = lambda *a: made.append(1) or real(*a)
+    recs._make = lambda n, values: made.extend([1] * n) or real(n, values)
     assert len(recs) == 50 * 572 and not made and all(s._kinds is None for s in recs.streams)
     assert recs[10000].engine in ("tiu", "gdma") and len(made) == 1
     assert sum(1 for _ in recs.transient()) == len(recs) and len(made) == len(recs)
@@ -155,3 +155,19 @@ def test_records_behave_as_a_list_of_them():
     assert len(recs) == len(want) + 1 and recs[0] is extra and recs[-1] is extra and recs[1:-1] == want[1:]
     recs.sort(key=lambda r: r.offset)
     assert [r.offset for r in recs] == sorted(r.offset for r in want + [extra]) and recs.copy() == list(recs)
+
+
+def test_records_made_a_block_at_a_time_are_the_records_record_makes():
+    """records.records sets Record's slots a column at a time, skipping attrs' __init__: valid
+    while Record has no validator, converter, factory-only default or post-init hook to run."""
+    import attrs
+    from bmk.encoders.records import Record, records
+    assert all(a.validator is None and a.converter is None for a in attrs.fields(Record))
+    assert not hasattr(Record, "__attrs_post_init__") and not hasattr(Record, "__attrs_pre_init__")
+    values = [("tiu", "CONV", "conv", {"a": 1}, "tiu", 16, {}, 0, None),
+              ("gdma", "DMA_tensor", None, {}, None, 0, {"pad": 32}, 1, b"\x01")]
+    made = records(2, list(zip(*values)))
+    assert made == [Record(*v) for v in values] and all(type(r) is Record for r in made)
+    assert [repr(r) for r in made] == [repr(Record(*v)) for v in values]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        made[0].kind = "x"
