@@ -292,12 +292,18 @@ class Stream:
         name, core, data, pads = self.engine.name, self.core, self.data, self.pads
         cs = self.classes[js].tolist()
         ks = self.kinds()[js].tolist()
-        offsets = self.offsets[js]
-        lo, hi = int(offsets.min()), min(len(data), int(offsets.max()) + max(nbytes))
-        offsets = offsets.tolist()
+        at = self.offsets[js]
+        lo, hi = int(at.min()), min(len(data), int(at.max()) + max(nbytes))
+        offsets = at.tolist()
         if hi - lo <= SPAN * n:
-            window = data[lo:hi][::-1]      # window[hi - o - nb:] starts with command o's reversed bytes
-            fields = [unpack[c](window[hi - o - nbytes[c]:hi - o]) for c, o in zip(cs, offsets)]
+            window = data[lo:hi][::-1]      # window[hi - o - nb:hi - o]: command o's bytes reversed
+            ends = hi - at.astype(np.int64)
+            starts = (ends - np.array(nbytes, np.int64)[self.classes[js]]).tolist()
+            if len(unpack) == 1:            # one class (bm1684): its unpacker once
+                u = unpack[0]
+                fields = [u(window[a:b]) for a, b in zip(starts, ends.tolist())]
+            else:
+                fields = [unpack[c](window[a:b]) for c, a, b in zip(cs, starts, ends.tolist())]
         else:                               # commands scattered over the stream: each copied alone
             fields = [unpack[c](data[o:o + nbytes[c]][::-1]) for c, o in zip(cs, offsets)]
         if pads:                            # padding after a command
