@@ -19,9 +19,11 @@ merge.merge_cores give, at a cost per command of a few numpy passes instead of P
 4. order: the streams' own ids and waits (columns, not Records) are merged by merge.merge_runs,
    the rule merge_cores applies to Records; program order is two small arrays (stream, index in it).
 
-A Record is made when indexed or iterated: its class, kind and offset come from the columns,
-its fields dict from the class's codec (bitstruct's compiled unpacker builds the dict in C,
-faster than numpy columns turned into Python ints and zipped into a dict). `Stream.columns(c)`
+A Record is made when indexed or iterated, those of a block together: its class, kind and
+offset come from the columns, its fields dict from the class's codec (bitstruct's compiled
+unpacker builds the dict in C, faster than numpy columns turned into Python ints and zipped into
+a dict, or a copy of a template dict updated: measured, issue 34 item 3), and the block's
+Records get their attributes a column at a time (records.records). `Stream.columns(c)`
 gives every field of a class's commands as numpy columns. Memory per command: its bytes (the
 stream, held as given) plus ~15 bytes of columns, whatever the number of fields.
 """
