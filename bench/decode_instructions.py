@@ -27,8 +27,7 @@ PEER = {"bm1684x": "ctypes", "bm1684": "unpackbits"}
 
 def child(side, chip_name, copies):
     import functools
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(HERE))
+    sys.path += [str(ROOT), str(HERE)]        # after PYTHONPATH: the tree measured gives bmk
     import bmk
     import decode_peers as P
     from bmk.isa import load_chip
