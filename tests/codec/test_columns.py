@@ -171,3 +171,19 @@ def test_records_made_a_block_at_a_time_are_the_records_record_makes():
     assert [repr(r) for r in made] == [repr(Record(*v)) for v in values]
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         made[0].kind = "x"
+
+
+def test_a_block_of_scattered_commands_gives_the_same_records():
+    """Commands far apart in a stream (each unpacked from its own copy, not from one window of
+    the block's span), near each other in any order, and the stream's last (its window cut at
+    the stream's end) give the Records the exact decoder gives."""
+    import numpy as np
+    spec = load_chip("bm1684x")
+    streams = {e: d * 20 for e, d in vendor.streams("bm1684x").items()}
+    recs = columns.decode_streams(spec, [streams])
+    want = {(r.engine, r.offset): r for r in exact(spec, [streams])}
+    for s in recs.streams:
+        n = len(s)
+        for js in ([0, n - 1], [n - 1, 3, 0, n // 2], [5, 2, 3, 0, 9], list(range(n - 5, n))[::-1]):
+            got = s.make_records(np.array(js), recs._make)
+            assert got == [want[(s.engine.name, int(s.offsets[j]))] for j in js]
