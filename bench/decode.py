@@ -12,6 +12,24 @@ Every side's records (engine, offset, fields) are hashed: the digests must be eq
 Targets: BM1684X decode at least 5x faster than the ctypes decoder; BM1684 at least 50x faster
 than the unpackbits method.
 Run: python bench/decode.py [--base REV] [--repeat N]
+
+Figures (issue 34 item 3; shared 2-core machine, another worker busy, +fields per instruction):
+- HEAD 1b9258f (before item 3), `--base f8b4a4b --repeat 5`: BM1684X now 11.06 us, base 13.89,
+  ctypes 23.49 (2.1x now); BM1684 now 19.25 us, base 13.84, unpackbits 432.50 (22.5x now).
+- after item 3 (records.records: a block of Records made a slot at a time; fields unpacked from
+  one reversed copy of the block's span; kinds from the match fields' words only),
+  `--base f8b4a4b --repeat 5`: BM1684X now 9.69 us, base 12.01, ctypes 34.39 (3.5x now);
+  BM1684 now 16.32, base 10.79, unpackbits 411.16 (25.2x now). `--base 1b9258f`: BM1684X 9.56
+  vs 11.41 (ctypes 3.5x), BM1684 15.07 vs 16.47 (unpackbits 37.2x). The same code run twice
+  differs by up to 40% here (BM1684X: 2.1x-3.5x of ctypes before the change).
+- Steadier, `python bench/decode_instructions.py --base 1b9258f --copies 10` (callgrind,
+  instructions per command): BM1684X now 35,035, base 40,647 (0.862), ctypes 113,030 (3.2x);
+  BM1684 now 57,176, base 64,022 (0.893), unpackbits 1,477,816 (25.8x); f8b4a4b's BM1684 63.8k.
+Targets NOT met (5x ctypes, 50x unpackbits): what is left is the fields dicts themselves. On
+BM1684 (75 fields a command) ~26k of the 57k instructions a command are the dicts' inserts and
+resizes inside bitstruct's C unpacker, ~8k reading the bits into ints; numpy columns + tolist +
+dict(zip), or a template dict copied and updated, cost more (measured); a lazy or dict-subclass
+`fields` was rejected for slowing the simulator's copies of every Record's fields.
 """
 import argparse
 import json

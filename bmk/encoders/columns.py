@@ -19,9 +19,11 @@ merge.merge_cores give, at a cost per command of a few numpy passes instead of P
 4. order: the streams' own ids and waits (columns, not Records) are merged by merge.merge_runs,
    the rule merge_cores applies to Records; program order is two small arrays (stream, index in it).
 
-A Record is made when indexed or iterated: its class, kind and offset come from the columns,
-its fields dict from the class's codec (bitstruct's compiled unpacker builds the dict in C,
-faster than numpy columns turned into Python ints and zipped into a dict). `Stream.columns(c)`
+A Record is made when indexed or iterated, those of a block together: its class, kind and
+offset come from the columns, its fields dict from the class's codec (bitstruct's compiled
+unpacker builds the dict in C, faster than numpy columns turned into Python ints and zipped into
+a dict, or a copy of a template dict updated: measured, issue 34 item 3), and the block's
+Records get their attributes a column at a time (records.records). `Stream.columns(c)`
 gives every field of a class's commands as numpy columns. Memory per command: its bytes (the
 stream, held as given) plus ~15 bytes of columns, whatever the number of fields.
 """
@@ -29,15 +31,17 @@ import gc
 import math
 from array import array
 from collections.abc import MutableSequence
+from itertools import repeat
 from operator import itemgetter
 
 import numpy as np
 
 from bmk.encoders.codec import codec_for
 from bmk.encoders.merge import MessageLog, Queue, merge_runs
-from bmk.encoders.records import MAX_PAD, Record, opaque_record, padding, rule_pad
+from bmk.encoders.records import MAX_PAD, opaque_record, padding, records, rule_pad
 
 BLOCK = 4096                # commands whose fields are extracted together
+SPAN = 1024                 # bytes of stream per command up to which a block's span is copied at once
 CHUNK = 1 << 22             # bytes of a stream classified at once
 MAX_SELECTOR_BITS = 20      # the widest selector looked up in a table (the specs' widest: 10 bits)
 
@@ -147,12 +151,18 @@ class _Extractor:
         self.kinds = [ins.name for ins in cls.instructions]
         self.match_fields = sorted({k for m in matches for k, _ in m})
         self.matches = matches
+        spans = [(f.bit // 64, (f.bit + f.width - 1) // 64) for f in self.fields if f.name in self.match_fields]
+        # the words the match fields lie in: all kinds() reads of a command
+        self.match_words = (min(a for a, _ in spans), max(b for _, b in spans) + 1) if spans else (0, 0)
 
-    def rows(self, buf, offsets):
-        """(n, words) uint64 little-endian words of the commands at `offsets`."""
-        nb = self.cls.nbytes
-        raw = np.zeros((len(offsets), self.words * 8), np.uint8)
-        raw[:, :nb] = buf[offsets[:, None] + np.arange(nb)]
+    def rows(self, buf, offsets, words=None):
+        """(n, words) uint64 little-endian words of the commands at `offsets`: all of them, or
+        those in the range `words` (first, end)."""
+        first, end = words or (0, self.words)
+        lo, hi = 8 * first, min(self.cls.nbytes, 8 * end)
+        raw = np.zeros((len(offsets), 8 * (end - first)), np.uint8)
+        if hi > lo:
+            raw[:, :hi - lo] = buf[offsets[:, None] + np.arange(lo, hi)]
         return raw.view("<u8")
 
     def columns(self, words):
@@ -168,10 +178,11 @@ class _Extractor:
             out.append(v)
         return out
 
-    def match_columns(self, words):
-        """[column per field] of rows of words, the fields the kinds match on only (others None)."""
+    def match_columns(self, words, first=0):
+        """[column per field] of rows of words (starting at word `first` of the command), the
+        fields the kinds match on only (others None)."""
         wanted = set(self.match_fields)
-        return [_field_of(words, f) if f.name in wanted else None for f in self.fields]
+        return [_field_of(words, f, first) if f.name in wanted else None for f in self.fields]
 
     def kind_ids(self, columns, n=None):
         """Per command (n of them: the columns' length when not given): the index of its kind
@@ -232,7 +243,8 @@ class Stream:
                 ex = self.extractors[c]
                 for lo in range(0, len(where), BLOCK):
                     part = where[lo:lo + BLOCK]
-                    out[part] = ex.kind_ids(ex.match_columns(ex.rows(self.buf, self.offsets[part])), len(part))
+                    words = ex.rows(self.buf, self.offsets[part], ex.match_words)
+                    out[part] = ex.kind_ids(ex.match_columns(words, ex.match_words[0]), len(part))
             self._kinds = out
         return self._kinds
 
@@ -256,29 +268,52 @@ class Stream:
     def make_record(self, j, c, k, offset, make):
         """The Record of command j (class c, kind k, at offset): its fields unpacked now, by the
         class's codec (bitstruct builds the dict in C: the same dict, in the same key order, that
-        decode_stream's codec.unpack gives, at less than numpy columns turned into a dict cost)."""
+        decode_stream's codec.unpack gives, at less than numpy columns turned into a dict cost);
+        `make`: records.records or what stands for it."""
         cls, kinds, unpack, nbytes = self.makers()[c]
         name = self.engine.name
         pads = self.pads
-        return make(name, cls, kinds[k], unpack(self.data[offset:offset + nbytes][::-1]), name, offset,
-                    {"pad": pads[j]} if pads and j in pads else {}, self.core)
+        fields = unpack(self.data[offset:offset + nbytes][::-1])
+        header = {"pad": pads[j]} if pads and j in pads else {}
+        return make(1, ((name,), (cls,), (kinds[k],), (fields,), (name,), (offset,), (header,), (self.core,),
+                        (None,)))[0]
 
     def make_records(self, js, make):
-        """The Records of commands js (an int array, any order), as make_record makes them: one
-        comprehension over the columns of those commands as Python ints."""
+        """The Records of commands js (an int array, any order), as make_record makes them, a block
+        at a time: the fields of each by its class's codec from one reversed copy of the block's
+        span of the stream (a command's reversed bytes are a slice of it: no copy per command),
+        then the Records' attributes set a column at a time (`make`: records.records)."""
+        n = len(js)
+        if not n:
+            return []
         makers = self.makers()
         names = [m[0] for m in makers]
         kinds = [m[1] for m in makers]
         unpack = [m[2] for m in makers]
         nbytes = [m[3] for m in makers]
         name, core, data, pads = self.engine.name, self.core, self.data, self.pads
-        cols = zip(self.classes[js].tolist(), self.kinds()[js].tolist(), self.offsets[js].tolist())
-        if not pads:
-            return [make(name, names[c], kinds[c][k], unpack[c](data[o:o + nbytes[c]][::-1]), name, o, {}, core)
-                    for c, k, o in cols]
-        heads = [{"pad": pads[j]} if j in pads else {} for j in js.tolist()]   # padding after a command
-        return [make(name, names[c], kinds[c][k], unpack[c](data[o:o + nbytes[c]][::-1]), name, o, h, core)
-                for (c, k, o), h in zip(cols, heads)]
+        cs = self.classes[js].tolist()
+        ks = self.kinds()[js].tolist()
+        at = self.offsets[js]
+        lo, hi = int(at.min()), min(len(data), int(at.max()) + max(nbytes))
+        offsets = at.tolist()
+        if hi - lo <= SPAN * n:
+            window = data[lo:hi][::-1]      # window[hi - o - nb:hi - o]: command o's bytes reversed
+            ends = hi - at.astype(np.int64)
+            starts = (ends - np.array(nbytes, np.int64)[self.classes[js]]).tolist()
+            if len(unpack) == 1:            # one class (bm1684): its unpacker once
+                u = unpack[0]
+                fields = [u(window[a:b]) for a, b in zip(starts, ends.tolist())]
+            else:
+                fields = [unpack[c](window[a:b]) for c, a, b in zip(cs, starts, ends.tolist())]
+        else:                               # commands scattered over the stream: each copied alone
+            fields = [unpack[c](data[o:o + nbytes[c]][::-1]) for c, o in zip(cs, offsets)]
+        if pads:                            # padding after a command
+            heads = [{"pad": pads[j]} if j in pads else {} for j in js.tolist()]
+        else:
+            heads = [{} for _ in range(n)]
+        return make(n, (repeat(name), map(names.__getitem__, cs), [kinds[c][k] for c, k in zip(cs, ks)], fields,
+                        repeat(name), offsets, heads, repeat(core), repeat(None)))
 
     def own_ids(self):
         """Per command its own id (explicit: the field, 0 where its class has none; implicit: its
@@ -321,8 +356,9 @@ class Stream:
                 out[where] = np.isin(kinds[where], wanted)
         return out
 
-def _field_of(words, f):
+def _field_of(words, f, first=0):
     w, s = divmod(f.bit, 64)
+    w -= first
     v = words[:, w] >> np.uint64(s)
     if s and s + f.width > 64:
         v = v | (words[:, w + 1] << np.uint64(64 - s))
@@ -555,7 +591,7 @@ class StreamRecords(MutableSequence):
     def __init__(self, chip, streams, order):
         self.chip, self.streams = chip, streams
         self.order_q, self.order_j = order
-        self._make = Record             # what makes a Record from its values (a test counts its calls)
+        self._make = records            # what makes Records from their values (a test counts them)
         self._kept = None               # [Record or None] per position, once one is made
         self._list = None               # every Record, once the sequence was changed
 

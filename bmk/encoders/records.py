@@ -1,6 +1,9 @@
 """What both stream decoders (framing.py, record by record; columns.py, in columns) build on:
 the Record, an opaque engine's Record, and the zero padding after a raw stream's end command.
 """
+from collections import deque
+from itertools import repeat
+
 import attrs
 
 PAD = "pad"      # Record.header key of a raw stream's last command: zero bytes after it
@@ -40,6 +43,24 @@ class Record:
     def name(self):
         """The mnemonic: '<engine>.<kind>' (vendor op names), '<engine>.raw' if no kind matches."""
         return f"{self.engine}.{self.kind or 'raw'}"
+
+
+# Each attribute's slot setter, in Record's order: `records` fills a block of Records an
+# attribute at a time (a C loop per attribute) instead of calling attrs' __init__ per Record,
+# whose nine frozen-instance setattr calls cost more than the fields dict (issue 34 item 3).
+_SETTERS = tuple(Record.__dict__[a.name].__set__ for a in attrs.fields(Record))
+_NEW = object.__new__
+
+
+def records(n, columns):
+    """n Records, their attributes given as one iterable of n values per attribute in Record's
+    order (engine, cls, kind, fields, stream, offset, header, core, data): the Records
+    `Record(*values)` makes (Record has no validator, converter or post-init hook to run;
+    tests/codec/test_columns.py checks it), made a block at a time."""
+    made = list(map(_NEW, repeat(Record, n)))
+    for setter, values in zip(_SETTERS, columns, strict=True):
+        deque(map(setter, made, values), 0)
+    return made
 
 
 def opaque_record(chip, eng, data, stream=None, offset=0, header=None, core=0):
