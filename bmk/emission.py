@@ -96,7 +96,8 @@ class Emission:
         per context under (call, values, their types) (1 == 1.0 == True, but only some of them
         pass the checks). An unhashable argument skips the memo. The memo holds at most
         MEMO_SIZE calls (then starts afresh), so programs whose calls all differ (distinct
-        addresses) do not grow it without bound. Calls that differ only in int arguments share
+        addresses) do not grow it without bound; each call's last lowering is tried before it
+        (`_last`: a call repeated with equal values and types). Calls that differ only in int arguments share
         call templates (bmk.templates), which serve them without entering the memo; a call
         whose last call took a template tries its templates first (no memo key made).
         """
@@ -109,9 +110,15 @@ class Emission:
             else:
                 (records, codes, size), shown = lowered, (call, vals)
         else:
+            # The call's last lowering first (a kernel repeats a call with the same tensors): two
+            # tuple compares, where the memo's key would hash every value and type.
+            last = self._last.get(call)
             try:
-                records, codes, size, shown = self._lowered[call, vals, tys]
-            except (KeyError, TypeError):       # not memoized, or an unhashable argument
+                if vals == last[0] and tys == last[1]:
+                    records, codes, size, shown = last[2]
+                else:
+                    records, codes, size, shown = self._lowered[call, vals, tys]
+            except Exception:       # no last call, not memoized, an unhashable or uncomparable argument
                 records, codes, size, shown = self._lowering(call, vals, tys, record)
         nbytes = self._nbytes + size
         if nbytes > self.cmdbuf_size:
@@ -175,6 +182,7 @@ class Emission:
                 lowered = key = None
         if lowered is not None:
             self._templated.discard(call)
+            self._last[call] = (vals, tys, lowered)
             return lowered
         if key is not None and record is None:
             lowered = self._templates.lowered(call.name, vals, tys)
@@ -188,6 +196,7 @@ class Emission:
             if len(self._lowered) >= MEMO_SIZE:
                 self._lowered.clear()
             self._lowered[key] = lowered = lowered + ((call, vals),)
+            self._last[call] = (vals, tys, lowered)
             if record is None:
                 self._templates.learn(call.name, vals, tys, lowered, descriptors,
                                       lambda v: row.lower(self.chip, self._checked(row, call.make(v))),
@@ -204,6 +213,7 @@ class Emission:
         """Forget every memoized call and call template: calls run their checks again (bm1880's
         tl_free: a freed tensor must meet them)."""
         self._lowered.clear()
+        self._last.clear()
         self._templates.clear()
         self._templated.clear()
 

@@ -85,6 +85,7 @@ class Program(OriginLog, Emission, Ordering, Acquisition):
         self._sched = Scheduler(self._engines)
         self._codes = self._sched.codes     # its engine code per descriptor: appended to per call
         self._lowered = {}      # (call, arguments, their types) -> (records, engine codes, size)
+        self._last = {}         # call -> (its last lowered values, their types, the memo's entry)
         # per API call (OriginLog): how many instructions it emitted, the caller's code object
         # (None: no origin) and instruction offset, (the call, its values) or a _Shown
         self._call_counts, self._call_codes, self._call_lastis, self._call_args = [], [], [], []
