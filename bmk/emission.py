@@ -103,23 +103,27 @@ class Emission:
         """
         if self._cleaned:
             raise ArgumentError(f"{call.name}: the context was cleaned up (cleanup)")
+        logged = None       # what the origin log keeps of a call the memo did not serve
         if call in self._templated:
             lowered = self._templates.lowered(call.name, vals, tys)
             if lowered is None:
-                records, codes, size, shown = self._lowering(call, vals, tys, record)
+                lowered = self._lowering(call, vals, tys, record)
+                records, codes, size, _ = lowered
             else:
-                (records, codes, size), shown = lowered, (call, vals)
+                records, codes, size = lowered
+                logged = (call, codes, vals)
         else:
             # The call's last lowering first (a kernel repeats a call with the same tensors): two
             # tuple compares, where the memo's key would hash every value and type.
             last = self._last.get(call)
             try:
                 if vals == last[0] and tys == last[1]:
-                    records, codes, size, shown = last[2]
+                    lowered = last[2]
                 else:
-                    records, codes, size, shown = self._lowered[call, vals, tys]
+                    lowered = self._lowered[call, vals, tys]
             except Exception:       # no last call, not memoized, an unhashable or uncomparable argument
-                records, codes, size, shown = self._lowering(call, vals, tys, record)
+                lowered = self._lowering(call, vals, tys, record)
+            records, codes, size, _ = lowered
         nbytes = self._nbytes + size
         if nbytes > self.cmdbuf_size:
             raise CmdbufOverflowError(f"{call.name}: the command buffer would grow to {nbytes} "
@@ -127,37 +131,33 @@ class Emission:
         self._nbytes = nbytes
         bodies = self._records
         start = len(bodies)
-        n = len(codes)
         bodies += records
         self._codes += codes
         if self._recording:
-            # The origin, kept raw (OriginLog makes its text when asked): the caller's code object
-            # and instruction offset (f_lineno would cost more than the rest), the call and its
-            # values ((call, vals): the memo's, shared by equal calls).
+            # The origin, kept raw (OriginLog makes its text when asked): the caller's instruction
+            # offset (f_lineno would cost more than the rest) and the call: the memo's entry (shared
+            # by equal calls) or (call, engine codes, vals) (one new object a call: the garbage
+            # collector runs by the count of objects kept); the caller's code object only when it
+            # changes (a run of calls from one function).
             f = _getframe(2)        # _emit <- the generated method <- its caller
-            code = f.f_code
-            if code is not self._user_code:     # not the function seen last: its module?
-                if f.f_globals is self._user_globals:
-                    self._user_code = code
-                else:                           # a new module, or a call through bmk's own code
-                    f = self._user_frame(f)
-                    code = f.f_code
-            self._call_counts.append(n)
-            self._call_codes.append(code)
+            if f.f_code is not self._user_code:     # not the function seen last
+                f = self._user_call(f)
             lasti = f.f_lasti
             try:
                 lasti = self._lastis[lasti]     # the one int object of this offset (8 bytes a call, not 40)
             except KeyError:
                 self._lastis[lasti] = lasti
             self._call_lastis.append(lasti)
-            self._call_args.append(shown if record is None and given is None else _shown(call, record, given))
+            if record is not None or given is not None:
+                logged = (call, codes, _shown(call, record, given))
+            self._call_log.append(lowered if logged is None else logged)
         if self._handles:
             op = Op()
             op._context = self
             op._generation = self._generation
             op._call = call.name
             op._start = start
-            op._count = n
+            op._count = len(codes)
             return op
         return None
 
