@@ -38,6 +38,12 @@ class Program(OriginLog, Emission, Ordering, Acquisition):
     value})` appended at acquisition), `dependency_links` (a policy above) and `REGISTER`
     (the call name that errors of the constructor name)."""
 
+    # The attributes every API call reads or writes (Emission._emit), as slots: a chip's
+    # Context has more attributes than CPython keeps in a shared-keys instance dict (30), and
+    # a slot is read without a dict lookup.
+    __slots__ = ("_cleaned", "_templated", "_templates", "_last", "_lowered", "_nbytes", "cmdbuf_size",
+                 "_records", "_codes", "_recording", "_call_lastis", "_call_log", "_lastis", "_user_code",
+                 "_handles", "_generation")
     OPS = ()
     CHECK = Check           # the chip's bmk.checks.Check subclass, handed to every row's check
     END_COMMANDS = ()
