@@ -266,9 +266,11 @@ class CallTemplates:
     def __init__(self):
         self._shapes = {}      # shape -> [(template, engine codes, size)] | _SEEN_ONCE | _UNTRACEABLE
         self._splits = {}      # argument types -> (non-int getter, int getter) | None (no int)
+        self._recent = {}      # call name -> (types, non-int getter, its value, templates): the shape served last
 
     def clear(self):
         self._shapes.clear()
+        self._recent.clear()
 
     def learned(self):
         """{shape: [templates]} of the shapes that have templates (shape[0] is the call name)."""
@@ -288,16 +290,29 @@ class CallTemplates:
 
     def lowered(self, name, vals, tys):
         """(records, engine codes, size) of the call from a template of its shape, or None.
-        (What _shape does, inline: this runs on every call a template serves.)"""
-        split = self._splits.get(tys, _NO_SPLIT)
-        if split is _NO_SPLIT:
-            return self._lowered_by_shape(name, vals, tys)
-        if split is None:
-            return None
+        (What _shape does, inline: this runs on every call a template serves.) The shape the
+        call's last template served is tried first: two compares, where the shape's key would
+        hash the types and values again."""
+        recent = self._recent.get(name)
         try:
-            templates = self._shapes.get((name, tys, split[0](vals)))
-        except TypeError:           # an unhashable argument
-            return None
+            again = recent[0] == tys and recent[1](vals) == recent[2]
+        except Exception:           # none yet, or a value that does not compare
+            again = False
+        if again:
+            templates = recent[3]
+        else:
+            split = self._splits.get(tys, _NO_SPLIT)
+            if split is _NO_SPLIT:
+                return self._lowered_by_shape(name, vals, tys)
+            if split is None:
+                return None
+            try:
+                other = split[0](vals)
+                templates = self._shapes.get((name, tys, other))
+            except TypeError:           # an unhashable argument
+                return None
+            if templates:
+                self._recent[name] = (tys, split[0], other, templates)
         if templates:
             for template, codes, size in templates:
                 try:
@@ -332,6 +347,8 @@ class CallTemplates:
             return
         if len(self._shapes) >= MAX_SHAPES:
             self._shapes.clear()
+            self._recent.clear()
+        self._recent.pop(name, None)        # it may hold the templates replaced below
         if templates is None:      # first sighting: trace only shapes that come back
             self._shapes[key] = _SEEN_ONCE
             return
