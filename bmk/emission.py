@@ -96,23 +96,34 @@ class Emission:
         per context under (call, values, their types) (1 == 1.0 == True, but only some of them
         pass the checks). An unhashable argument skips the memo. The memo holds at most
         MEMO_SIZE calls (then starts afresh), so programs whose calls all differ (distinct
-        addresses) do not grow it without bound. Calls that differ only in int arguments share
+        addresses) do not grow it without bound; each call's last lowering is tried before it
+        (`_last`: a call repeated with equal values and types). Calls that differ only in int arguments share
         call templates (bmk.templates), which serve them without entering the memo; a call
         whose last call took a template tries its templates first (no memo key made).
         """
         if self._cleaned:
             raise ArgumentError(f"{call.name}: the context was cleaned up (cleanup)")
+        logged = None       # what the origin log keeps of a call the memo did not serve
         if call in self._templated:
             lowered = self._templates.lowered(call.name, vals, tys)
             if lowered is None:
-                records, codes, size, shown = self._lowering(call, vals, tys, record)
+                lowered = self._lowering(call, vals, tys, record)
+                records, codes, size, _ = lowered
             else:
-                (records, codes, size), shown = lowered, (call, vals)
+                records, codes, size = lowered
+                logged = (call, codes, vals)
         else:
+            # The call's last lowering first (a kernel repeats a call with the same tensors): two
+            # tuple compares, where the memo's key would hash every value and type.
+            last = self._last.get(call)
             try:
-                records, codes, size, shown = self._lowered[call, vals, tys]
-            except (KeyError, TypeError):       # not memoized, or an unhashable argument
-                records, codes, size, shown = self._lowering(call, vals, tys, record)
+                if vals == last[0] and tys == last[1]:
+                    lowered = last[2]
+                else:
+                    lowered = self._lowered[call, vals, tys]
+            except Exception:       # no last call, not memoized, an unhashable or uncomparable argument
+                lowered = self._lowering(call, vals, tys, record)
+            records, codes, size, _ = lowered
         nbytes = self._nbytes + size
         if nbytes > self.cmdbuf_size:
             raise CmdbufOverflowError(f"{call.name}: the command buffer would grow to {nbytes} "
@@ -120,37 +131,33 @@ class Emission:
         self._nbytes = nbytes
         bodies = self._records
         start = len(bodies)
-        n = len(codes)
         bodies += records
         self._codes += codes
         if self._recording:
-            # The origin, kept raw (OriginLog makes its text when asked): the caller's code object
-            # and instruction offset (f_lineno would cost more than the rest), the call and its
-            # values ((call, vals): the memo's, shared by equal calls).
+            # The origin, kept raw (OriginLog makes its text when asked): the caller's instruction
+            # offset (f_lineno would cost more than the rest) and the call: the memo's entry (shared
+            # by equal calls) or (call, engine codes, vals) (one new object a call: the garbage
+            # collector runs by the count of objects kept); the caller's code object only when it
+            # changes (a run of calls from one function).
             f = _getframe(2)        # _emit <- the generated method <- its caller
-            code = f.f_code
-            if code is not self._user_code:     # not the function seen last: its module?
-                if f.f_globals is self._user_globals:
-                    self._user_code = code
-                else:                           # a new module, or a call through bmk's own code
-                    f = self._user_frame(f)
-                    code = f.f_code
-            self._call_counts.append(n)
-            self._call_codes.append(code)
+            if f.f_code is not self._user_code:     # not the function seen last
+                f = self._user_call(f)
             lasti = f.f_lasti
             try:
                 lasti = self._lastis[lasti]     # the one int object of this offset (8 bytes a call, not 40)
             except KeyError:
                 self._lastis[lasti] = lasti
             self._call_lastis.append(lasti)
-            self._call_args.append(shown if record is None and given is None else _shown(call, record, given))
+            if record is not None or given is not None:
+                logged = (call, codes, _shown(call, record, given))
+            self._call_log.append(lowered if logged is None else logged)
         if self._handles:
             op = Op()
             op._context = self
             op._generation = self._generation
             op._call = call.name
             op._start = start
-            op._count = n
+            op._count = len(codes)
             return op
         return None
 
@@ -175,6 +182,7 @@ class Emission:
                 lowered = key = None
         if lowered is not None:
             self._templated.discard(call)
+            self._last[call] = (vals, tys, lowered)
             return lowered
         if key is not None and record is None:
             lowered = self._templates.lowered(call.name, vals, tys)
@@ -188,6 +196,7 @@ class Emission:
             if len(self._lowered) >= MEMO_SIZE:
                 self._lowered.clear()
             self._lowered[key] = lowered = lowered + ((call, vals),)
+            self._last[call] = (vals, tys, lowered)
             if record is None:
                 self._templates.learn(call.name, vals, tys, lowered, descriptors,
                                       lambda v: row.lower(self.chip, self._checked(row, call.make(v))),
@@ -204,6 +213,7 @@ class Emission:
         """Forget every memoized call and call template: calls run their checks again (bm1880's
         tl_free: a freed tensor must meet them)."""
         self._lowered.clear()
+        self._last.clear()
         self._templates.clear()
         self._templated.clear()
 

@@ -20,6 +20,8 @@ class _UnknownCode:
 
 
 _UNKNOWN = types.SimpleNamespace(f_code=_UnknownCode(), f_lasti=0)     # the frame _user_frame finds then
+_NO_CODE = object()         # OriginLog._origin_of: the code object is looked up
+_NO_RUN = object()          # the code of the run before the first (Program._start): none
 
 
 def _own(f):
@@ -60,15 +62,18 @@ class OriginLog:
     """The origins half of a Program: the call and the user's line behind each instruction
     (bmk/program.py holds the state it reads and resets it in _start)."""
 
-    # Recording (in Emission._emit) appends four words per call to four lists: how many
-    # instructions it emitted (a small int, CPython's own: no object per call), the caller's code
-    # object and instruction offset, (the call, its values) (shared by equal calls through the
-    # lowering memo); where each call starts is summed up when asked (_call_starts), as is the
-    # text. Lists, not arrays: array.append parses its argument as a C call's would, several
-    # times a list append's cost. A program of millions of calls that needs no origins may still
-    # turn it off with `ctx.record_origins = False` (calls made meanwhile have none, and cost
-    # nothing): the instructions emitted meanwhile are logged as one call without origin when it
-    # is turned on again, and, until then, follow the logged ones.
+    # Recording (in Emission._emit) appends two words per call to two lists: the caller's
+    # instruction offset (interned), and the call: the lowering memo's entry (records, engine
+    # codes, size, (the call, its values)), shared by equal calls, or (call, engine codes, its
+    # values or a _Shown); the engine codes say how many instructions it emitted. The caller's
+    # code object is kept per run of calls from one function (_runs: the first call of each run,
+    # _run_codes: its code object), appended to only when it changes. Where each call starts is
+    # summed up when asked (_call_starts), as is the text. Lists, not arrays: array.append parses
+    # its argument as a C call's would, several times a list append's cost. A program of
+    # millions of calls that needs no origins may still turn it off with `ctx.record_origins =
+    # False` (calls made meanwhile have none, and cost nothing): the instructions emitted
+    # meanwhile are logged as one call without origin when it is turned on again, and, until
+    # then, follow the logged ones.
     @property
     def record_origins(self):
         """Whether each API call's origin is recorded (default True)."""
@@ -80,20 +85,20 @@ class OriginLog:
         if self._recording and not on:       # the calls from here on have no origin
             self._unlogged_from = len(self._records)
         elif on and not self._recording:
-            self._call_counts.append(len(self._records) - self._unlogged_from)
-            self._call_codes.append(None)
+            self._new_run(None)
             self._call_lastis.append(0)
-            self._call_args.append(None)
+            self._call_log.append((None, range(len(self._records) - self._unlogged_from), None))
+            self._user_code = None
         self._recording = on
 
     def _call_starts(self):
         """The first instruction of each logged call, and the end of the last one (as a list one
         longer than the log): the running sum of the counts, extended from where it was left."""
-        starts, counts = self._starts, self._call_counts
-        if len(starts) <= len(counts):
+        starts, log = self._starts, self._call_log
+        if len(starts) <= len(log):
             total = starts[-1]
-            for n in counts[len(starts) - 1:]:
-                total += n
+            for entry in log[len(starts) - 1:]:
+                total += len(entry[1])
                 starts.append(total)
         return starts
 
@@ -116,6 +121,37 @@ class OriginLog:
             return None
         return self._origin_of(bisect.bisect_right(starts, i) - 1)
 
+    def _user_call(self, f):
+        """The frame a call is recorded from when its caller f is not the function seen last
+        (Emission._emit): f itself, or the user's frame behind bmk's own code. Starts a run of
+        calls when its code object changes; _user_code is left at the code of the run only when
+        that is f's, so that the next call from f's function skips this."""
+        if f.f_globals is self._user_globals:       # another function of the module seen last
+            self._user_code = code = f.f_code
+        else:
+            user = self._user_frame(f)
+            code = user.f_code
+            if user is not f:           # through bmk's own code: the next call comes here again
+                self._user_code = None
+            f = user
+        if code is not self._run_code:
+            self._new_run(code)
+        return f
+
+    def _new_run(self, code):
+        """From the next logged call on, calls come from `code` (None: they have no origin)."""
+        self._runs.append(len(self._call_log))
+        self._run_codes.append(code)
+        self._run_code = code
+
+    def _codes_of_calls(self):
+        """The code object of each logged call (None: no origin), from the runs."""
+        runs = self._runs + [len(self._call_log)]
+        out = []
+        for k, code in enumerate(self._run_codes):
+            out += [code] * (runs[k + 1] - runs[k])
+        return out
+
     def _user_frame(self, f):
         """The first frame from f outwards outside the bmk package (a call made through bmk's
         own code names the user's line); _UNKNOWN if none. Remembers the user module's globals:
@@ -128,11 +164,13 @@ class OriginLog:
             f = f.f_back
         return _UNKNOWN if f is None else f
 
-    def _origin_of(self, k):
-        code = self._call_codes[k]
+    def _origin_of(self, k, code=_NO_CODE):
+        if code is _NO_CODE:
+            code = self._run_codes[bisect.bisect_right(self._runs, k) - 1]
         if code is None:
             return None
-        shown = self._call_args[k]
+        entry = self._call_log[k]
+        shown = entry[3] if len(entry) == 4 else entry[2] if type(entry[2]) is _Shown else (entry[0], entry[2])
         if type(shown) is _Shown:
             call, args = shown.call, shown.arguments
         else:
@@ -160,12 +198,12 @@ class OriginLog:
         starts = self._call_starts()
         out = []
         made = {}       # equal calls from one line share their values (the memo's): one Origin
-        codes, lastis, shown = self._call_codes, self._call_lastis, self._call_args
+        codes, lastis, log = self._codes_of_calls(), self._call_lastis, self._call_log
         for k in range(len(codes)):
-            key = (id(codes[k]), lastis[k], id(shown[k]))      # all alive while this runs
+            key = (id(codes[k]), lastis[k], id(log[k]))      # all alive while this runs
             origin = made.get(key)
             if origin is None:
-                origin = made[key] = self._origin_of(k)
+                origin = made[key] = self._origin_of(k, codes[k])
             out += [origin] * (starts[k + 1] - starts[k])
         out = tuple(out) + (None,) * (len(self._records) - starts[-1] + len(self._end))
         if not streams:

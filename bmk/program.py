@@ -22,7 +22,7 @@ from bmk.emission import Emission, _Packer, encoded_engines
 from bmk.errors import ArgumentError, must
 from bmk.optable import last_to_first, make_method
 from bmk.ordering import Ordering
-from bmk.origin_log import OriginLog
+from bmk.origin_log import _NO_RUN, OriginLog
 from bmk.scheduler import Scheduler
 from bmk.templates import CallTemplates
 from bmk.util import is_int
@@ -38,6 +38,12 @@ class Program(OriginLog, Emission, Ordering, Acquisition):
     value})` appended at acquisition), `dependency_links` (a policy above) and `REGISTER`
     (the call name that errors of the constructor name)."""
 
+    # The attributes every API call reads or writes (Emission._emit), as slots: a chip's
+    # Context has more attributes than CPython keeps in a shared-keys instance dict (30), and
+    # a slot is read without a dict lookup.
+    __slots__ = ("_cleaned", "_templated", "_templates", "_last", "_lowered", "_nbytes", "cmdbuf_size",
+                 "_records", "_codes", "_recording", "_call_lastis", "_call_log", "_lastis", "_user_code",
+                 "_handles", "_generation")
     OPS = ()
     CHECK = Check           # the chip's bmk.checks.Check subclass, handed to every row's check
     END_COMMANDS = ()
@@ -85,9 +91,12 @@ class Program(OriginLog, Emission, Ordering, Acquisition):
         self._sched = Scheduler(self._engines)
         self._codes = self._sched.codes     # its engine code per descriptor: appended to per call
         self._lowered = {}      # (call, arguments, their types) -> (records, engine codes, size)
-        # per API call (OriginLog): how many instructions it emitted, the caller's code object
-        # (None: no origin) and instruction offset, (the call, its values) or a _Shown
-        self._call_counts, self._call_codes, self._call_lastis, self._call_args = [], [], [], []
+        self._last = {}         # call -> (its last lowered values, their types, the memo's entry)
+        # per API call (OriginLog): the caller's instruction offset and the call (the memo's entry,
+        # or (call, engine codes, its values or a _Shown)); per run of calls from one
+        # function: its first call and the caller's code object (None: no origin)
+        self._call_lastis, self._call_log = [], []
+        self._runs, self._run_codes, self._run_code = [], [], _NO_RUN
         self._starts = [0]          # the running sum of _call_counts, as far as summed (OriginLog)
         self._unlogged_from = 0     # the first instruction emitted while record_origins is off
         self._lastis = {}           # instruction offset -> itself: the one int object _call_lastis holds

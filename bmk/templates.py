@@ -200,15 +200,19 @@ def value_of(x):
 _NAME = re.compile(r"\bt\d+\b")
 
 
-def compile_template(n_args, guards, records, defs=()):
-    """The function of the int arguments `a0..` that returns the command records, or None.
+def compile_template(n_args, guards, records, defs=(), positions=None):
+    """The function of the int arguments `a0..` that returns the command records, or None;
+    with `positions` (where a0.. are in a call's values), the function of the call's values.
 
     records: per command (base, nbytes, [(source, shift, max)]): base is the command (header
     included) pre-packed with every field that does not depend on the arguments; each varying
     field's value, computed from its source, must be in [0, max] and goes in at `shift`.
     defs: the trace's named values [(t<k>, expression)]; the ones the guards and fields read
     (and what those read) are computed first, in order. A guard met twice is tested once."""
-    lines = [f"def template({', '.join(f'a{i}' for i in range(n_args))}):"]
+    if positions is None:
+        lines = [f"def template({', '.join(f'a{i}' for i in range(n_args))}):"]
+    else:       # one argument: a plain call, where template(*values) would build and unpack a tuple
+        lines = ["def template(vals):"] + [f"    a{i} = vals[{p}]" for i, p in enumerate(positions)]
     guards = list(dict.fromkeys(guards))
     wanted = set(_NAME.findall(" ".join([g for g, _ in guards] + [f for _, _, v in records for f, _, _ in v])))
     needed = []
@@ -255,15 +259,18 @@ class CallTemplates:
     (calls that never repeat pay nothing), and a shape that does not trace is never traced
     again. Where the ints are follows from `tys`: per types tuple, two itemgetters (made once)
     split the values into the shape's part and the template's arguments (issue 24 item 5: the
-    lookup costs two C calls and one dict probe, no per-value Python).
+    lookup costs one C call and one dict probe, no per-value Python); a template takes the
+    call's values and reads its int arguments at their positions (a plain call).
     """
 
     def __init__(self):
         self._shapes = {}      # shape -> [(template, engine codes, size)] | _SEEN_ONCE | _UNTRACEABLE
         self._splits = {}      # argument types -> (non-int getter, int getter) | None (no int)
+        self._recent = {}      # call name -> (types, non-int getter, its value, templates): the shape served last
 
     def clear(self):
         self._shapes.clear()
+        self._recent.clear()
 
     def learned(self):
         """{shape: [templates]} of the shapes that have templates (shape[0] is the call name)."""
@@ -283,22 +290,33 @@ class CallTemplates:
 
     def lowered(self, name, vals, tys):
         """(records, engine codes, size) of the call from a template of its shape, or None.
-        (What _shape does, inline: this runs on every call a template serves.)"""
-        split = self._splits.get(tys, _NO_SPLIT)
-        if split is _NO_SPLIT:
-            return self._lowered_by_shape(name, vals, tys)
-        if split is None:
-            return None
-        others, ints = split
+        (What _shape does, inline: this runs on every call a template serves.) The shape the
+        call's last template served is tried first: two compares, where the shape's key would
+        hash the types and values again."""
+        recent = self._recent.get(name)
         try:
-            templates = self._shapes.get((name, tys, others(vals)))
-        except TypeError:           # an unhashable argument
-            return None
+            again = recent[0] == tys and recent[1](vals) == recent[2]
+        except Exception:           # none yet, or a value that does not compare
+            again = False
+        if again:
+            templates = recent[3]
+        else:
+            split = self._splits.get(tys, _NO_SPLIT)
+            if split is _NO_SPLIT:
+                return self._lowered_by_shape(name, vals, tys)
+            if split is None:
+                return None
+            try:
+                other = split[0](vals)
+                templates = self._shapes.get((name, tys, other))
+            except TypeError:           # an unhashable argument
+                return None
+            if templates:
+                self._recent[name] = (tys, split[0], other, templates)
         if templates:
-            values = ints(vals)
             for template, codes, size in templates:
                 try:
-                    records = template(*values)
+                    records = template(vals)
                 except Exception:        # e.g. a shift or division the new values make invalid
                     records = None
                 if records is not None:
@@ -329,6 +347,8 @@ class CallTemplates:
             return
         if len(self._shapes) >= MAX_SHAPES:
             self._shapes.clear()
+            self._recent.clear()
+        self._recent.pop(name, None)        # it may hold the templates replaced below
         if templates is None:      # first sighting: trace only shapes that come back
             self._shapes[key] = _SEEN_ONCE
             return
@@ -386,7 +406,8 @@ def _trace(vals, values, lowered, descriptors, lower, varying):
         if made is None:
             return None
         records.append(made)
-    template = compile_template(len(values), trace.guards, records, trace.defs)
-    if template(*values) != lowered[0]:
+    positions = [i for i, v in enumerate(vals) if type(v) is int]      # as _split finds them
+    template = compile_template(len(values), trace.guards, records, trace.defs, positions)
+    if template(vals) != lowered[0]:
         return None
     return template, lowered[1], lowered[2]

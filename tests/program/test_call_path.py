@@ -61,3 +61,26 @@ def test_fields_methods_keep_their_signature_and_errors():
     by_record.tpu_mul(bm1880.MulParam(res_low=u, a=u, b=u, rshift_width=3))
     ctx.tpu_mul(rshift_width=3, b=t, a=t, res_low=t)           # any keyword order
     assert ctx.acquire_cmdbuf() == by_record.acquire_cmdbuf()
+
+
+def test_a_repeated_call_is_served_only_with_equal_values_of_the_same_types():
+    ctx = bm1880.register()
+    t = ctx.tl_prealloc(0, S, FMT_I8)
+    first = ctx.tpu_mul(res_low=t, a=t, b=t, rshift_width=2)
+    for value in (2.0, True):           # equal to the last call's 2, but not an int: the checks run
+        with pytest.raises(bmk.ArgumentError, match=f"tpu_mul: rshift_width must be an integer in \\[0, 31\\], "
+                                                    f"not {value}"):
+            ctx.tpu_mul(res_low=t, a=t, b=t, rshift_width=value)
+    again = ctx.tpu_mul(res_low=t, a=t, b=t, rshift_width=2)
+    assert (first.start, again.start) == (0, 1)
+    u = ctx.tl_alloc(S, FMT_I8, 1)
+    ctx.tpu_mul(res_low=u, a=u, b=u, rshift_width=2)
+    ctx.tl_free(u)                      # the same call again must meet the checks (a live tensor)
+    with pytest.raises(bmk.ArgumentError, match="tpu_mul: a must be a live tensor"):
+        ctx.tpu_mul(res_low=u, a=u, b=u, rshift_width=2)
+    alone = bm1880.register()
+    v = alone.tl_prealloc(0, S, FMT_I8)
+    alone.tpu_mul(res_low=v, a=v, b=v, rshift_width=2)
+    mine, its = (bmk.decode("bm1880", c.acquire_cmdbuf()) for c in (ctx, alone))
+    assert len(mine) == len(its) + 2 and mine[1].fields == mine[0].fields | {"cmd_id_tpu": 2}
+    assert mine[0].fields == its[0].fields

@@ -48,6 +48,22 @@ def test_templates_give_the_bytes_of_the_ordinary_path(monkeypatch):
     assert not any(templates(slow).values())
 
 
+def test_calls_alternating_between_shapes_each_take_their_own_templates(monkeypatch):
+    """The shape a call's last template served is tried first: a call of another shape (another
+    tensor, another ctrl) still finds its own templates, or the ordinary path."""
+    def kernel(ctx, rng):
+        a, b = (ctx.tl_prealloc(la, S, FMT_I8) for la in (0, 64))
+        for i in range(60):
+            ctx.gdma_load(a if i % 3 else b, rng.randrange(1 << 31), CTRL_TP if i % 5 == 0 else CTRL_NULL)
+        return ctx.acquire_cmdbuf()
+    fast = bm1880.register(cmdbuf_size=1 << 24)
+    buf = kernel(fast, random.Random(2))
+    assert len([k for k, v in templates(fast).items() if v]) == 2        # one per tensor
+    assert sum(len(v) for v in templates(fast).values()) >= 3          # a's: CTRL_NULL and CTRL_TP
+    monkeypatch.setattr(bmk.templates, "PER_SHAPE", 0)
+    assert kernel(bm1880.register(cmdbuf_size=1 << 24), random.Random(2)) == buf
+
+
 def test_a_value_the_checks_reject_still_raises_their_error():
     ctx = bm1880.register()
     t = ctx.tl_prealloc(0, S, FMT_I8)

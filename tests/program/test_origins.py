@@ -201,6 +201,36 @@ def test_origins_follow_the_caller_across_modules_helpers_and_long_calls():
 
 
 
+def test_the_callers_code_is_kept_per_run_of_calls_from_one_function():
+    """The caller's code object is logged when it changes: a direct call after one through bmk's
+    own code (whose user frame is another function of the same module), and after a stretch
+    without origins, still names its own function's line."""
+    import types
+    ctx = bm1880.register()
+    t = ctx.tl_prealloc(0, bm1880.shape_t4(1, 32, 8, 8), bm1880.FMT_I8)
+
+    def direct():
+        ctx.tpu_relu(ofmap=t, ifmap=t)
+        return _line() - 1
+    helper = types.ModuleType("bmk.helper_for_runs")        # a frame of bmk's own: skipped
+    exec(compile("def relu(ctx, t):\n    ctx.tpu_relu(ofmap=t, ifmap=t)\n", "bmk_helper.py", "exec"), helper.__dict__)
+    expected = []
+    for _ in range(2):
+        expected.append((__file__, direct()))
+        helper.relu(ctx, t)
+        expected.append((__file__, _line() - 1))
+        expected.append((__file__, direct()))
+        expected.append((__file__, direct()))
+        ctx.record_origins = False
+        direct()
+        ctx.record_origins = True
+        expected.append(None)
+    got = [None if o is None else (o.file, o.line) for o in ctx.origins()]
+    assert got[:len(expected)] == expected and all(o is None for o in got[len(expected):])  # end commands
+    assert [None if o is None else (o.file, o.line) for o in map(ctx.origin, range(len(expected)))] == expected
+    assert len({id(c) for c in ctx._run_codes if c is not None}) == 2       # direct() and this test
+
+
 def test_a_call_with_no_frame_outside_bmk_has_an_unknown_origin():
     """When every frame is bmk's own, the call is kept with origin_log._UNKNOWN's frame: its
     origin names file <unknown>, line 0 (as origins.caller does)."""
@@ -208,7 +238,7 @@ def test_a_call_with_no_frame_outside_bmk_has_an_unknown_origin():
     ctx = bm1880.register()
     t = ctx.tl_prealloc(0, bm1880.shape_t4(1, 32, 8, 8), bm1880.FMT_I8)
     ctx.tpu_relu(ofmap=t, ifmap=t)
-    ctx._call_codes[0], ctx._call_lastis[0] = origin_log._UNKNOWN.f_code, origin_log._UNKNOWN.f_lasti
+    ctx._run_codes[0], ctx._call_lastis[0] = origin_log._UNKNOWN.f_code, origin_log._UNKNOWN.f_lasti
     o = ctx.origin(0)
     assert (o.call, o.file, o.line) == ("tpu_relu", "<unknown>", 0)
     assert str(o).startswith("<unknown>:0 tpu_relu(ofmap=")
