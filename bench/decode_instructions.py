@@ -11,15 +11,11 @@ peer, BM1684 50x unpackbits) is in instructions, which on this machine ran at 3-
 Run: python bench/decode_instructions.py [--base REV] [--copies N]
 """
 import argparse
-import os
-import re
 import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from worktree import DEFAULT_BASE, ROOT, base_tree
+from worktree import DEFAULT_BASE, ROOT, base_tree, callgrind
 
 HERE = Path(__file__).resolve().parent
 PEER = {"bm1684x": "ctypes", "bm1684": "unpackbits"}
@@ -50,17 +46,8 @@ def child(side, chip_name, copies):
 
 
 def count(tree, side, chip, copies):
-    out = Path(tempfile.mkdtemp(prefix="bmk-ir-")) / "callgrind.out"
-    cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=functools_reduce",
-           f"--callgrind-out-file={out}", sys.executable, str(Path(__file__).resolve()), "--child", side, chip,
-           str(copies)]
-    done = subprocess.run(cmd, env=dict(os.environ, PYTHONPATH=str(tree), PYTHONHASHSEED="0"), capture_output=True,
-                          text=True, cwd="/tmp")
-    shutil.rmtree(out.parent, ignore_errors=True)
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if done.returncode or not found:
-        raise SystemExit(f"{tree} {side}: {done.stderr[-2000:]}")
-    return int(found.group(1)) / int(done.stdout.split()[-1])
+    n, out = callgrind(__file__, [side, chip, str(copies)], tree, {"PYTHONHASHSEED": "0"})
+    return n / int(out.split()[-1])
 
 
 def main():

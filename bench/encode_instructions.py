@@ -9,10 +9,7 @@ Run: python bench/encode_instructions.py [--ops N] [--base REV] [--pattern disti
 """
 import argparse
 import json
-import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -20,6 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import encode  # noqa: E402  (bench/encode.py: the program and the two trees)
+from worktree import callgrind  # noqa: E402
 
 BASE = "f8b4a4b"        # main before the call-path cuts of issue 34 item 1 (types, origin lists, Op, templates)
 
@@ -45,19 +43,9 @@ def child(args):
 
 
 def count(where, args):
-    out = Path(tempfile.mkdtemp(prefix="bmk-ir-")) / "callgrind.out"
-    cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=functools_reduce",
-           f"--callgrind-out-file={out}", sys.executable, str(Path(__file__).resolve()), "--child",
-           "--ops", str(args.ops), "--pattern", args.pattern] + \
-        (["--only", args.only] if args.only else []) + \
+    child = ["--ops", str(args.ops), "--pattern", args.pattern] + (["--only", args.only] if args.only else []) + \
         (["--no-origins"] if args.no_origins else []) + (["--no-handles"] if args.no_handles else [])
-    done = subprocess.run(cmd, env=dict(os.environ, PYTHONPATH=str(where)), capture_output=True, text=True,
-                          cwd="/tmp")
-    shutil.rmtree(out.parent, ignore_errors=True)
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if done.returncode or not found:
-        raise SystemExit(f"{where}: {done.stderr[-2000:]}")
-    return int(found.group(1)) / args.ops
+    return callgrind(__file__, child, where)[0] / args.ops
 
 
 def main():

@@ -1,6 +1,7 @@
 """Run today's code beside a base commit's, in the same run (issue 24's benches).
 
-`base_tree(rev)`: a git worktree of `rev` under /tmp (removed at exit). `run(tree, code, args)`:
+`base_tree(rev)`: a git worktree of `rev` under /tmp (removed at exit). `callgrind(script, args,
+tree)`: the instructions a bench's child counts under valgrind. `run(tree, code, args)`:
 a fresh process running `code` with `tree`'s bmk first on the path; its wall time, CPU time and
 peak RSS (os.wait4) and its stdout. `best(...)`: the minimum of several runs, base and today
 interleaved so that both see the same machine. Bytecode caches are written (PYTHONDONTWRITEBYTECODE
@@ -8,6 +9,8 @@ unset: what a user's installation does) and a warm-up run fills them before any 
 """
 import atexit
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +32,22 @@ def base_tree(rev=DEFAULT_BASE):
     atexit.register(lambda: subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)],
                                            capture_output=True))
     return path
+
+
+def callgrind(script, args, tree, extra_env=None):
+    """(instructions, stdout) of `script --child ARGS` run with `tree`'s bmk first on the path
+    under valgrind's callgrind, which counts only inside functools.reduce: the child runs its
+    measured work in one call of it (set-up, warm-up and interpreter start are not counted)."""
+    out = Path(tempfile.mkdtemp(prefix="bmk-ir-")) / "callgrind.out"
+    cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=functools_reduce",
+           f"--callgrind-out-file={out}", sys.executable, str(Path(script).resolve()), "--child", *args]
+    done = subprocess.run(cmd, env=dict(os.environ, PYTHONPATH=str(tree), **(extra_env or {})), capture_output=True,
+                          text=True, cwd="/tmp")
+    shutil.rmtree(out.parent, ignore_errors=True)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode or not found:
+        raise SystemExit(f"{tree} {' '.join(args)}: {done.stderr[-2000:]}")
+    return int(found.group(1)), done.stdout
 
 
 def env(tree):
