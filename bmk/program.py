@@ -97,7 +97,7 @@ class Program(OriginLog, Emission, Ordering, Acquisition):
         # function: its first call and the caller's code object (None: no origin)
         self._call_lastis, self._call_log = [], []
         self._runs, self._run_codes, self._run_code = [], [], _NO_RUN
-        self._starts = [0]          # the running sum of _call_counts, as far as summed (OriginLog)
+        self._starts = [0]          # each logged call's first instruction, as far as summed (OriginLog)
         self._unlogged_from = 0     # the first instruction emitted while record_origins is off
         self._lastis = {}           # instruction offset -> itself: the one int object _call_lastis holds
         self._lines = {}            # code object -> {instruction offset: line} (OriginLog._origin_of)

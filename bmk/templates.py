@@ -368,11 +368,16 @@ _NO_SPLIT = object()
 def _split(tys):
     """(getter of the non-int values, as a shape key: one alone, more in a tuple; getter of the
     int values, as a tuple) for argument types `tys`; None when no argument is an int."""
-    ints = [i for i, t in enumerate(tys) if t is int]
+    ints = _int_positions(tys)
     if not ints:
         return None
     others = [i for i, t in enumerate(tys) if t is not int]
     return _getter(others, bare=True), _getter(ints)
+
+
+def _int_positions(tys):
+    """Where a call's int arguments are (the template's a0, a1, ...), from their types."""
+    return [i for i, t in enumerate(tys) if t is int]
 
 
 def _getter(positions, bare=False):
@@ -406,7 +411,7 @@ def _trace(vals, values, lowered, descriptors, lower, varying):
         if made is None:
             return None
         records.append(made)
-    positions = [i for i, v in enumerate(vals) if type(v) is int]      # as _split finds them
+    positions = _int_positions(map(type, vals))
     template = compile_template(len(values), trace.guards, records, trace.defs, positions)
     if template(vals) != lowered[0]:
         return None
