@@ -122,10 +122,14 @@ class _Piece:
     views of prev and of Lmem.data (the bytes a write copies), and, for the map's `version`, its
     segments: rows (a slice or index array of the state arrays) and ids (their indices), and,
     when rows is a slice, its cells' views of owner, seen and lost (own, sv, lv; else None).
-    written: the LmemCheck's `cleared` count when a read found every owner of it set."""
+    written: the LmemCheck's `cleared` count when a read found every owner of it set.
+    parts: None, or for the channel slots of a tensor that cover every lane (LmemCheck._pieces),
+    one piece per slot: the piece is their union, for what is the same on every slot (marking
+    bytes read or written), and the parts are taken one by one where a rule may warn, so a
+    warning names the slot it found, as it would without the union."""
 
     __slots__ = ("a", "b", "exact", "starts", "ends", "points", "prev", "now", "version", "rows", "ids",
-                 "own", "sv", "lv", "written")
+                 "own", "sv", "lv", "written", "parts")
 
 
 class LmemCheck:
@@ -294,6 +298,7 @@ class LmemCheck:
             p.prev = self._data(self.prev, l0 * lane + base, sh, st)
             p.now = self._data(self.lmem.data, l0 * lane + base, sh, st)
         p.version = p.written = -1
+        p.parts = None
         return p
 
     def _locate(self, pieces):
@@ -320,11 +325,27 @@ class LmemCheck:
         if hit is None or hit[0] is not entry:
             if len(self._cache) >= MAX_CACHED:
                 self._cache.clear()
-            hit = self._cache[id(entry)] = (entry, [self._piece(*p) for p in self.pieces(entry)])
+            hit = self._cache[id(entry)] = (entry, self._united(entry, self.pieces(entry)))
         pieces = hit[1]
         if pieces and pieces[0].version != self.map.version:
             self._locate(pieces)
         return pieces
+
+    def _united(self, entry, raw):
+        """The _Pieces of an entry's pieces(), the channel slots that cover every lane as one piece
+        (with their own pieces as its parts): a tensor of many channels (a softmax tile of 7,680)
+        is then a few numpy operations a check, not a few per slot."""
+        pieces = [self._piece(*p) for p in raw]
+        npu = self.lmem.npu_num
+        full = [k for k, (_, shape, _, _) in enumerate(raw) if shape[0] == npu]
+        if len(full) < 2 or getattr(entry[5], "start_lane", None) is None:
+            return pieces
+        k0, k1 = full[0], full[-1] + 1          # the slots between a first and last partial one
+        flat, shape, strides, _ = raw[k0]
+        slot_stride = entry[5][2][1]
+        whole = self._piece(flat, (npu, k1 - k0) + shape[1:], (strides[0], slot_stride) + strides[1:], True)
+        whole.parts = pieces[k0:k1]
+        return pieces[:k0] + [whole] + pieces[k1:]
 
     def _where(self, piece, hit):
         """(lanes, lo, hi) of the bytes of a piece where `hit` (a bool array over its cells, rows
@@ -349,6 +370,8 @@ class LmemCheck:
             return
         unread = ("u", i) not in self.reported
         clobbers = self.clobbers
+        if pieces[0].parts is not None or (len(pieces) > 1 and pieces[1].parts is not None):     # (after at most
+            pieces = self._read_parts(pieces, unread, clobbers and self._lost)              # one partial slot)
         taken, sels, owns = {}, [], []
         for k, p in enumerate(pieces):
             own = m.owner[p.rows, p.a:p.b] if p.own is None else p.own
@@ -393,20 +416,45 @@ class LmemCheck:
                     self.warnings.append(MemoryWarning(OVERWRITTEN, i, *self._where(pieces[k], hit),
                                                        writer=a - self.base, clobber=b - self.base))
 
+    def _read_parts(self, pieces, unread, lost):
+        """The pieces a read checks: a union of slots (_Piece.parts) as itself, or as its parts
+        where a rule may warn: bytes never written in it (rule 1) or values lost in this run
+        (rule 2)."""
+        m = self.map
+        out = []
+        for p in pieces:
+            if p.parts is not None and (lost or (unread and p.written != self.cleared and
+                                                 _min(m.owner[p.rows, p.a:p.b] if p.own is None else p.own) == 0)):
+                out += p.parts
+            else:
+                out.append(p)
+        if any(p.version != m.version for p in out):      # parts not located yet
+            self._locate(out)
+        return out
+
     def _write(self, i, entry, victims, others):
         """Record entry's bytes as i's; add to `victims` the owners (this run's instructions)
         of unread values it changed, to `others` every owner its bytes had (only then)."""
-        me, base = self.base + i, self.base
+        self._write_pieces(self._pieces(entry), self.base + i, victims, others)
+
+    def _write_pieces(self, pieces, me, victims, others):
         m = self.map
-        pieces = self._pieces(entry)
         for p in pieces:
             if p.version != m.version:              # an imprecise piece before it split the map
                 self._locate(pieces)
             if not p.exact:
                 self._write_bytes(p, me, victims, others)
                 continue
+            if p.parts is not None and not _all(m.seen[p.rows, p.a:p.b] if p.sv is None else p.sv):
+                self._write_pieces(p.parts, me, victims, others)     # unread values: dead writes slot by slot
+                continue
             if p.own is not None:
                 self._record(p, p.own, p.sv, p.lv, me, victims, others)
+            elif _all(m.seen[p.rows, p.a:p.b]):     # several runs, every value read: _record's outcome stored
+                m.owner[p.rows, p.a:p.b] = me
+                m.seen[p.rows, p.a:p.b] = False
+                if self._lost:
+                    m.lost[p.rows, p.a:p.b] = 0
             else:                                   # several runs: their cells gathered, then stored back
                 cells = [arr[p.rows, p.a:p.b] for arr in (m.owner, m.seen, m.lost)]
                 self._record(p, *cells, me, victims, others)
@@ -438,7 +486,8 @@ class LmemCheck:
         """Per cell of a piece (rows x lanes), whether the write changed any of its bytes (Lmem.data
         against prev), computed over the rows and lanes where `cells` holds."""
         lane, bp = self.lmem.lane_size, self.map.bp
-        if p.now.ndim == 2 and p.now.size <= 1 << 12:     # a small one-run piece: all its bytes at once
+        if p.now.ndim == 2 and p.now.size <= 1 << 16:     # a one-run piece of up to 64 KiB: all its bytes at once
+            # (its compare costs less than finding the rows and lanes of the cells below)
             diff = p.now != p.prev
             if len(p.ids) == 1:
                 return diff.any(axis=1)[None]
