@@ -46,11 +46,21 @@ fetched, not shared; the worst output per pair against the lower of its builds' 
 - Below: keypoint_face_v2 0.9974 (0.9993; an output 5 levels wide); scrfd_det_face score_32 0.976
   (0.987, 0.994): sigmoid scores of a photo with no face at that stride, 5 levels (CV181X, steps of
   1/127) against 9 (CV184X, 1/255); yolov10n 0.988 (0.994, 0.992): agreement falls from 0.99 to
-  0.86 (element correlation of int8 values) at the first convolution after its attention block,
-  whose two matrix products CV181X runs in bf16 and CV184X in int8 (mm2 with requantization);
+  0.86 (element correlation of int8 values) at the first convolution after its attention block
+  (2 heads, 400 queries and keys). Localized to the two compiles' attention maps: the products
+  q^T k agree between the chips (correlation 0.986 and 0.979 per head, CV181X bf16 matrix_mac
+  against CV184X int8 mm2.nn); each chip's softmax matches numpy's softmax of its own products
+  within its quantization (CV181X: of the bf16 products times 32^-0.5, then rounded to steps of
+  1/127, within 1.05 steps; CV184X: of the int8 products times a fitted scale, rounded to steps of
+  1/255, mean error 0.11-0.13 steps), but the builds quantize the map differently: CV181X rounds
+  it to int8 steps of 1/127 before its bf16 product with v, which keeps 68% and 44% of each
+  query's probability mass (a flat head's largest weight is 3 steps), CV184X to uint8 steps of
+  1/255, keeping 88% and 91%; the two maps then correlate 0.85 and 0.56. A property of the two
+  compiles, each simulated as its instructions say (method: the operands of every matrix_mac,
+  mm2.nn and mm2.nt of one run on the crowd photo, captured by wrapping the kinds' functions);
   feature_cviface 0.960 (0.981, 0.976): no layer breaks (0.9999 at the first convolution, then a
-  gradual drift through 50 layers), the drift passing the dithered one's in the 14x14 stage.
-  Neither localized further.
+  gradual drift through 50 layers), the drift passing the dithered one's in the 14x14 stage; not
+  localized further.
 - The shared files (no --photo): every pair at or above its dithered floors but
   yolov8n_det_fire_smoke's BM1688 build against the others, 0.985-0.986 (dithered floors 0.997-
   0.998): that build is another compile (its uint8 input takes pixel / 255, scale 1, below).
