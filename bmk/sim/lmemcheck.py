@@ -368,10 +368,23 @@ class LmemCheck:
             for p in pieces:
                 m.seen[p.rows, p.a:p.b] = True
             return
-        unread = ("u", i) not in self.reported
         clobbers = self.clobbers
+        lost = clobbers and self._lost
+        if not lost:        # the usual read: of pieces found all written before (rule 1 done), nothing lost
+            cleared = self.cleared
+            for p in pieces:
+                if p.written != cleared:
+                    break
+            else:
+                for p in pieces:
+                    if p.sv is None:
+                        m.seen[p.rows, p.a:p.b] = True
+                    else:
+                        p.sv[...] = True
+                return
+        unread = ("u", i) not in self.reported
         if pieces[0].parts is not None or (len(pieces) > 1 and pieces[1].parts is not None):     # (after at most
-            pieces = self._read_parts(pieces, unread, clobbers and self._lost)              # one partial slot)
+            pieces = self._read_parts(pieces, unread, lost)              # one partial slot)
         taken, sels, owns = {}, [], []
         for k, p in enumerate(pieces):
             own = m.owner[p.rows, p.a:p.b] if p.own is None else p.own
@@ -449,7 +462,13 @@ class LmemCheck:
                 self._write_pieces(p.parts, me, victims, others)     # unread values: dead writes slot by slot
                 continue
             if p.own is not None:
-                self._record(p, p.own, p.sv, p.lv, me, victims, others)
+                if _all(p.sv):                      # every value read: _record's outcome, without the call
+                    if self._lost:
+                        p.lv[...] = 0
+                    p.own[...] = me
+                    p.sv[...] = False
+                else:
+                    self._record(p, p.own, p.sv, p.lv, me, victims, others)
             elif _all(m.seen[p.rows, p.a:p.b]):     # several runs, every value read: _record's outcome stored
                 m.owner[p.rows, p.a:p.b] = me
                 m.seen[p.rows, p.a:p.b] = False
