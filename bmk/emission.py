@@ -8,7 +8,7 @@ from bmk.encoders.codec import codec_for
 from bmk.encoders.framing import encode_header
 from bmk.errors import ArgumentError, CmdbufOverflowError, EncodeError
 from bmk.optable import _NUMPY_SCALARS, Op
-from bmk.origin_log import _shown
+from bmk.origin_log import _shown, kept
 from bmk.templates import Sym
 from bmk.util import is_int, plain
 
@@ -202,7 +202,7 @@ class Emission:
                                       lambda v: row.lower(self.chip, self._checked(row, call.make(v))),
                                       lambda engine, fields: self._packers[engine].varying(fields))
             return lowered
-        return lowered + ((call, vals),)
+        return lowered + ((call, kept(vals)),)     # an unhashable argument: a list the caller may change later
 
     def _checked(self, row, record):
         """The record, once the row's checks have passed."""

@@ -40,11 +40,25 @@ class _Shown:
         self.call, self.arguments = call, arguments
 
 
+def kept(value):
+    """The value as an origin keeps it: lists, dicts, tuples of them, bytearrays and numpy arrays
+    copied (the caller may change them after the call; its origin shows what it passed), every
+    other object as it is (a tensor handle is the caller's own, not copied)."""
+    t = type(value)
+    if t is tuple or t is list:
+        return t(map(kept, value))
+    if t is dict:
+        return {k: kept(v) for k, v in value.items()}
+    if t is bytearray or isinstance(value, np.ndarray):
+        return value.copy()
+    return value
+
+
 def _shown(call, record, given):
     """_Shown of a call that passed `record` (its op record) or `given` ((args, kwargs))."""
     if record is not None:
         return _Shown(call, record)
-    args, kwargs = given
+    args, kwargs = kept(given)
     if any(plain(v) is not v for v in args + tuple(kwargs.values())):      # numpy integers as ints
         args, kwargs = tuple(map(plain, args)), {k: plain(v) for k, v in kwargs.items()}
     return _Shown(call, [args, kwargs] if kwargs else args)

@@ -242,3 +242,18 @@ def test_a_call_with_no_frame_outside_bmk_has_an_unknown_origin():
     o = ctx.origin(0)
     assert (o.call, o.file, o.line) == ("tpu_relu", "<unknown>", 0)
     assert str(o).startswith("<unknown>:0 tpu_relu(ofmap=")
+
+
+def test_an_origin_shows_the_list_the_call_passed_not_what_it_became():
+    """A list argument changed after the call (a stride reused for the next tensor): each origin
+    shows the values its call passed, positional or by name."""
+    ctx = x.Context()
+    stride = [64, 16, 16, 1]
+    shape = x.dim4(1, 8, 1, 16)
+    ctx.gdma_cpy_S2L(0, G, shape, stride, None, x.DT_INT8)
+    stride[0] = 128
+    ctx.gdma_cpy_S2L(0, G, shape, dst_stride=stride, src_stride=None, dtype=x.DT_INT8)
+    stride[0] = 5
+    first, second = (str(o) for o in ctx.origins()[:2])
+    assert first.endswith("gdma_cpy_S2L(0, 0x100000000, dim4(n=1, c=8, h=1, w=16), [64, 16, 16, 1], None, DT_INT8)")
+    assert second.endswith("dst_stride=[128, 16, 16, 1], src_stride=None, dtype=DT_INT8)")
