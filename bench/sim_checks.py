@@ -24,7 +24,9 @@ same in every round, and the outputs the same on and off. With --base, a child p
 (this one and a `git worktree` of COMMIT, bench/worktree.py) runs the same workloads, interleaved
 round by round, and the base's reports and outputs must equal this tree's.
 
-Printed per workload: instructions, off and on ms, on/off ratio (per tree), races, warnings.
+Printed per workload: instructions, off and on ms, on/off ratio (per tree), the checker's own ms
+(the time inside LmemCheck.instruction in the best checked run: steadier than the ratio, whose
+two runs each move by 10-30% on a shared machine), races, warnings.
 
 Measured (2-core shared machine, `--base d75db3f --rounds 2`, base = the checker before issue 34
 item 4; reports, races, warnings and outputs identical), on/off base -> this: bm1880 tiled 1.48 ->
@@ -193,13 +195,27 @@ def child(rounds, only, models):
                 result[name] = {"error": str(e)[:160]}
     if only:
         work = {k: v for k, v in work.items() if any(o in k for o in only)}
+    # the checker's own share of a checked run: the time inside LmemCheck.instruction (a
+    # perf_counter pair per instruction, ~0.1 us, is all the wrapper adds to the checked run)
+    from bmk.sim import lmemcheck
+    inside = [0.0]
+    instruction = lmemcheck.LmemCheck.instruction
+
+    def timed(self, i, entries):
+        c = time.perf_counter()
+        try:
+            return instruction(self, i, entries)
+        finally:
+            inside[0] += time.perf_counter() - c
+    lmemcheck.LmemCheck.instruction = timed
     for name, go in work.items():
-        t = {False: [], True: []}
+        t = {False: [], True: [], "checker": []}
         seen = {}
         try:
             for r in range(rounds + 1):             # round 0 warms up, untimed
                 for checked in (False, True):
                     gc.collect()
+                    inside[0] = 0.0
                     c = time.process_time()
                     rep, out = go(checked)
                     dt = time.process_time() - c
@@ -208,16 +224,18 @@ def child(rounds, only, models):
                         raise SystemExit(f"{name}: checked={checked} differs between rounds")
                     if r:
                         t[checked].append(dt)
+                        if checked:
+                            t["checker"].append(inside[0])
         except bmk.BmkError as e:
             result[name] = {"error": str(e)[:160]}
             continue
         if seen[False][1] != seen[True][1]:
             raise SystemExit(f"{name}: outputs differ with checks on and off")
         rep, out, races, warns, n = seen[True]
-        result[name] = {"off": min(t[False]), "on": min(t[True]), "report": rep, "out": out, "races": races,
-                        "warnings": warns, "n": n}
-        print(f"# {name}: off {min(t[False]) * 1e3:.1f} ms on {min(t[True]) * 1e3:.1f} ms", file=sys.stderr,
-              flush=True)
+        result[name] = {"off": min(t[False]), "on": min(t[True]), "checker": min(t["checker"]), "report": rep,
+                        "out": out, "races": races, "warnings": warns, "n": n}
+        print(f"# {name}: off {min(t[False]) * 1e3:.1f} ms on {min(t[True]) * 1e3:.1f} ms (checker "
+              f"{min(t['checker']) * 1e3:.1f} ms)", file=sys.stderr, flush=True)
     print(json.dumps(result))
 
 
@@ -258,11 +276,11 @@ def main():
             for k, v in got.items():
                 old = res.setdefault(side, {}).get(k)
                 if old and "on" in v:
-                    v = {**v, "on": min(v["on"], old["on"]), "off": min(v["off"], old["off"])}
+                    v = {**v, **{k: min(v[k], old[k]) for k in ("on", "off", "checker")}}
                 res[side][k] = v
     head = f"{'workload':52} {'instrs':>7} {'races':>5} {'warns':>5}"
     for side in trees:
-        head += f" | {side + ' off ms':>11} {side + ' on ms':>11} {'on/off':>6}"
+        head += f" | {side + ' off ms':>11} {side + ' on ms':>11} {'on/off':>6} {'checker':>7}"
     print(f"Simulator.run checks on vs off; CPU ms, best of {a.rounds} rounds; goal on/off <= {GOAL}"
           + (f"; base = {a.base}" if a.base else ""))
     print(head)
@@ -275,13 +293,13 @@ def main():
         for side in trees:
             w = res[side].get(name, {})
             if "on" not in w:
-                line += f" | {'-':>11} {'-':>11} {'-':>6}"
+                line += f" | {'-':>11} {'-':>11} {'-':>6} {'-':>7}"
                 continue
             if side == "base":
                 assert (w["report"], w["out"]) == (v["report"], v["out"]), f"{name}: base and this tree disagree"
             r = w["on"] / w["off"]
             worst[side] = max(worst[side], r)
-            line += f" | {w['off'] * 1e3:11.1f} {w['on'] * 1e3:11.1f} {r:6.2f}"
+            line += f" | {w['off'] * 1e3:11.1f} {w['on'] * 1e3:11.1f} {r:6.2f} {w['checker'] * 1e3:7.1f}"
         print(line)
     print("worst on/off: " + ", ".join(f"{s} {r:.2f}" for s, r in worst.items())
           + (" (reports, races, warnings and outputs identical base vs this)" if a.base else "")

@@ -221,10 +221,12 @@ def _targets(queues, columns, where, first, order):
         for (other, _), values in zip(eng.wait_for, qu.waits):
             k = values[j]
             o = where.get((c, other))
-            if o is None or k is None or k <= 0:
+            if o is None or k is None:
                 continue
-            if eng.wait_mask is not None:
+            if eng.wait_mask is not None:       # (CV184X: bit 20 set, the id 0: no wait)
                 k &= eng.wait_mask
+            if k <= 0:
+                continue
             if columns[o].own is None:          # implicit ids: the k-th command of the other stream
                 if k <= columns[o].n:
                     ts.append(first[o] + k - 1)

@@ -42,6 +42,22 @@ def test_timeline_is_the_simulators_schedule_bm1684x_model_streams():
                                                                    for i in report.instructions)
 
 
+def test_timeline_is_the_simulators_schedule_cv184x_model():
+    """CV184X's waits carry bit 20 over the id (wait mask 0xFFFFF): a wait on id 0 is none. The
+    timeline once took it for the other engine's last command, and every CV184X model deadlocked."""
+    from tests.models.files import BABY_CRY_184X
+    m = bmk.load_model(BABY_CRY_184X)
+    group = m.nets[0].stages[0].subnets[0].groups[0]
+    report = bmk.Simulator("cv184x").run(group.streams, races=False)
+    tl = bmk.timeline("cv184x", group)
+    assert len(tl) == 138
+    assert sorted((e.engine, e.start, e.end) for e in tl) == sorted((i.engine, i.start, i.end)
+                                                                   for i in report.instructions)
+    res = CliRunner().invoke(cli, ["time", str(BABY_CRY_184X)])
+    assert res.exit_code == 0, res.output
+    assert "138 commands" in res.output
+
+
 def test_bmk_time_streams_and_trace(tmp_path):
     out = tmp_path / "t.json"
     res = CliRunner().invoke(cli, ["time", "--chip", "bm1688", *streams_args(), "--per-kind", "--trace", str(out)])
