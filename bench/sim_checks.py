@@ -94,8 +94,10 @@ def _digest(report_or_reports, out):
     import numpy as np
     reps = report_or_reports if isinstance(report_or_reports, list) else [report_or_reports]
     h = hashlib.sha256()
-    for r in reps:
-        h.update(json.dumps(r.to_dict(), sort_keys=True, default=str).encode())
+    for r in reps:      # every report field but the warnings, which a tree's checker may word or count otherwise
+        d = r.to_dict()
+        d.pop("warnings", None)
+        h.update(json.dumps(d, sort_keys=True, default=str).encode())
     races = sum(len(r.races) for r in reps)
     warns = sum(len(r.warnings) for r in reps)
     o = hashlib.sha256(b"".join(np.ascontiguousarray(v).tobytes() for v in out)).hexdigest()
@@ -289,20 +291,24 @@ def main():
         if "error" in v:
             print(f"{name:52} not run: {v['error']}")
             continue
-        line = f"{name:52} {v['n']:7d} {v['races']:5d} {v['warnings']:5d}"
+        base_warns = res.get("base", {}).get(name, {}).get("warnings", v["warnings"])
+        warns = f"{v['warnings']}" if base_warns == v["warnings"] else f"{base_warns}>{v['warnings']}"
+        line = f"{name:52} {v['n']:7d} {v['races']:5d} {warns:>5}"
         for side in trees:
             w = res[side].get(name, {})
             if "on" not in w:
                 line += f" | {'-':>11} {'-':>11} {'-':>6} {'-':>7}"
                 continue
             if side == "base":
-                assert (w["report"], w["out"]) == (v["report"], v["out"]), f"{name}: base and this tree disagree"
+                assert (w["report"], w["out"], w["races"]) == (v["report"], v["out"], v["races"]), \
+                    f"{name}: base and this tree disagree"
             r = w["on"] / w["off"]
             worst[side] = max(worst[side], r)
             line += f" | {w['off'] * 1e3:11.1f} {w['on'] * 1e3:11.1f} {r:6.2f} {w['checker'] * 1e3:7.1f}"
         print(line)
     print("worst on/off: " + ", ".join(f"{s} {r:.2f}" for s, r in worst.items())
-          + (" (reports, races, warnings and outputs identical base vs this)" if a.base else "")
+          + (" (reports, races and outputs identical base vs this; warnings base>this where they differ)"
+             if a.base else "")
           + f"; bench took {time.perf_counter() - t0:.0f} s")
 
 

@@ -33,8 +33,9 @@ writes recorded):
    wrong offset). A B inside A (a load into a zero-filled padded buffer) updates A's tensor; a B
    that read A's bytes first (an in-place operation, a buffer reused after its last read) is
    no hazard. Reported when a later instruction C reads, in one operand, bytes B took from A
-   together with bytes still holding A's value or with none of B's other bytes: C reads A's
-   tensor as if it were unchanged. Once per (B, A) pair.
+   together with bytes still holding A's value or with none of B's other bytes (those it took
+   from no one, or from another instruction): C reads A's tensor as if it were unchanged. Once
+   per (B, A) pair.
 Races (two engines at once) are the race detector's business; here order is the run's.
 """
 import mmap
@@ -416,12 +417,14 @@ class LmemCheck:
         todo = [(b, a, k) for (b, a), k in taken.items() if (b, a) in clobbers and (b, a) not in self.reported]
         if not todo:
             return
-        plain = set()
+        plain = set()           # owners of the read's bytes that took no value from another
         for own, sel in zip(owns, sels):
             plain.update(_set(own if sel is None else own[~sel[0]]))
+        read = plain | {b for b, _ in taken}       # owners of every byte the read sees
         for b, a, k in todo:
-            # C reads A's tensor: bytes still A's, or none of B's but those B took from A
-            if a in plain or b not in plain:
+            # C reads A's tensor: bytes still A's, or none of B's but those B took from A (B's
+            # other bytes: taking no value, or taking another instruction's)
+            if a in read or not (b in plain or any(bb == b and aa != a for bb, aa in taken)):
                 self.reported.add((b, a))
                 if not self._full():
                     sel, lost = sels[k]
