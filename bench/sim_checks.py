@@ -66,6 +66,19 @@ face_detection fp32 7.46 -> 1.77, int8 b4 1.52 -> 1.28, retinaface 6.88 -> 1.95,
 baby cry 2.71 -> 1.21, hand keypoint 1.87 -> 1.81, topformer 2.62 -> 1.34. What remains: the copy
 of every written byte into prev (without it, retinaface's checked run measured ~1.4x), numpy's
 per-call cost on a model's many small pieces, and the racy streams' byte compares of dead writes.
+
+Then (a tensor's channel slots covering every lane checked as one piece, two fast paths; the
+checker column new; the dead-write rule counting bytes B took from another instruction as B's
+own, which drops 20 false warnings on face_detection int8 b4 and 7 + 1 + 1 + 10 on the tdl
+models), `--base 57f5c92 --rounds 2` (shared machine, 496 s; reports, races and outputs
+identical), on/off base -> this (checker ms): face_detection fp32 1.91 -> 1.91 (83 -> 88),
+int8 b4 1.26 -> 1.06, retinaface 1.52 -> 1.78 (184 -> 204), yolov5s bm1684 1.26 -> 1.23 (551 ->
+507), Yuv2rgb 2.54 -> 2.64 (18 -> 18), yolov5s bm1684x 1.07 -> 1.07 (317 -> 260), tdl attribute
+1.87 -> 1.50, baby cry 1.23 -> 1.25, hand keypoint 1.53 -> 1.50, topformer 1.26 -> 1.20; bm1880
+1.08-1.20; bm1684x streams 1.01-1.13; racy 1.77-2.36. Best-of-2 CPU times here move by 10-30%
+per side (retinaface's checker alone measured 170-341 ms over six runs of one process, while the
+sum over its instructions of each one's best time went 190 -> 95-110 ms);
+bench/sim_checks_instructions.py counts instructions instead.
 """
 import argparse
 import glob
