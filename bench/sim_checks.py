@@ -22,7 +22,8 @@ resets, its plans and views, is warmed by one untimed run of each side first); t
 best over rounds. Each side's report digest (races, warnings, timing) and output bytes must be the
 same in every round, and the outputs the same on and off. With --base, a child process per tree
 (this one and a `git worktree` of COMMIT, bench/worktree.py) runs the same workloads, interleaved
-round by round, and the base's reports and outputs must equal this tree's.
+round by round, and the base's reports (all but their warnings, which a fix to the checker
+changes: both counts are printed, base>this) and outputs must equal this tree's.
 
 Printed per workload: instructions, off and on ms, on/off ratio (per tree), the checker's own ms
 (the time inside LmemCheck.instruction in the best checked run: steadier than the ratio, whose
