@@ -292,7 +292,7 @@ def main():
             for k, v in got.items():
                 old = res.setdefault(side, {}).get(k)
                 if old and "on" in v:
-                    v = {**v, **{k: min(v[k], old[k]) for k in ("on", "off", "checker")}}
+                    v = {**v, **{t: min(v[t], old[t]) for t in ("on", "off", "checker")}}
                 res[side][k] = v
     head = f"{'workload':52} {'instrs':>7} {'races':>5} {'warns':>5}"
     for side in trees:

@@ -370,8 +370,8 @@ class LmemCheck:
                 m.seen[p.rows, p.a:p.b] = True
             return
         clobbers = self.clobbers
-        lost = clobbers and self._lost
-        if not lost:        # the usual read: of pieces found all written before (rule 1 done), nothing lost
+        lost_pairs = bool(clobbers and self._lost)   # rule 2 may apply: (no lost value in this run: no pair to find)
+        if not lost_pairs:       # the usual read: of pieces found all written before (rule 1 done), nothing lost
             cleared = self.cleared
             for p in pieces:
                 if p.written != cleared:
@@ -385,7 +385,7 @@ class LmemCheck:
                 return
         unread = ("u", i) not in self.reported
         if pieces[0].parts is not None or (len(pieces) > 1 and pieces[1].parts is not None):     # (after at most
-            pieces = self._read_parts(pieces, unread, lost)              # one partial slot)
+            pieces = self._read_parts(pieces, unread, lost_pairs)        # one partial slot)
         taken, sels, owns = {}, [], []
         for k, p in enumerate(pieces):
             own = m.owner[p.rows, p.a:p.b] if p.own is None else p.own
@@ -399,7 +399,7 @@ class LmemCheck:
                     self.warnings.append(MemoryWarning(UNINITIALIZED, i, *self._where(p, own == 0)))
             elif unread:
                 p.written = self.cleared
-            if clobbers and self._lost:     # (no lost value in this run: no pair to find)
+            if lost_pairs:
                 lost = m.lost[p.rows, p.a:p.b] if p.lv is None else p.lv
                 if _max(lost) >= self.base:
                     sel = lost >= self.base
@@ -465,13 +465,7 @@ class LmemCheck:
                 self._write_pieces(p.parts, me, victims, others)     # unread values: dead writes slot by slot
                 continue
             if p.own is not None:
-                if _all(p.sv):                      # every value read: _record's outcome, without the call
-                    if self._lost:
-                        p.lv[...] = 0
-                    p.own[...] = me
-                    p.sv[...] = False
-                else:
-                    self._record(p, p.own, p.sv, p.lv, me, victims, others)
+                self._record(p, p.own, p.sv, p.lv, me, victims, others)
             elif _all(m.seen[p.rows, p.a:p.b]):     # several runs, every value read: _record's outcome stored
                 m.owner[p.rows, p.a:p.b] = me
                 m.seen[p.rows, p.a:p.b] = False
