@@ -933,12 +933,17 @@ _HEADER_KEYS = ("name", "bytes", "magic", "fields", "legacy_magics", "detect")
 _HEADER_REQUIRED = ("name", "bytes", "magic", "fields")
 
 
-def _read_toml(chip, filename):
+def _read_spec_file(chip, filename):
+    """(path, bytes) of specs/<chip>/<filename>."""
     path = _specs_root().joinpath(chip, filename)
     try:
-        data = path.read_bytes()
+        return path, path.read_bytes()
     except FileNotFoundError:
         raise SpecError(f"specs/{chip}/{filename}: file not found") from None
+
+
+def _read_toml(chip, filename, path_data=None):
+    path, data = path_data or _read_spec_file(chip, filename)
     cache = _cache_path(path, data)
     if cache is not None:
         try:
@@ -967,15 +972,80 @@ def _specs_root():
     return resources.files(SPECS_PACKAGE)
 
 
-def _cache_path(path, data):
+def _cached_engine_classes(chip, where, filename):
+    """build_engine_classes(where, <the file's table>), kept as plain values in __pycache__
+    beside the file once checked: the checks and the object building were most of the time a
+    command line took to load bm1684x (2,140 fields, ~20 ms); remaking the objects takes a
+    quarter of that. A file that fails its checks is never kept, so its error is raised each time."""
+    path_data = _read_spec_file(chip, filename)
+    cache = _cache_path(*path_data, what="built")
+    if cache is not None:
+        try:
+            return _classes_from_plain(marshal.loads(cache.read_bytes()))
+        except (OSError, ValueError, EOFError, TypeError, IndexError, KeyError):
+            pass
+    built = build_engine_classes(where, _read_toml(chip, filename, path_data))
+    if cache is not None:
+        _store(cache, _classes_to_plain(built))
+    return built
+
+
+def _classes_to_plain(built):
+    """build_engine_classes' result -> marshal-able values: each distinct Field once (fields
+    repeat across an engine's classes), referred to by position."""
+    classes, head, selector, index, alternates = built
+    fields = {}
+
+    def refs(fs):
+        return tuple(fields.setdefault(attrs.astuple(f, recurse=False), len(fields)) for f in fs)
+    position = {c.name: i for i, c in enumerate(classes)}
+    plain_classes = tuple((c.name, c.nbytes, refs(c.fields),
+                           tuple(attrs.astuple(i, recurse=False) for i in c.instructions), c.composed, c.keys)
+                          for c in classes)
+    plain_index = {k: position[c.name] for k, c in index.items()}
+    plain_alts = tuple((a.name, refs(a.head), a.selector, {k: position[c.name] for k, c in a.index.items()})
+                       for a in alternates)
+    return tuple(fields), plain_classes, refs(head), selector, plain_index, plain_alts
+
+
+def _classes_from_plain(plain):
+    rows, plain_classes, head, selector, plain_index, plain_alts = plain
+    fields = [Field(*row) for row in rows]
+    classes = tuple(Format(name, nbytes, tuple(fields[i] for i in refs), tuple(Instruction(*i) for i in ins),
+                           composed, keys) for name, nbytes, refs, ins, composed, keys in plain_classes)
+    return (classes, tuple(fields[i] for i in head), selector, {k: classes[i] for k, i in plain_index.items()},
+            tuple(Alternate(name, tuple(fields[i] for i in refs), sel, {k: classes[i] for k, i in index.items()})
+                  for name, refs, sel, index in plain_alts))
+
+
+def _digest(data):
+    return f"{len(data):x}-{zlib.crc32(data):08x}{zlib.adler32(data):08x}"     # zlib: no OpenSSL to load
+
+
+def _cache_path(path, data, what="toml"):
     """Where the parsed table of a spec file is kept, as Python keeps .pyc files: __pycache__
     beside it, named by a hash of the file's bytes (so an edited spec is parsed again). TOML
     parsing is most of the time a chip takes to load (bm1684x: 45 of 60 ms; marshal: 2 ms),
-    which every command-line call pays. None when the specs are not plain files."""
+    which every command-line call pays. None when the specs are not plain files.
+    what="built": the checked classes of an engine file (_cached_engine_classes), named by the
+    hashes of the file and of this module's source (a changed loader builds them again)."""
     if not isinstance(path, pathlib.Path):
         return None
-    digest = f"{len(data):x}-{zlib.crc32(data):08x}{zlib.adler32(data):08x}"     # zlib: no OpenSSL to load
-    return path.parent / "__pycache__" / f"{path.name}.{digest}.marshal"
+    digest = _digest(data)
+    if what == "built":
+        loader = _loader_digest()
+        if loader is None:
+            return None
+        digest += f"-{loader}"
+    return path.parent / "__pycache__" / f"{path.stem}.{what}.{digest}.marshal"
+
+
+@functools.cache
+def _loader_digest():
+    try:
+        return _digest(pathlib.Path(__file__).read_bytes())
+    except (OSError, NameError):
+        return None
 
 
 def _store(cache, table):
@@ -983,7 +1053,7 @@ def _store(cache, table):
     folder (an installed read-only package) is no error: the file is parsed each time."""
     try:
         cache.parent.mkdir(exist_ok=True)
-        for old in cache.parent.glob(cache.name.split(".", 1)[0] + ".toml.*.marshal"):
+        for old in cache.parent.glob(".".join(cache.name.split(".", 2)[:2]) + ".*.marshal"):
             old.unlink(missing_ok=True)
         tmp = cache.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_bytes(marshal.dumps(table))
@@ -1020,7 +1090,7 @@ def _sync_field(at, classes, key, name):
         raise SpecError(f"{at}: {key} field {name!r} must sit at the same bits in every class")
 
 
-def _engine(chip_name, where, ename, e, all_engines, header, read):
+def _engine(chip_name, where, ename, e, all_engines, header, engine_classes):
     at = f"{where} [engines.{ename}]"
     _check_keys(at, e, _ENGINE_KEYS, ("id",))
     classes, head, selector, index, alternates = (), (), (), {}, ()
@@ -1034,7 +1104,7 @@ def _engine(chip_name, where, ename, e, all_engines, header, read):
         if opaque:
             raise SpecError(f"{at}: an opaque engine has no format (its streams are kept as bytes)")
         path = f"specs/{chip_name}/{e['format']}.toml"
-        classes, head, selector, index, alternates = build_engine_classes(path, read(f"{e['format']}.toml"))
+        classes, head, selector, index, alternates = engine_classes(path, f"{e['format']}.toml")
     elif any(k in e for k in ("own_id", "wait_for", "enable", "stream", "ids", "wait_mask", "missing_wait",
                               "messages")):
         raise SpecError(f"{at}: sync fields and stream rules need a format")
@@ -1170,11 +1240,18 @@ def load_chip(name):
     """Load and check specs/<name>/ once; the result is immutable and shared."""
     if name not in chips():
         raise SpecError(f"chip must be one of {list(chips())}, not {name!r}")
-    return build_chip(name, _read_toml(name, "chip.toml"), functools.partial(_read_toml, name))
+    return build_chip(name, _read_toml(name, "chip.toml"), functools.partial(_read_toml, name),
+                      functools.partial(_cached_engine_classes, name))
 
 
-def build_chip(name, chip, read):
-    """Check a chip.toml table (and, through read(filename), its engine files) -> ChipSpec."""
+def build_chip(name, chip, read, engine_classes=None):
+    """Check a chip.toml table (and, through read(filename), its engine files) -> ChipSpec.
+
+    engine_classes(where, filename), if given, stands for build_engine_classes(where,
+    read(filename)) (load_chip's keeps the checked result of a spec file beside it)."""
+    if engine_classes is None:
+        def engine_classes(where, filename):
+            return build_engine_classes(where, read(filename))
     where = f"specs/{name}/chip.toml"
     _check_keys(where, chip, _CHIP_KEYS, _CHIP_REQUIRED)
     if chip["name"] != name:
@@ -1199,7 +1276,8 @@ def build_chip(name, chip, read):
     detect = hdr.get("detect", True)
     if not isinstance(detect, bool):
         raise SpecError(f"{where} [cmd_hdr]: detect must be true or false, not {detect!r}")
-    engines = tuple(_engine(name, where, en, e, chip["engines"], header, read) for en, e in chip["engines"].items())
+    engines = tuple(_engine(name, where, en, e, chip["engines"], header, engine_classes)
+                    for en, e in chip["engines"].items())
     if len({e.id for e in engines}) != len(engines):
         raise SpecError(f"{where}: engine ids must be distinct")
     names = [n for e in engines for n in (e.name, *e.aliases)]
