@@ -86,7 +86,8 @@ def _matrix(transpose):
         gshape, gstrides = (1, 1, h, w), (0, 0, f.get(f"{glob}_hstride", 0), 1)
         mask = lane_mask(m, f)
         if src_local:
-            mat = Side(m, "src", src_addr, lshape, lstrides, e).read().reshape(rows, -1)[:, :cols]
+            parts = _matrix_parts(m, "src", src_addr, rows, cols, per, lstrides, e)
+            mat = np.concatenate([side.read().reshape(rows, -1) for _, side in parts], axis=1)
             if transpose:
                 mat = mat.T
             Side(m, "dst", dst_addr, gshape, gstrides, e).write(mat.reshape(gshape))
@@ -97,12 +98,27 @@ def _matrix(transpose):
             mat = Side(m, "src", src_addr, gshape, gstrides, e).read().reshape(h, w)
         if transpose:
             mat = mat.T
-        dst = Side(m, "dst", dst_addr, lshape, lstrides, e, mask)
-        full = dst.read().reshape(rows, -1)
-        full[:, :cols] = mat
-        dst.write(full.reshape(lshape))
+        for columns, side in _matrix_parts(m, "dst", dst_addr, rows, cols, per, lstrides, e, mask):
+            side.write(mat[:, columns].reshape(side.shape))
     run.__name__ = kind.replace(".", "_")
     return run
+
+
+def _matrix_parts(m, what, addr, rows, cols, per, lstrides, e, mask=None):
+    """The local side of a (rows, cols) matrix as Sides over exactly its elements, each with its
+    columns: its whole channels, then the part of the next one the matrix fills (the rest of
+    that channel is no operand: not read, not written)."""
+    whole, rest = divmod(cols, per)
+    parts = []
+    if whole:
+        parts.append((slice(0, whole * per), Side(m, what, addr, (rows, whole, 1, per), lstrides, e, mask)))
+    if rest:
+        sp, off = m.space_of(addr)
+        l0, in_lane = divmod(off, sp.lane_bytes)
+        group, lane = divmod(l0 + whole, m.npu_num)
+        at = sp.base + lane * sp.lane_bytes + in_lane + group * lstrides[1] * e
+        parts.append((slice(whole * per, cols), Side(m, what, at, (rows, 1, 1, rest), lstrides, e, mask)))
+    return parts
 
 
 def cw_transpose(m, f):

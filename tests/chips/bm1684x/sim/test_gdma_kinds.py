@@ -265,3 +265,31 @@ def test_compressed_and_unstrided_copies_are_refused():
     with pytest.raises(SimulationError, match="decompress_enable must be 0"):
         run([dma(GLOBAL_BASE, (1, 1, 1, 4), (4, 4, 4, 1), LOCAL_BASE, (1, 1, 1, 4), (4, 4, 4, 1), I8,
                  decompress_enable=1)])
+
+
+@pytest.mark.parametrize("cls", ["DMA_matrix", "sDMA_matrix"])
+def test_a_matrix_touches_only_its_elements_in_local_memory(cls):
+    """W = 37 columns at 16 per channel leave 11 bytes a row of the third channel outside the
+    matrix: the copy into local memory neither reads them (it used to read its whole
+    destination, so the local-memory checks said it read bytes never written) nor writes them,
+    and the copy back reads only the matrix (no warning in a run that wrote nothing else)."""
+    rng = np.random.default_rng(16)
+    H, W, per = 5, 37, 16
+    x = rand(rng, (H, W), I8)
+    sim = bmk.Simulator("bm1684x")
+    gput(sim, GLOBAL_BASE, x.reshape(1, 1, H, W), I8, (0, 0, 40, 1))
+    st = aligned(0, (H, 3, 1, per), I8)
+    if cls == "DMA_matrix":
+        load = dict(dst_nstride=st[0], dst_cstride=st[1], dst_wsize=per, src_hstride=40, src_hsize=H, src_wsize=W)
+        store = dict(src_nstride=st[0], src_cstride=st[1], src_wsize=per, dst_hstride=40, dst_hsize=H, dst_wsize=W)
+    else:
+        load = store = dict(dst_nstride_src_nstride=st[0], dst_cstride_src_cstride=st[1], dst_wsize_src_wsize=per,
+                            src_hstride_dst_hstride=40, src_hsize_dst_hsize=H, src_wsize_dst_wsize=W)
+    sim.lmem_write(2 * LANE + 0x400, bytes([0x5A]) * 0x200)        # the third channel's lane, around the matrix
+    sim, report = run([matrix(cls, "dma.matrix", GLOBAL_BASE, LOCAL_BASE + 0x400, I8, **load),
+                       matrix(cls, "dma.matrix", LOCAL_BASE + 0x400, GLOBAL_BASE + 0x1000, I8, **store)], sim)
+    assert report.warnings == ()
+    third = get(sim, 2 * LANE + 0x400, (H, 1, 1, per), I8, st)[:, 0, 0]
+    np.testing.assert_array_equal(third[:, :W - 2 * per], x[:, 2 * per:])
+    assert (third[:, W - 2 * per:] == 0x5A).all()
+    np.testing.assert_array_equal(gget(sim, GLOBAL_BASE + 0x1000, (1, 1, H, W), I8, (0, 0, 40, 1))[0, 0], x)
