@@ -74,9 +74,9 @@ def survey(path):
     logged = []
     original = lmemcheck.LmemCheck.instruction
 
-    def instruction(self, i, entries):
+    def instruction(self, i, entries, copies=False):
         logged[-1].append((i, classify(entries)))
-        return original(self, i, entries)
+        return original(self, i, entries, copies)
 
     def start(self, n, _start=lmemcheck.LmemCheck.start):
         logged.append([])

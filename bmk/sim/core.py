@@ -713,7 +713,7 @@ class Simulator:
             if races:
                 log = AccessLog()
             else:
-                log.entries, log.elements = [], 0
+                log.entries, log.elements, log.copies = [], 0, False
             trail.log = log
             self.memo = memo
             try:
@@ -736,7 +736,7 @@ class Simulator:
                     accesses[i] = tuple(log.entries)
                 trail.log = self.memo = None
             if lc is not None:
-                lc.instruction(i, log.entries)
+                lc.instruction(i, log.entries, log.copies)
             if plan.cycles is None:
                 plan.cycles = cycles(names[prog.eng_of[i]], plan.kind, plan.fields, self)
             done += 1

@@ -26,7 +26,11 @@ Rules, per instruction i (its reads are checked against memory as it was before 
 writes recorded):
 1. uninitialized: i reads a byte whose owner is 0. Any byte, not only a whole operand: the
    footprints are exact, so an aligned layout's channel padding or a compact layout's gaps are
-   never counted as read; the vendor models' runs read none.
+   never counted as read. Not a read: a tensor copied onto itself in its own type over bytes
+   nothing wrote (memory.AccessLog.copies; each BM1688 group begins with one), which leaves
+   them never written. The bm1684 and bm1684x vendor models' runs read none; BM1688 matmuls
+   read the whole last channel of a right matrix the compiler padded to whole channels (the
+   hardware computes those result columns; nothing stores them): true reports.
 2. overwritten (the dead write): instruction B changes bytes holding values an earlier
    instruction A of this run wrote and nobody read yet (A's write there is dead), and B also
    writes bytes A did not own: B is another tensor straddling A's (a wrapped channel slot, a
@@ -201,8 +205,9 @@ class LmemCheck:
         self.base += n
         return tuple(self.warnings)
 
-    def instruction(self, i, entries):
-        """Instruction i ran and logged `entries`: check its reads, then record its writes."""
+    def instruction(self, i, entries, copies=False):
+        """Instruction i ran and logged `entries`: check its reads, then record its writes.
+        copies: i writes the values it read unchanged (memory.AccessLog.copies)."""
         name = self.lmem.name
         mine = [e for e in entries if e[0] == name]
         if not mine:
@@ -210,18 +215,41 @@ class LmemCheck:
         if self._full():
             self._record_only(i, mine)
             return
+        idle = self._copied_onto_itself(mine) if copies else ()
         for e in mine:
-            if not e[4]:
+            if not e[4] and id(e) not in idle:
                 self._read(i, e)
         victims, others = set(), set()
         for e in mine:
-            if e[4]:
+            if e[4] and id(e) not in idle:
                 self._write(i, e, victims, others)
         me = self.base + i
         others.discard(me)
         for a in victims:
             if others - {a}:            # i also wrote bytes a did not own: another tensor straddling a's
                 self.clobbers.add((me, a))
+
+    def _copied_onto_itself(self, entries):
+        """ids of a read and a write entry of a copy (its values unchanged) with one footprint over
+        bytes nothing wrote: a tensor copied onto itself, which reads nothing that matters and
+        writes nothing new, so the bytes stay never written. BM1688 groups begin with one (a
+        one-element copy of the last bytes of lane 31 onto themselves, after the register writes
+        that set up the next command). A copy of bytes something wrote is checked as usual, and
+        so is every kind its semantics do not declare a copy (an in-place max(x, 0) leaves the
+        zeros of a fresh local memory unchanged, but not the bytes a chip really holds)."""
+        idle = set()
+        m = self.map
+        for r in entries:
+            for w in entries:
+                if (r[4] or not w[4] or r[1:4] != w[1:4] or r[5] != w[5]
+                        or getattr(r[5], "start_lane", None) != getattr(w[5], "start_lane", None)
+                        or getattr(r[5], "channels", None) != getattr(w[5], "channels", None)):
+                    continue
+                pieces = self._pieces(w)
+                if pieces and all(p.exact and _max(m.owner[p.rows, p.a:p.b] if p.own is None else p.own) == 0
+                                  for p in pieces):
+                    idle.update((id(r), id(w)))
+        return idle
 
     def _record_only(self, i, entries):
         """Instruction i's writes, once the warning list is full: this run can report nothing more,

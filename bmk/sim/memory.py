@@ -109,11 +109,12 @@ class AccessLog:
     (base + sum(i_k * strides_k), i_k < dims_k) for the race detector.
     """
 
-    __slots__ = ("entries", "elements")
+    __slots__ = ("entries", "elements", "copies")
 
     def __init__(self):
         self.entries = []
         self.elements = 0       # elements of the instruction's views so far (MAX_INSTRUCTION_ELEMENTS)
+        self.copies = False     # the instruction writes the values it read, unchanged (a copy in one type)
 
     def add(self, space, mask, lo, hi, write, layout=None):
         self.entries.append((space, mask, lo, hi, write, layout))

@@ -265,3 +265,23 @@ def test_a_tensor_loaded_over_two_unread_ones_and_read_whole_has_no_warning():
     sim, report = _run(ctx)
     assert [(w.kind, w.index, w.writer, w.clobber, w.lanes) for w in report.warnings] == \
         [(OVERWRITTEN, 4, 0, 2, tuple(range(8)))]
+
+
+def test_bytes_copied_onto_themselves_stay_never_written():
+    """BM1688 groups begin with a one-element copy of the last bytes of lane 31 onto themselves
+    (arith.copy, res0 = opd0), bytes nothing wrote: no value comes of it, so no warning there;
+    they stay never written (a later read of them is reported). A kind its semantics do not
+    declare a copy is checked as before, even where its result left the bytes unchanged (x & x
+    here, of the zeros of a fresh local memory)."""
+    from tests.chips.bm1684x.sim.helpers import rec, run
+    one = dict(res0_n=1, res0_c=8, res0_h=1, res0_w=16, res0_addr=0x1000, opd0_addr=0x1000, tsk_opd_num=1)
+    store = bm1684x.Context()
+    store.gdma_cpy_L2S(G + 0x4000, 0x1000, SMALL, None, None, I8)
+    copy = rec("tiu", "sAR", "arith.copy", **one)
+    _, report = run([copy] + list(bmk.decode("bm1684x", store.acquire_cmdbuf())))
+    assert [(w.kind, w.index, w.lanes, w.lo, w.hi) for w in report.warnings] == \
+        [(UNINITIALIZED, 1, tuple(range(8)), 0x1000, 0x1010)]
+    ctx = bm1684x.Context()
+    ctx.bdc_and(0x1000, 0x1000, 0x1000, SMALL, None, None, None, I8)
+    sim, report = _run(ctx)
+    assert [(w.kind, w.index, w.lo) for w in report.warnings] == [(UNINITIALIZED, 0, 0x1000)]

@@ -235,10 +235,14 @@ def not_(m, f):
 
 
 def copy(m, f):
-    """res = opd0 (a tensor or a constant fill), wrapped to the destination."""
+    """res = opd0 (a tensor or a constant fill), wrapped to the destination. A tensor copied in
+    its own type keeps every value, which the access log says (the local-memory checks count no
+    read or write of a tensor copied onto itself: lmemcheck.LmemCheck._copied_onto_itself)."""
     shape, a_dt, a, _, _ = _inputs(m, f, "copy", 1)
     res = _res(m, f, shape, f.get("opd0_sign", 0))
     write(m, res, a, False, f, mode_of(f))
+    if m.log is not None and not f.get("opd0_const", 0) and dt(m, f, "res0", f.get("opd0_sign", 0)) == a_dt:
+        m.log.copies = True
 
 
 def copy_mb(m, f):
