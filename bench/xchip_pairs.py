@@ -69,6 +69,20 @@ fetched, not shared; the worst output per pair against the lower of its builds' 
   (bm1880 common.npu_local), 0.980-0.995 after (each at its builds' floors); the hand_mv3 BM1688
   build agrees with the CV184X one at 1.0000.
 
+The zoo's older BM1688, CV186X and BM1684X builds (2026-11-29, --photo, seed 0; the 76 files
+under 4 MiB of sophgo/tdl_models' history, 9d03e1c..de0e6d7, fetched, not shared; each beside the
+CV181X and CV184X builds of the same name): every build runs, with races and checks, no race.
+- 1.0000 every pair among BM1684X, BM1688, CV186X and CV184X but three: the cls_sound, cls_attribute,
+  hand_keypoint, keypoint_license_plate, topformer_seg_motion and yolov8n (hand_mv3, monitor_person,
+  person_vehicle_mv2_035, pet_person_035) networks, and the old-named BM1684X / BM1688 / CV186X
+  builds (baby_cry, face_attribute_cls, hardhat_detection, person_monitor, pet_detection, scrfd_500m,
+  yolov8n_035x ...); the CV181X build against them 0.9918-1.0000 (within 0.0012 of its floors), cls_sound_
+  xiaoaixiaoai's 0.41 and topformer_seg_motion's 0.962 (CV181X floor 0.919) as above.
+- The three: yolov8n_det_ir_person, _overlook_person and _fire_smoke, whose BM1688 / CV186X builds
+  (eb18933) have an input scale of 1 where the others have 255: against CV181X and CV184X 0.71, 0.78
+  and 0.90 (the BM1688 and CV186X builds agree at 1.0000; their one-step floors 0.85, 0.81, 0.74).
+- scrfd_det_face's BM1688 build against CV184X 0.998, against CV181X 0.975 (score_32, 8 and 5 levels).
+
 Measured (2026-11-29, seed 0; pair: the worst output's cosine; floor: the worst output's):
 - 1.0000 every pair and floor: cls_attribute_face (bm1684x, bm1688), cls_sound_babay_cry (five
   chips), hand_keypoint_cls (bm1684x, bm1688), cls_keypoint_hand_gesture (bm1688, cv181x, cv184x).
