@@ -120,6 +120,17 @@ def put_local_matrix(sim, addr, mat, per, dt):
     return aligned(addr // LANE, (rows, chans, 1, per), dt)
 
 
+def matrix_sides(cls, st, per, H, W):
+    """The size and stride fields of a matrix copy local -> global and global -> local (local
+    strides st, per columns a channel; global (H, W), row stride 40)."""
+    if cls == "DMA_matrix":
+        return (dict(src_nstride=st[0], src_cstride=st[1], src_wsize=per, dst_hstride=40, dst_hsize=H, dst_wsize=W),
+                dict(dst_nstride=st[0], dst_cstride=st[1], dst_wsize=per, src_hstride=40, src_hsize=H, src_wsize=W))
+    both = dict(dst_nstride_src_nstride=st[0], dst_cstride_src_cstride=st[1], dst_wsize_src_wsize=per,
+                src_hstride_dst_hstride=40, src_hsize_dst_hsize=H, src_wsize_dst_wsize=W)
+    return both, both
+
+
 @pytest.mark.parametrize("transpose", [False, True])
 @pytest.mark.parametrize("cls", ["DMA_matrix", "sDMA_matrix"])
 def test_matrix_both_ways(cls, transpose):
@@ -132,12 +143,7 @@ def test_matrix_both_ways(cls, transpose):
     rows, cols = local.shape
     sim = bmk.Simulator("bm1684x")
     st = put_local_matrix(sim, 0x200, local, per, I8)
-    if cls == "DMA_matrix":
-        out = dict(src_nstride=st[0], src_cstride=st[1], src_wsize=per, dst_hstride=40, dst_hsize=H, dst_wsize=W)
-        back = dict(dst_nstride=st[0], dst_cstride=st[1], dst_wsize=per, src_hstride=40, src_hsize=H, src_wsize=W)
-    else:
-        out = back = dict(dst_nstride_src_nstride=st[0], dst_cstride_src_cstride=st[1], dst_wsize_src_wsize=per,
-                          src_hstride_dst_hstride=40, src_hsize_dst_hsize=H, src_wsize_dst_wsize=W)
+    out, back = matrix_sides(cls, st, per, H, W)
     sim, _ = run([matrix(cls, kind, LOCAL_BASE + 0x200, GLOBAL_BASE, I8, **out)], sim)
     want = local.T if transpose else local
     np.testing.assert_array_equal(gget(sim, GLOBAL_BASE, (1, 1, H, W), I8, (0, 0, 40, 1))[0, 0], want)
@@ -279,12 +285,7 @@ def test_a_matrix_touches_only_its_elements_in_local_memory(cls):
     sim = bmk.Simulator("bm1684x")
     gput(sim, GLOBAL_BASE, x.reshape(1, 1, H, W), I8, (0, 0, 40, 1))
     st = aligned(0, (H, 3, 1, per), I8)
-    if cls == "DMA_matrix":
-        load = dict(dst_nstride=st[0], dst_cstride=st[1], dst_wsize=per, src_hstride=40, src_hsize=H, src_wsize=W)
-        store = dict(src_nstride=st[0], src_cstride=st[1], src_wsize=per, dst_hstride=40, dst_hsize=H, dst_wsize=W)
-    else:
-        load = store = dict(dst_nstride_src_nstride=st[0], dst_cstride_src_cstride=st[1], dst_wsize_src_wsize=per,
-                            src_hstride_dst_hstride=40, src_hsize_dst_hsize=H, src_wsize_dst_wsize=W)
+    store, load = matrix_sides(cls, st, per, H, W)
     sim.lmem_write(2 * LANE + 0x400, bytes([0x5A]) * 0x200)        # the third channel's lane, around the matrix
     sim, report = run([matrix(cls, "dma.matrix", GLOBAL_BASE, LOCAL_BASE + 0x400, I8, **load),
                        matrix(cls, "dma.matrix", LOCAL_BASE + 0x400, GLOBAL_BASE + 0x1000, I8, **store)], sim)
