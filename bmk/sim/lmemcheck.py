@@ -212,16 +212,18 @@ class LmemCheck:
         mine = [e for e in entries if e[0] == name]
         if not mine:
             return
+        if copies:
+            idle = self._copied_onto_itself(mine)
+            mine = [e for e in mine if id(e) not in idle]
         if self._full():
             self._record_only(i, mine)
             return
-        idle = self._copied_onto_itself(mine) if copies else ()
         for e in mine:
-            if not e[4] and id(e) not in idle:
+            if not e[4]:
                 self._read(i, e)
         victims, others = set(), set()
         for e in mine:
-            if e[4] and id(e) not in idle:
+            if e[4]:
                 self._write(i, e, victims, others)
         me = self.base + i
         others.discard(me)
