@@ -13,8 +13,9 @@ Workloads, each built once per process:
   (4M-element add), conv (one whole-layer conv);
 - bench/races.py's racy bm1684 streams of 40 and 80 shuffled yolov5s commands;
 - bench/sim_bm1684x.py's demo kernel (1024 rows) and the yolov5s int8 streams;
-- every bm1684 and bm1684x model under /work/shared/models (and tdl/bm1684x) that runs, on
-  seeded random inputs (a model that cannot run is listed with its error).
+- every model under /work/shared/models (two folders deep: bm1684, bm1684x, bm1688, bm1690,
+  cv181x, cv184x, extra, tdl/*) that runs, on seeded random inputs (a model that cannot run is
+  listed with its error).
 
 Timing: process CPU time (the machine is shared), one BLAS thread. Each round runs every
 workload off then on, each on a Simulator reset to a fresh chip (what a Simulator keeps across
@@ -100,7 +101,7 @@ GOAL = 1.3
 
 
 def model_paths():
-    pats = ("bm1684/*.bmodel", "bm1684x/*.bmodel", "bm1684x/*/*.bmodel", "tdl/bm1684x/*.bmodel")
+    pats = ("*/*.bmodel", "*/*.cvimodel", "*/*/*.bmodel", "*/*/*.cvimodel")
     return sorted(p for pat in pats for p in glob.glob(os.path.join(MODELS, pat)))
 
 

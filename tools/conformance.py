@@ -9,8 +9,9 @@ model:
   runs      `m.run` to the end on deterministic inputs (zeros);
   agrees    the outputs against the model's reference, whichever applies (`REFERENCES`):
             onnxruntime's outputs (retinaface), the vendor's own reference data (Yuv2rgb, also
-            its earlier compile), the fp32 twin (face_detection int8 b4 against fp32 b1 on the
-            same pixels); "n/a" otherwise.
+            its earlier compile; the BM1690 MatMul's model_runner output), the vendor's cmodel
+            on a photo (tests/models/vendor_cmodel.json), the fp32 twin (face_detection int8 b4
+            against fp32 b1 on the same pixels); "n/a" otherwise.
 
     python tools/conformance.py [--shared /work/shared/models] [--check]
 
@@ -177,9 +178,28 @@ def _twin(m, twin_path):
             f"{len(cos)} outputs)")
 
 
+def _model_runner(m, want):
+    """The vendor's 8-core MatMul against its model_runner input and output."""
+    with np.load(want) as ref:
+        out = m.run({m.nets[0].stages[0].inputs[0].name: ref["input"]})
+        same = np.array_equal(next(iter(out.values())), ref["output"])
+    return "yes (the vendor's model_runner output, byte for byte)" if same else "no (differs from model_runner's output)"
+
+
+def _cmodel(m, name):
+    """A tests/models file against the vendor cmodel's outputs on the crowd photo (tests/models/vendor_cmodel.py)."""
+    from tests.models import vendor_cmodel as V
+    recorded, _ = V.recorded()
+    if V.digests(m.run(V.inputs(m))) == recorded[name]:
+        return "yes (the vendor's cmodel on a photo, byte for byte)"
+    return "no (differs from the vendor's cmodel on a photo)"
+
+
 def reference(path):
     """(what, function(m) -> text) of a model's reference, or None."""
     path = Path(path)
+    if path.name == "MM_0_f16_bm1690.bmodel" and (path.parent / "MM_0_f16_bm1690_reference.npz").is_file():
+        return lambda m: _model_runner(m, path.parent / "MM_0_f16_bm1690_reference.npz")
     if path.parent.name == "Yuv2rgb_0_int8" and (path.parent / "output_ref_data.dat").is_file():
         return lambda m: _vendor_data(m, path.parent)
     if path.name.startswith("Yuv2rgb_0_int8_2024-07"):
@@ -191,6 +211,13 @@ def reference(path):
         return lambda m: _onnx(m, path.parent)
     if path.name == "face_detection_int8_b4.bmodel" and (path.parent / "face_detection_fp32_b1.bmodel").is_file():
         return lambda m: _twin(m, path.parent / "face_detection_fp32_b1.bmodel")
+    try:
+        name = str(path.resolve().relative_to(TESTS.resolve()))
+    except ValueError:
+        name = None
+    from tests.models import vendor_cmodel as V
+    if name is not None and V.DIGESTS.is_file() and name in V.recorded()[0]:
+        return lambda m: _cmodel(m, name)
     return None
 
 

@@ -1308,7 +1308,11 @@ def _memory_newer(chip, p):
         head = f"[memory.{name}]"
         lines += ([""] if k else []) + [f"{head.ljust(30)}# {note}" if note else head]
         for key, value in keys.items():
-            if value.startswith("0x"):
+            if key == "_why":                       # comment lines on the keys after them
+                continue
+            if isinstance(value, bool):
+                lines += [f"# {line}" for line in keys.get("_why", ())] + [f"{key} = {str(value).lower()}"]
+            elif value.startswith("0x"):
                 lines.append(f"{key} = {value}")
             else:
                 lines.append(f"{key} = {p[value] if key == 'lane_bytes' else hexs(p[value])}")

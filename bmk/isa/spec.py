@@ -418,6 +418,7 @@ class MemorySpace:
     lane_bytes: "int | None" = None     # local memory: bytes per NPU lane
     address_mask: "int | None" = None   # bm1880: TDMA writes (addr & mask) + base
     mirror: "int | None" = None         # a second base the same bytes answer at (CV184X: tag 31 is local)
+    shared: bool = False                # one per chip, seen by every core (as global memory always is)
 
     def contains(self, address):
         return self.base <= address < self.base + self.size or (
@@ -927,7 +928,7 @@ _CHIP_REQUIRED = ("name", "version", "params", "memory", "cmd_hdr", "engines")
 _ENGINE_KEYS = ("id", "format", "aliases", "own_id", "wait_for", "enable", "inherit_wait", "stream", "ids",
                 "wait_mask", "missing_wait", "messages", "opaque", "barrier", "display", "inert")
 _DISPLAY_KEYS = ("addresses", "address_fields", "joined", "constants", "rounding", "shown", "direction")
-_SPACE_KEYS = ("base", "size", "lane_bytes", "address_mask", "mirror")
+_SPACE_KEYS = ("base", "size", "lane_bytes", "address_mask", "mirror", "shared")
 _STREAM_KEYS = ("slot", "end", "pad_to", "zero_tail", "end_enable")
 _HEADER_KEYS = ("name", "bytes", "magic", "fields", "legacy_magics", "detect")
 _HEADER_REQUIRED = ("name", "bytes", "magic", "fields")
@@ -1067,10 +1068,13 @@ def _memory(where, table):
     for name, row in table.items():
         at = f"{where} [memory.{name}]"
         _check_keys(at, row, _SPACE_KEYS, ("base", "size"))
+        if not isinstance(row.get("shared", False), bool):
+            raise SpecError(f"{at}: shared must be true or false, not {row['shared']!r}")
         spaces.append(MemorySpace(name, _check_int(at, "base", row["base"]), _check_int(at, "size", row["size"], 1),
                                   row.get("lane_bytes") and _check_int(at, "lane_bytes", row["lane_bytes"], 1),
                                   row.get("address_mask") and _check_int(at, "address_mask", row["address_mask"], 1),
-                                  _check_int(at, "mirror", row["mirror"]) if "mirror" in row else None))
+                                  _check_int(at, "mirror", row["mirror"]) if "mirror" in row else None,
+                                  row.get("shared", False)))
     spaces.sort(key=lambda m: m.base)
     for a, b in zip(spaces, spaces[1:]):
         if a.base + a.size > b.base:

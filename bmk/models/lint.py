@@ -107,8 +107,11 @@ def _regions(model, out):
         for b, what_b, label_b, eng_b in ranges[i + 1:]:
             if b.offset >= a.offset + a.size:
                 break
-            shared = (a.offset, a.size) == (b.offset, b.size) and not (label_a or label_b)
-            if _overlap(a, b) and not shared:      # stages may share one coefficient blob; streams never
+            # stages may share one coefficient blob, and cores one engine's stream: the vendor's 8-core
+            # BM1690 MatMul (tests/models/bm1690/MM_0_f16_bm1690.bmodel) keeps each core's identical TIU
+            # commands once; streams of two engines, or a partial overlap, never
+            shared = (a.offset, a.size) == (b.offset, b.size) and (not (label_a or label_b) or eng_a == eng_b)
+            if _overlap(a, b) and not shared:
                 label, eng = (label_b, eng_b) if label_b else (label_a, eng_a)
                 out.append(LintFinding("region", label, eng, None,
                                        f"{what_b} [{b.offset}, +{b.size}) overlaps {what_a} [{a.offset}, +{a.size}) "

@@ -233,8 +233,9 @@ def _compile_cores(model, sim, spec, sem, cores):
 
 def _core_sims(sim, spec, sem, cores, kept):
     """A Simulator per core (core 0's is `sim`), each with its own local and static memories,
-    all sharing `sim`'s global memory; kept in `kept` across the steps of one run (a new run
-    makes new ones: resetting one would clear the global memory it shares)."""
+    all sharing `sim`'s global memory and the spaces the chip marks shared (BM1690's L2 SRAM);
+    kept in `kept` across the steps of one run (a new run makes new ones: resetting one would
+    clear the memories it shares)."""
     from bmk.sim import Simulator
     out = {}
     for c in cores:
@@ -242,18 +243,26 @@ def _core_sims(sim, spec, sem, cores, kept):
         if other is None:
             other = kept[c] = Simulator(spec, semantics=sem)
         if other.gmem is not sim.gmem:
-            name = spec.space("global").name
-            other.memories[name] = other.gmem = sim.gmem
+            other.gmem = sim.gmem
+            for name in _shared_spaces(spec):
+                other.memories[name] = sim.memories[name]
         out[c] = other
     return out
 
 
-def _no_cross_core_race(model, label, s, parts):
+def _shared_spaces(spec):
+    """The names of the spaces every core sees: global memory and those the chip marks shared."""
+    return [sp.name for sp in spec.memory if sp.name == "global" or sp.shared]
+
+
+def _no_cross_core_race(model, spec, label, s, parts):
     """ModelError when two cores of a round touch common global bytes, one writing: their order
     is free between barriers, and bmk runs them in one order only (bmk/sim/cores.py)."""
     from bmk.sim.cores import cross_core_races
     from bmk.sim.memory import GMEM
-    found = cross_core_races(s, parts, GMEM)
+    found = []
+    for name in _shared_spaces(spec):
+        found += cross_core_races(s, parts, GMEM if name == "global" else name, name)
     if found:
         raise ModelError(f"run: {label}: {len(found)}{'+' * (len(found) >= 10)} race{'s' * (len(found) != 1)} "
                          f"across cores; the first: {found[0]}", model.path)
@@ -318,7 +327,7 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
                     if races:
                         parts.append((core, prog.kinds, sims[core].last_accesses))
                 if races:
-                    _no_cross_core_race(model, g[0].label, s, parts)
+                    _no_cross_core_race(model, spec, g[0].label, s, parts)
             continue
         try:
             reports.append((g.label, sim.run(program, races=races, progress=progress, checks=checks,

@@ -10,12 +10,13 @@ then waits for X with a count equal to the number of engines taking part (BM1688
 and GDMA of each, count 4). So a program is a sequence of rounds: round s of an engine's stream
 is what follows its s-th wait up to and including its (s+1)-th; no command of round s + 1 starts
 before every command of round s, on every core, has ended. bmk runs round after round, and in a
-round each core's commands on that core's Simulator (its own local and static memories, the
-global memory shared), core after core: between two barriers nothing orders one core against
-another, so any order is a legal one (a program whose result depends on it races).
+round each core's commands on that core's Simulator (its own local and static memories; the
+global memory and the spaces the chip marks shared, BM1690's L2 SRAM, shared), core after core:
+between two barriers nothing orders one core against another, so any order is a legal one (a
+program whose result depends on it races).
 
 Races: inside a core's round the simulator finds them as in any run; across cores,
-`cross_core_races` compares the global bytes each core's commands of a round touched (their
+`cross_core_races` compares the shared bytes each core's commands of a round touched (their
 exact strided bytes, bmk/sim/races.py common_bytes), and a model run with race detection
 refuses a round where two cores touch common bytes, one writing (bmk/models/run.py).
 
@@ -114,24 +115,27 @@ def rounds(chip, records_by_core):
 
 
 class CrossCoreRace(typing.NamedTuple):
-    """Two cores' commands of one round touching common global bytes [lo, hi), one writing:
-    nothing orders them, so the result depends on which runs first."""
+    """Two cores' commands of one round touching common bytes [lo, hi) of a memory both see
+    (global, or a space the chip marks shared), one writing: nothing orders them, so the result
+    depends on which runs first."""
     round: int
     first: tuple            # (core, instruction index in its round's program, kind)
     second: tuple
     lo: int
     hi: int
+    space: str = "global"
 
     def __str__(self):
         (ca, ia, ka), (cb, ib, kb) = self.first, self.second
         return (f"round {self.round}: core {ca} instruction {ia} ({ka}) and core {cb} instruction {ib} ({kb}) "
-                f"both touch global bytes [0x{self.lo:x}, 0x{self.hi:x}), one writing, with no barrier between them")
+                f"both touch {self.space} bytes [0x{self.lo:x}, 0x{self.hi:x}), one writing, with no barrier "
+                f"between them")
 
 
-def cross_core_races(round_index, parts, space, limit=10):
+def cross_core_races(round_index, parts, space, name="global", limit=10):
     """CrossCoreRaces of one round: parts [(core, kinds, accesses)] (accesses: Simulator.last_accesses
-    of that core's run, entries (space, mask, lo, hi, write, layout)); space: the global memory's
-    name in the logs."""
+    of that core's run, entries (space, mask, lo, hi, write, layout)); space: the shared memory's
+    name in the logs (memory.GMEM for global memory), name: the space's name in the chip's map."""
     found = []
     spans = []
     for core, kinds, accesses in parts:
@@ -152,7 +156,7 @@ def cross_core_races(round_index, parts, space, limit=10):
                         continue
                     where = common_bytes(layout, layout2, max(lo, lo2), min(hi, hi2))    # strided: exact
                     if where is not None:
-                        found.append(CrossCoreRace(round_index, (ca, i, ka[i]), (cb, j, kb[j]), *where))
+                        found.append(CrossCoreRace(round_index, (ca, i, ka[i]), (cb, j, kb[j]), *where, name))
                         if len(found) >= limit:
                             return found
                         break

@@ -25,6 +25,9 @@ BABY_CRY_184X = HERE / "cv184x" / "cls_sound_babay_cry_188_40_INT8_cv184x.bmodel
 TWINS = ((FACE_ATTR_1684X, FACE_ATTR_1688), (BABY_CRY_1684X, BABY_CRY_1688), (BABY_CRY_1684X, BABY_CRY_184X))
 YOLO_1690 = HERE / "bm1690" / "yolov5s_bm1690_f16_core8.bmodel"
 RESNET_1690_F8 = HERE / "bm1690" / "resnet50_v2_sg2260_f8e5m2.bmodel"
+# the vendor's 8-core f16 MatMul with its model_runner input and output (kernel module zeroed)
+MM_1690 = HERE / "bm1690" / "MM_0_f16_bm1690.bmodel"
+MM_1690_REFERENCE = HERE / "bm1690" / "MM_0_f16_bm1690_reference.npz"
 HAND_184X = HERE / "cv184x" / "cls_keypoint_hand_gesture_1_42_INT8_cv184x.bmodel"
 HAND_181X = HERE / "cv181x" / "cls_keypoint_hand_gesture_1_42_INT8_cv181x.cvimodel"
 TOPFORMER_181X = HERE / "cv181x" / "topformer_seg_motion_512_960_INT8_cv181x.cvimodel"

@@ -52,8 +52,10 @@ def test_the_columns_say_what_was_found():
     yolo = TOOL.row(F.YOLO_1690)
     assert yolo[2].startswith("yes (") and yolo[3] == "clean" and re.fullmatch(r"yes \(\d+\.\d s\)", yolo[4])
     assert yolo[5] == "n/a"
-    hand = TOOL.row(F.HAND_181X)            # a cvimodel: checks clean and runs (issue 30)
-    assert hand[3] == "clean" and hand[4].startswith("yes") and hand[5] == "n/a"
+    hand = TOOL.row(F.HAND_181X)            # a cvimodel: checks clean, runs, gives the vendor's cmodel bytes
+    assert hand[3] == "clean" and hand[4].startswith("yes") and hand[5].startswith("yes (the vendor's cmodel")
+    mm = TOOL.row(F.MM_1690)
+    assert mm[3] == "clean" and mm[5] == "yes (the vendor's model_runner output, byte for byte)"
 
 
 def test_the_check_column_is_bmk_check(monkeypatch):

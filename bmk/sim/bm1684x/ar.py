@@ -258,11 +258,20 @@ def copy_mb(m, f):
 def cast(m, f):
     """Data conversion: res (res0_prec, opd2_sign) = opd0 rounded by opd2_n_str's mode (float
     results, and floats into integers) and saturated. tsk_opd_num 1 (one operand, as every
-    vendor cast carries: another count's meaning is not public)."""
+    vendor cast carries: another count's meaning is not public).
+
+    A float cast into its own precision rounds to an integral value by the mode: TPU-Kernel's
+    tpu_bdc_fp_round / fp_floor / fp_ceil (tpu_kernel.h: one dtype for source and result) are
+    this command. The vendor's CV184X cmodel on the softmax of the CV184X topformer_seg_person_
+    face_vehicle build: its bf16 -> bf16 cast with mode 3 (down) gives floor(x * log2(e)), the
+    power of two of its exponential (-0.97 -> -1.0)."""
     _opd_num(f, "arith.cast", (1,))
     shape, a_dt, a, _, _ = _inputs(m, f, "cast", 1)
     res = _res(m, f, shape, f.get("opd2_sign", 0))
-    write(m, res, a, True, f, mode_of(f))
+    mode = mode_of(f)
+    if a_dt.is_float and res.dtype == a_dt:
+        a = numerics.round_float(a, mode)
+    write(m, res, a, True, f, mode)
 
 
 def _shift(logical):

@@ -10,11 +10,14 @@ tpu-mlir python/debugger/target_1684x/cmodel.py (the static memory tables the ta
 coefficients come from, e.g. EXP_COEFF = 1/k! from k = 0).
 
   taylor, taylor_4x  res0 = sum_{k < opd1_n} c_k * x^k, c_k the k-th coefficient of the NPU's
-             table (opd1, of opd0's type), by Horner steps in fp32, each product and sum
-             rounded (bmk's assumption, as its bm1684 md_sfu); taylor_4x is taken as the same
-             function (its name's "4x" read as a throughput variant: an assumption); the fp32 sum
-             is rounded into res0's type by the mode in opd2_n_str, as AR's results (bmk's
-             reading: CV184X's bf16 exponentials set 2, towards zero; every other stream 0)
+             table (opd1, of opd0's type), by Horner steps in opd0's type: each product and
+             each sum rounded to it, to nearest even (the vendor's CV184X cmodel, bit for bit,
+             on the 1,920 bf16 exponentials of the first softmax of the CV184X
+             topformer_seg_person_face_vehicle build; fp32 steps, as bmk had them, or a final
+             rounding towards zero missed 35% of them by one step); taylor_4x is taken as the
+             same function (its name's "4x" read as a throughput variant: an assumption); the
+             last sum is stored into res0's type by the mode in opd2_n_str, as AR's results
+             (CV184X's bf16 exponentials set 2, into their own type: exact)
   normalize  res0 = the exponent part of x (tpu_bdc_fp_exponent_part): the biased exponent
              field minus the bias (fp32/bf16 127, fp16 15), as an integer of res0_prec; zeros
              and subnormals give the field's value minus the bias (bmk's assumption)
@@ -28,7 +31,8 @@ import numpy as np
 
 from bmk.errors import SimulationError
 from bmk.sim.bm1684x import fields as F
-from bmk.sim.bm1684x.operands import Tensor, check_shape, dt, mode_of, read, read_raw, shape_of, tensor, write
+from bmk.sim.bm1684x.operands import (Tensor, check_shape, dt, mode_of, read, read_raw, shape_of, store_values, tensor,
+                                      to_values, write)
 
 _BIAS = {"fp32": (23, 0xFF, 127), "bf16": (7, 0xFF, 127), "fp16": (10, 0x1F, 15)}
 
@@ -50,16 +54,20 @@ def _taylor(kind):
             raise SimulationError(f"opd1_n (the number of coefficients) must be >= 1, not {n}")
         lanes = min(shape[1], m.npu_num)
         table = read(m, Tensor("opd1", f.get("opd1_addr", 0), (1, lanes, 1, n), (0, 0, n, 1), x_dt))
-        x = read(m, xt).astype(np.float32)
-        coeff = np.resize(table.reshape(lanes, n).astype(np.float32), (shape[1], n))      # channel c: NPU c's table
+        x = read(m, xt)
+        coeff = np.resize(table.reshape(lanes, n), (shape[1], n))      # channel c: NPU c's table
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            acc = np.broadcast_to(coeff[None, :, None, None, n - 1], x.shape).astype(np.float32)
+            acc = np.broadcast_to(coeff[None, :, None, None, n - 1], x.shape)
             for k in range(n - 2, -1, -1):
-                acc = (acc * x).astype(np.float32) + coeff[None, :, None, None, k]
-        write(m, tensor(m, f, "res0", shape, dt(m, f, "res0", 1), "aligned"), acc.astype(np.float64), True, f,
-              mode_of(f))
+                acc = _rounded(_rounded(acc * x, x_dt) + coeff[None, :, None, None, k], x_dt)
+        write(m, tensor(m, f, "res0", shape, dt(m, f, "res0", 1), "aligned"), acc, True, f, mode_of(f))
     run.__name__ = kind.split(".")[1]
     return run
+
+
+def _rounded(values, dtype):
+    """float64 values rounded to a float type, to nearest even, as float64 values again."""
+    return to_values(store_values(values, dtype, True), dtype)
 
 
 def normalize(m, f):

@@ -11,6 +11,12 @@ refuses it by name elsewhere:
                                           the family's result sign opd0_sign | opd1_sign (bm1684x/ar.py)
   arith.cast              sym_range       any value with a float result
   mm.normal               opt_res0_sign   any value with a float result (the family wants 1)
+  mm2.nn / mm2.nt         opd2_prec       a float precision where the bias opd2 is the constant 0
+                                          (zero in every float type): the vendor's f16 MatMul
+                                          (sophgo/torch-tpu python/test/bmodel/MM_0_f16_sg2260)
+                                          sets fp16 there; the family reads a float bias as fp32
+                                          (bm1688/mm.py), so a non-zero or tensor bias of another
+                                          precision is refused by name
 """
 from bmk.sim import bm1688
 from bmk.sim.bm1684x import fields as F
@@ -44,7 +50,28 @@ _RULES = {"arith.adds": ("opt_res0_sign", 0, _operand_sign), "arith.max": ("opt_
           "arith.min": ("opt_res0_sign", 0, _operand_sign), "arith.cast": ("sym_range", 0, None),
           "mm.normal": ("opt_res0_sign", 1, None)}
 
-KINDS = {k: bm1688.KINDS[("tiu", k)] for k in _RULES}
-FIELDS = {k: bm1688.EXECUTES[("tiu", k)] | {field} for k, (field, _, _) in _RULES.items()}
-CHECKS = {k: _moot_for_floats(k, field, neutral, bm1688.CHECKS.get(("tiu", k)), agrees)
-          for k, (field, neutral, agrees) in _RULES.items()}
+
+
+def _zero_bias_precision(kind, base):
+    def check(chip, f):
+        value = f.get("opd2_prec", 0)
+        if value:
+            name = chip.member("tiu", "res0_prec", value) or ""
+            if not (name.startswith(("fp", "bf")) and _float_result(chip, f) and f.get("opd2_const", 0)
+                    and f.get("opd2_addr", 0) == 0):
+                raise F.refuse(kind, "opd2_prec", value, "must be 0 unless the bias is the constant 0 of a float "
+                                                         "product (bmk reads a float bias as fp32)")
+            f = {**f, "opd2_prec": 0}
+        base(chip, f)
+    check.__name__ = "check_" + kind.replace(".", "_")
+    return check
+
+
+_BIAS_KINDS = ("mm2.nn", "mm2.nt")
+
+KINDS = {k: bm1688.KINDS[("tiu", k)] for k in (*_RULES, *_BIAS_KINDS)}
+FIELDS = {**{k: bm1688.EXECUTES[("tiu", k)] | {field} for k, (field, _, _) in _RULES.items()},
+          **{k: bm1688.EXECUTES[("tiu", k)] | {"opd2_prec"} for k in _BIAS_KINDS}}
+CHECKS = {**{k: _moot_for_floats(k, field, neutral, bm1688.CHECKS.get(("tiu", k)), agrees)
+             for k, (field, neutral, agrees) in _RULES.items()},
+          **{k: _zero_bias_precision(k, bm1688.CHECKS[("tiu", k)]) for k in _BIAS_KINDS}}

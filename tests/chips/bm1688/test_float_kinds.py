@@ -2,6 +2,8 @@
 mm.py; bmk/sim/bm1684x/sfu.py), as the vendor's MIX (int8 + bf16) tdl_models builds for CV184X
 set them: the kernel / right matrix in the input's precision (opd1_prec = opd0_prec), a float
 mm2's fp32 bias and relu, an rsqrt's opd1_n. Each against a numpy reference."""
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -121,3 +123,69 @@ def test_an_rsqrt_takes_any_table_length():
     sim.run([rec(chip, "sSFU", "sfu.rsqrt", opd0_prec=b, res0_prec=b, res0_n=1, res0_c=1, res0_h=1, res0_w=4,
                  opd1_n=3, opd2_n_str=2, opd0_addr=0x100, res0_addr=0x200)])
     np.testing.assert_array_equal(from_bf16(sim.lmem_read(0x200, 8)), 1 / np.sqrt(x))
+
+
+VENDOR_EXP = pathlib.Path(__file__).parent / "cv184x_softmax_exp_vendor.npz"
+
+
+def test_the_softmax_exponential_matches_the_vendors_cv184x_cmodel_bit_for_bit():
+    """The first softmax of the CV184X topformer_seg_person_face_vehicle build, 8 channels of 240
+    bf16 values, as the vendor's CV184X cmodel (tpu-mlir 1.30.2's libcmodel_cv184x, run on a photo)
+    left them (bf16 bits): `scaled` = x * log2(e), `floor` = its bf16 -> bf16 cast with mode 3
+    (down), `series_x` = the series' argument, `coeff` = the 7 coefficients each NPU holds,
+    `series` = its sfu.taylor_4x (opd2_n_str 2). The cast rounds to an integral value; the series
+    rounds each Horner product and sum to bf16."""
+    ref = np.load(VENDOR_EXP)
+    chip = load_chip("cv184x")
+    b = prec(chip, "bf16")
+    sim = bmk.Simulator("cv184x")
+    for c in range(8):
+        put(sim, chip, c, 0x1000, ref["scaled"][c])
+        put(sim, chip, c, 0x2000, ref["series_x"][c])
+        put(sim, chip, c, 0x3000, ref["coeff"][c])
+    shape = dict(res0_n=1, res0_c=8, res0_h=240, res0_w=1)
+    sim.run([rec(chip, "sAR", "arith.cast", tsk_opd_num=1, res0_prec=b, opd0_prec=b, opd0_sign=1, opd2_sign=1,
+                 opd2_n_str=3, opd0_addr=0x1000, res0_addr=0x5000, **shape),
+             rec(chip, "sSFU", "sfu.taylor_4x", res0_prec=b, opd0_prec=b, opd2_n_str=2, opd1_n=7, opd0_addr=0x2000,
+                 opd1_addr=0x3000, res0_addr=0x6000, **shape)])
+    lane = chip.param("lmem_size")
+    for c in range(8):
+        floor = np.frombuffer(sim.lmem_read(c * lane + 0x5000, 480), np.uint16)
+        series = np.frombuffer(sim.lmem_read(c * lane + 0x6000, 480), np.uint16)
+        np.testing.assert_array_equal(floor, ref["floor"][c])
+        np.testing.assert_array_equal(series, ref["series"][c])
+
+
+@pytest.mark.parametrize("name", CHIPS)
+@pytest.mark.parametrize("half", ["bf16", "fp16"])
+def test_a_half_precision_series_rounds_every_horner_step_to_its_type(name, half):
+    """sfu.taylor in bf16 / fp16: acc = round(round(acc * x) + c_k), to nearest even in the
+    operand's type (numpy: float32 steps rounded to the type)."""
+    chip = load_chip(name)
+    rng = np.random.default_rng(7)
+    n = 7
+    if half == "bf16":
+        def rnd(v):
+            bits = np.asarray(v, np.float32).view(np.uint32).astype(np.int64)
+            return (((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
+        x = rnd(rng.uniform(-0.7, 0.7, 64))
+        coeff = rnd([1 / np.prod(range(1, k + 1)) for k in range(n)])
+        raw = lambda v: bf16(v)
+        back = from_bf16
+    else:
+        def rnd(v):
+            return np.asarray(v, np.float32).astype(np.float16).astype(np.float32)
+        x = rnd(rng.uniform(-0.7, 0.7, 64))
+        coeff = rnd([1 / np.prod(range(1, k + 1)) for k in range(n)])
+        raw = lambda v: np.asarray(v, np.float16)
+        back = lambda r: np.frombuffer(r, np.float16).astype(np.float32)
+    sim = bmk.Simulator(name)
+    p = prec(chip, half)
+    put(sim, chip, 0, 0x1000, raw(x))
+    put(sim, chip, 0, 0x2000, raw(coeff))
+    sim.run([rec(chip, "sSFU", "sfu.taylor_4x", res0_prec=p, opd0_prec=p, opd1_n=n, opd0_addr=0x1000,
+                 opd1_addr=0x2000, res0_addr=0x3000, res0_n=1, res0_c=1, res0_h=1, res0_w=64)])
+    acc = np.full(64, coeff[-1], np.float32)
+    for k in range(n - 2, -1, -1):
+        acc = rnd(rnd(acc * x) + coeff[k])
+    np.testing.assert_array_equal(back(sim.lmem_read(0x3000, 128)), acc)

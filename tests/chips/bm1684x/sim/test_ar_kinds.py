@@ -135,6 +135,22 @@ def test_cast_fp32_to_half_rounds_by_every_mode(dst, mode):
     np.testing.assert_array_equal(out, want)
 
 
+# each rounding mode (numerics.Round) as a numpy function of the value: to an integral value
+_INTEGRAL = {0: np.rint, 1: lambda v: np.trunc(v + np.copysign(0.5, v)), 2: np.trunc, 3: np.floor, 4: np.ceil,
+             5: lambda v: np.floor(v + 0.5), 6: lambda v: np.ceil(v - 0.5)}
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+@pytest.mark.parametrize("mode", range(7))
+def test_a_float_cast_into_its_own_type_rounds_to_an_integral_value(dt, mode):
+    """TPU-Kernel's tpu_bdc_fp_round / fp_floor / fp_ceil: the vendor's CV184X cmodel gives
+    floor(x) for a bf16 -> bf16 cast with mode 3 (its softmax's power of two)."""
+    x = np.array([-2.5, -1.5, -0.97265625, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.5, 2.5, 3.25, 100.5, -7.75, 1024.0,
+                  0.125] * 4).reshape(1, 64, 1, 1)
+    _, out = ar("arith.cast", "sAR", x.shape, x, dt, r_dt=dt, opd2_n_str=mode, opd2_sign=1)
+    np.testing.assert_array_equal(out, _INTEGRAL[mode](x) + 0.0)
+
+
 @pytest.mark.parametrize("mode", range(7))
 def test_cast_int32_to_fp32_rounds_by_every_mode(mode):
     x = np.array([2 ** 24 + 1, 2 ** 24 + 3, -(2 ** 24 + 1), 2 ** 31 - 1, -2 ** 31, 123456789, -987654321, 7] * 8,
