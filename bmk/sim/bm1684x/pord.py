@@ -142,11 +142,17 @@ def finish(m, f, kind, acc, res, floats):
     write(m, res, acc, True, f, mode_of(f))
 
 
-def windowed(kind, terms=bias_terms, finish=finish, pool_sign=None):
+def exact_sum(kind, dtype, products):
+    """The window's sum: the taps' products (float64 arrays, in tap order) summed exactly."""
+    return sum(products)
+
+
+def windowed(kind, terms=bias_terms, finish=finish, pool_sign=None, window_sum=exact_sum):
     """A windowed PorD kind's function. terms(m, f, kind, sums, floats) -> (acc, result sign):
     a depthwise convolution's bias and sign (bias_terms: BM1684X's); finish(m, f, kind, acc,
-    res, floats) shifts and stores; pool_sign(f): a pool's result sign (default opd0's). A
-    sister chip requantizes in finish (bmk/sim/bm1688/pord.py)."""
+    res, floats) shifts and stores; pool_sign(f): a pool's result sign (default opd0's);
+    window_sum(kind, input dtype, products) -> the sums (exact_sum: BM1684X's). A sister chip
+    requantizes in finish and sums half-precision pools its own way (bmk/sim/bm1688/pord.py)."""
     def run(m, f):
         shape, in_dt, x = _inputs(m, f, kind)
         n, c, oh, ow = shape
@@ -167,9 +173,9 @@ def windowed(kind, terms=bias_terms, finish=finish, pool_sign=None):
         k = _kernel(m, f, c, kernel[0], kernel[1], w_dt).astype(np.float64)
         if f.get("kernel_rotate", 0):
             k = k[:, :, ::-1, ::-1]
-        acc = np.zeros((n, c, oh, ow))
-        for ky, kx, win in W.taps(ext.astype(np.float64), dil, stride, kernel, (oh, ow)):
-            acc += win * k[:, :, ky:ky + 1, kx:kx + 1]
+        acc = np.zeros((n, c, oh, ow)) + window_sum(kind, in_dt, (
+            win * k[:, :, ky:ky + 1, kx:kx + 1] for ky, kx, win in W.taps(ext.astype(np.float64), dil, stride,
+                                                                          kernel, (oh, ow))))
         if kind == "pord.avgpooling":
             sign = p_sign
         else:

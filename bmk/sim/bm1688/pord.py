@@ -15,12 +15,20 @@ store. A float input's opt_rq scales the sums (rq.py's rescale: BM1690's fp8 ave
 the 1 / (kh * kw) there, an fp32 constant). A max pool's result sign is opt_res0_sign too.
 Refused (check): a max pool's opd2_addr other than 0 or 0xffffffff (the value the compiler
 writes there, which nothing reads), opt_rq on a max pool.
+
+A bf16 / fp16 average pool sums its window in two partial sums, of the even and of the odd taps
+(in tap order, ky then kx), each addition rounded to the input's type (to nearest even), then
+adds the two, rounded again; each tap's product with the kernel is rounded to the type first
+(bmk's assumption: the shared streams' kernel is the constant 1.0, exact). The vendor's CV184X
+cmodel, bit for bit, on the softmax sums of two tdl_models builds (topformer_seg_person_face_
+vehicle: 30 taps, yolov10n: 50 taps; 64 sums each: tests/chips/bm1688/test_float_kinds.py);
+one exact sum rounded once matched half of them, one running bf16 sum 28%.
 """
 import numpy as np
 
 from bmk.sim.bm1684x import fields as F
 from bmk.sim.bm1684x import pord
-from bmk.sim.bm1684x.operands import write
+from bmk.sim.bm1684x.operands import store_values, to_values, write
 from bmk.sim.bm1688 import rq
 from bmk.sim.bm1688.registers import FIELDS_READ, check_written
 
@@ -42,6 +50,20 @@ def finish(m, f, kind, acc, res, floats):
     write(m, res, rq.requantize(m, f, acc, acc.shape[1], kind), True, f)
 
 
+def window_sum(kind, dtype, products):
+    """A half-precision average pool's window sum (module docstring); others: exact."""
+    if kind != "pord.avgpooling" or not dtype.is_float or dtype.bits != 16:
+        return pord.exact_sum(kind, dtype, products)
+    parts = [0.0, 0.0]
+    for t, p in enumerate(products):
+        parts[t % 2] = _rounded(parts[t % 2] + _rounded(p, dtype), dtype)
+    return _rounded(parts[0] + parts[1], dtype)
+
+
+def _rounded(values, dtype):
+    return to_values(store_values(values, dtype, True), dtype)
+
+
 def _check(kind):
     def check(chip, f):
         pord.CHECKS[kind](chip, f)
@@ -59,7 +81,8 @@ def _sign(f):
 
 
 _RQ = {"opt_rq", "opt_opd5_const", "opt_res0_sign", "opd2_n_str"} | set(FIELDS_READ)
-KINDS = {k: pord.windowed(k, terms, finish, _sign) for k in ("pord.depthwise", "pord.avgpooling", "pord.maxpooling")}
+KINDS = {k: pord.windowed(k, terms, finish, _sign, window_sum)
+         for k in ("pord.depthwise", "pord.avgpooling", "pord.maxpooling")}
 FIELDS = {"pord.depthwise": pord.FIELDS["pord.depthwise"] | _RQ | {"relu"},
           "pord.avgpooling": pord.FIELDS["pord.avgpooling"] | _RQ,
           "pord.maxpooling": pord.FIELDS["pord.maxpooling"] | {"opd2_addr", "opt_res0_sign"}}

@@ -189,3 +189,28 @@ def test_a_half_precision_series_rounds_every_horner_step_to_its_type(name, half
     for k in range(n - 2, -1, -1):
         acc = rnd(rnd(acc * x) + coeff[k])
     np.testing.assert_array_equal(back(sim.lmem_read(0x3000, 128)), acc)
+
+
+VENDOR_SUMS = pathlib.Path(__file__).parent / "cv184x_softmax_sums_vendor.npz"
+
+
+@pytest.mark.parametrize("rows", [30, 50])
+def test_a_bf16_window_sum_matches_the_vendors_cv184x_cmodel_bit_for_bit(rows):
+    """The softmax sums of two CV184X tdl_models builds as the vendor's cmodel left them (bf16
+    bits): pord.avgpooling of (1, 8, rows, 8) with a (rows, 1) kernel of the constant 1.0 into
+    (1, 8, 1, 8) (topformer_seg_person_face_vehicle: 30 rows, yolov10n: 50). The window is summed
+    in two partial sums, of the even and the odd rows, each addition rounded to bf16, then the
+    two added (bmk/sim/bm1688/pord.py); one exact sum rounded once matches half of these."""
+    ref = np.load(VENDOR_SUMS)
+    x, want = ref[f"x{rows}"], ref[f"sum{rows}"]
+    chip = load_chip("cv184x")
+    b = prec(chip, "bf16")
+    sim = bmk.Simulator("cv184x")
+    for c in range(8):
+        put(sim, chip, c, 0x1000, x[c])
+    sim.run([rec(chip, "sPorD", "pord.avgpooling", opd0_prec=b, res0_prec=b, res0_n=1, res0_c=8, res0_h=1, res0_w=8,
+                 opd0_h=rows, opd0_w=8, opd1_h=rows, opd1_w=1, res_op_x_str=1, res_op_y_str=1, opd1_const=1,
+                 opd1_addr=0x3F80, opd3_const=1, opd0_addr=0x1000, res0_addr=0x4000)])
+    lane = chip.param("lmem_size")
+    got = np.stack([np.frombuffer(sim.lmem_read(c * lane + 0x4000, 16), np.uint16) for c in range(8)])
+    np.testing.assert_array_equal(got, want)
