@@ -94,12 +94,15 @@ def plain_sum(m, f, acc):
     return acc, False
 
 
-def convolution(kind, terms=int8_terms, finish=plain_sum, rescale=None):
+def convolution(kind, terms=int8_terms, finish=plain_sum, rescale=None, float_sums=None):
     """The conv kind's function. terms(m, f, ic, oc, w) -> (weights, bias, sign): an integer
     input's operand roles (int8_terms: BM1684X's); finish(m, f, acc) -> (acc, relu applied):
     what an integer conv.normal does to its exact sums before res_add and relu (a sister chip
     requantizes there: bmk/sim/bm1688/conv.py); rescale(m, f, acc) -> acc: what a float one does
-    to its sums plus bias before res_add and relu (None: nothing; a sister chip scales there)."""
+    to its sums plus bias before res_add and relu (None: nothing; a sister chip scales there);
+    float_sums(m, in_dt, wt, wins, bias, ic) -> the sums plus bias (n, oc, oh, ow), or None for the
+    family's (float64 products and sums, rounded once): wt the (oc, (ky, kx, ic)) kernel, wins the
+    taps' (n, ic, oh, ow) windows (a sister chip accumulates half-precision data its own way)."""
     def run(m, f):
         n, oc, oh, ow = shape = shape_of(f)
         check_shape(m, "res0", shape)
@@ -147,7 +150,8 @@ def convolution(kind, terms=int8_terms, finish=plain_sum, rescale=None):
             acc[b] = 0                                                       # too big to unfold: tap by tap
             for t, win in enumerate(wins):
                 acc[b] += wt[:, t * ic:(t + 1) * ic] @ np.ascontiguousarray(win[b]).reshape(ic, -1)
-        acc = acc.reshape(n, oc, oh, ow) + bias.reshape(1, oc, 1, 1)
+        sums = float_sums(m, in_dt, wt, wins, bias, ic) if float_sums is not None and in_dt.is_float else None
+        acc = acc.reshape(n, oc, oh, ow) + bias.reshape(1, oc, 1, 1) if sums is None else sums
         res = tensor(m, f, "res0", shape, dt(m, f, "res0", sign), "aligned")
         relu_done = False
         if in_dt.is_float and rescale is not None:

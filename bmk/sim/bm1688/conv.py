@@ -21,6 +21,14 @@ family reads the kernel in opd0's type: bm1684x/conv.py), and opd2_prec names th
 with a float input (the family's bias type); any other value is refused by name (a CV184X
 tdl_models build's bf16 deconvolution sets opd1_prec bf16 beside its bf16 input; the BM1690 f16
 streams set opd2_prec fp32).
+
+A bf16 / fp16 input is summed as the vendor's CV184X cmodel does (bit for bit on 1x1 and 3x1
+bf16 convolutions of the CV184X license plate reader, random inputs of our choosing through a
+one-command bmodel, where one exact sum rounded once missed 0-3 of 28,800): an fp32 accumulator
+starts at the bias (a subnormal bias taken as zero: an all-zero channel comes out +0.0), then
+for each cube of input channels (ic_parallel_int8 * 8 / 16 of them, the kernel layout's cube)
+and each tap in order (ky, kx) adds the cube's products at that tap, summed exactly, rounding to
+fp32 at each addition; the result is rounded once into res0.
 """
 import numpy as np
 
@@ -54,6 +62,23 @@ def finish(m, f, acc):
     return rq.requantize(m, f, acc, acc.shape[1], KIND), True
 
 
+def cube_sums(m, in_dt, wt, wins, bias, ic):
+    """A half-precision input's sums plus bias (module docstring); None for fp32 (the family's)."""
+    if in_dt.bits != 16:
+        return None
+    cube = max(1, m.chip.param("ic_parallel_int8") * 8 // 16)
+    n, oc = wins[0].shape[0], wt.shape[0]
+    oh, ow = wins[0].shape[2:]
+    b = np.asarray(bias, np.float32).reshape(oc)
+    b = np.where(np.abs(b) < np.finfo(np.float32).tiny, np.float32(0), b)
+    acc = np.zeros((n, oc, oh * ow), np.float32) + b.reshape(1, oc, 1)
+    for c0 in range(0, ic, cube):
+        for t, win in enumerate(wins):
+            part = wt[:, t * ic + c0:t * ic + min(ic, c0 + cube)] @ win[:, c0:c0 + cube].reshape(n, -1, oh * ow)
+            acc = (acc + part.astype(np.float32)).astype(np.float32)
+    return acc.astype(np.float64).reshape(n, oc, oh, ow)
+
+
 def rescale(m, f, acc):
     return rq.rescale(m, f, acc, KIND)
 
@@ -84,7 +109,7 @@ def check(chip, f):
             raise F.refuse(KIND, "res_add", f["res_add"], "must be 0 with opt_rq (not modelled)")
 
 
-KINDS = {KIND: conv.convolution(KIND, terms, finish, rescale)}
+KINDS = {KIND: conv.convolution(KIND, terms, finish, rescale, cube_sums)}
 FIELDS = {KIND: conv.FIELDS[KIND] | {"opt_rq", "opt_opd4_const", "opt_opd5_const", "opt_res0_sign", "sym_range",
                                      "opd2_n_str", "opd1_prec", "opd2_prec"} | set(FIELDS_READ)}
 CHECKS = {KIND: check}

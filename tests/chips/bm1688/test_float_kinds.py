@@ -241,3 +241,33 @@ def test_a_bf16_division_matches_the_vendors_cv184x_cmodel_bit_for_bit(case):
     lane = chip.param("lmem_size")
     got = np.concatenate([np.frombuffer(sim.lmem_read(c * lane + 0x2000, 512), np.uint16) for c in range(8)])
     np.testing.assert_array_equal(got, want)
+
+
+VENDOR_CONV = pathlib.Path(__file__).parent / "cv184x_conv_vendor.npz"
+
+
+def test_a_bf16_convolution_matches_the_vendors_cv184x_cmodel_bit_for_bit():
+    """The CV184X license plate reader's 3x1 bf16 conv (32 -> 32 channels, 11 x 90 -> 10 x 90,
+    one padded row on top, fp32 bias) on random bf16 inputs of our choosing, as the vendor's
+    cmodel gave it from a one-command bmodel: each lane's bytes before (input at 0, kernel at
+    0x7000, bias at 0xec00) and its result at 0x2000 (32 channels, 4 a lane, 1,808 bytes apart).
+    The sums start from the bias and add each cube of 8 input channels' products per tap in fp32
+    (bmk/sim/bm1688/conv.py); one exact sum rounded once misses some of them."""
+    ref = np.load(VENDOR_CONV)
+    chip = load_chip("cv184x")
+    sim = bmk.Simulator("cv184x")
+    lane = chip.param("lmem_size")
+    for key in ("lanes_0000", "lanes_7000", "lanes_ec00"):
+        start = int(key.split("_")[1], 16)
+        for c in range(8):
+            sim.lmem_write(c * lane + start, ref[key][c].tobytes())
+    b = prec(chip, "bf16")
+    sim.run([rec(chip, "sCONV", "conv.normal", opd0_prec=b, opd1_prec=b, res0_prec=b, res0_n=1, res0_c=32, res0_h=10,
+                 res0_w=90, opd0_c=32, opd0_h=11, opd0_w=90, opd1_h=3, opd1_w=1, opd0_up_pad=1, res_op_x_str=1,
+                 res_op_y_str=1, opd3_const=1, opd0_addr=0, opd1_addr=0x7100, opd2_addr=0xEC40, res0_addr=0x2000)])
+    want = ref["out_2000"].view(np.uint16)
+    for c in range(8):
+        got = np.frombuffer(sim.lmem_read(c * lane + 0x2000, 0x2000), np.uint16)
+        for slot in range(4):
+            at = slot * 1808 // 2
+            np.testing.assert_array_equal(got[at:at + 900], want[c, at:at + 900])
