@@ -321,14 +321,14 @@ def _select(cond):
     return run
 
 
-def exact_quotient(a, b, b_dt, iterations):
+def exact_quotient(a, b, b_dt, r_dt, iterations):
     """opd0 / opd1 exactly (float64), to be rounded once into the result."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.asarray(a, np.float64) / np.asarray(b, np.float64)
 
 
 def division(quotient=exact_quotient):
-    """arith.div with quotient(a, b, opd1's dtype, iterations) -> the values stored (a sister chip
+    """arith.div with quotient(a, b, opd1's dtype, res0's dtype, iterations) -> the values stored (a sister chip
     iterates its reciprocal: bmk/sim/bm1688/div.py)."""
     def div(m, f):
         """res = opd0 / opd1 (floats), correctly rounded by the mode; opd2_n_str + 1 iterations."""
@@ -338,7 +338,7 @@ def division(quotient=exact_quotient):
         shape, a_dt, a, b_dt, b = _inputs(m, f, "arith.div")
         res = _res(m, f, shape, _sign01(f))
         _float_only("arith.div", a_dt, b_dt, res.dtype)
-        write(m, res, quotient(a, b, b_dt, it + 1), True, f)
+        write(m, res, quotient(a, b, b_dt, res.dtype, it + 1), True, f)
     return div
 
 

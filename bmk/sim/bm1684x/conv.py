@@ -140,18 +140,19 @@ def convolution(kind, terms=int8_terms, finish=plain_sum, rescale=None, float_su
         ext = W.extended(x.astype(work), pads, ins, pad.astype(work), insert.astype(work))
         # one GEMM per batch over every tap at once (im2col): (OC, taps * IC) @ (taps * IC, OH * OW)
         wt = w.astype(work).transpose(0, 2, 3, 1).reshape(oc, -1)          # (oc, (ky, kx, ic))
-        acc = np.empty((n, oc, oh * ow))
         wins = [win for _, _, win in W.taps(ext, dil, stride, kernel, (oh, ow))]
-        for b in range(n):
-            if wt.shape[1] * oh * ow <= IM2COL_ELEMENTS:
-                cols = np.stack([win[b] for win in wins]).reshape(-1, oh * ow)     # ((ky, kx, ic), P)
-                acc[b] = wt @ cols
-                continue
-            acc[b] = 0                                                       # too big to unfold: tap by tap
-            for t, win in enumerate(wins):
-                acc[b] += wt[:, t * ic:(t + 1) * ic] @ np.ascontiguousarray(win[b]).reshape(ic, -1)
-        sums = float_sums(m, in_dt, wt, wins, bias, ic) if float_sums is not None and in_dt.is_float else None
-        acc = acc.reshape(n, oc, oh, ow) + bias.reshape(1, oc, 1, 1) if sums is None else sums
+        acc = float_sums(m, in_dt, wt, wins, bias, ic) if float_sums is not None and in_dt.is_float else None
+        if acc is None:
+            acc = np.empty((n, oc, oh * ow))
+            for b in range(n):
+                if wt.shape[1] * oh * ow <= IM2COL_ELEMENTS:
+                    cols = np.stack([win[b] for win in wins]).reshape(-1, oh * ow)     # ((ky, kx, ic), P)
+                    acc[b] = wt @ cols
+                    continue
+                acc[b] = 0                                                       # too big to unfold: tap by tap
+                for t, win in enumerate(wins):
+                    acc[b] += wt[:, t * ic:(t + 1) * ic] @ np.ascontiguousarray(win[b]).reshape(ic, -1)
+            acc = acc.reshape(n, oc, oh, ow) + bias.reshape(1, oc, 1, 1)
         res = tensor(m, f, "res0", shape, dt(m, f, "res0", sign), "aligned")
         relu_done = False
         if in_dt.is_float and rescale is not None:

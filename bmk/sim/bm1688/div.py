@@ -8,7 +8,8 @@ Newton steps r = r (1.5 - ((|b| / 2) r) r); then a / b = a (r r), the sign of b 
 product and difference is rounded to bf16 (nearest even), a subnormal result to zero of its sign
 (a divisor near 3e38 gives -0.0, as the cmodel). The shared softmaxes divide 1.0 by their sums so
 (opd2_n_str 2: three steps); a correctly rounded quotient matched 45% of the cmodel's.
-Other divisor types keep the family's correctly rounded quotient (bm1684x/ar.py): no vendor data.
+Other divisor or result types keep the family's correctly rounded quotient (bm1684x/ar.py): no
+vendor data.
 """
 import numpy as np
 
@@ -24,9 +25,9 @@ def _bf16(values, dtype):
     return np.where(np.abs(v) < np.finfo(np.float32).tiny, np.copysign(0.0, v), v)
 
 
-def quotient(a, b, b_dt, iterations):
-    if b_dt.name != "bf16":
-        return ar.exact_quotient(a, b, b_dt, iterations)
+def quotient(a, b, b_dt, r_dt, iterations):
+    if b_dt.name != "bf16" or r_dt.name != "bf16":
+        return ar.exact_quotient(a, b, b_dt, r_dt, iterations)
     b = np.asarray(b, np.float64)
     bits = store_values(np.abs(b), b_dt, True).astype(np.int64)
     with np.errstate(over="ignore", invalid="ignore"):
