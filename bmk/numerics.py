@@ -224,7 +224,10 @@ def _bf16_nearest_even(x):
     x = np.asarray(x, np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         f = x.astype(np.float32)
-        inexact = (f.astype(np.float64) != x) & np.isfinite(x) & np.isfinite(f)
+        exact = f.astype(np.float64) == x
+        if exact.all():                 # every value an fp32 (the usual case): one rounding, fp32 -> bf16
+            return fp32_to_bf16(f)
+        inexact = ~exact & np.isfinite(x) & np.isfinite(f)
         toward0 = np.where(np.abs(f.astype(np.float64)) > np.abs(x), np.nextafter(f, np.float32(0)), f)
     bits = toward0.view(np.uint32) | np.where(inexact, 1, 0).astype(np.uint32)
     return fp32_to_bf16(bits.view(np.float32))

@@ -216,6 +216,12 @@ def write(m, t, values, saturate, f=None, mode=numerics.Round.HALF_TO_EVEN):
     _view(m, t, True).write(raw)
 
 
+def rounded(values, dtype):
+    """float64 values rounded to a float type, to nearest even, as float64 values again (a step of
+    an iteration the hardware rounds to its operands' type)."""
+    return to_values(store_values(values, dtype, True), dtype)
+
+
 def store_values(values, dtype, saturate, mode=numerics.Round.HALF_TO_EVEN):
     """Values -> the storage of dtype: floats rounded by mode; float values into an integer
     type rounded by mode and saturated; integers saturated or wrapped."""

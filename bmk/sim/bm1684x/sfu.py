@@ -31,8 +31,7 @@ import numpy as np
 
 from bmk.errors import SimulationError
 from bmk.sim.bm1684x import fields as F
-from bmk.sim.bm1684x.operands import (Tensor, check_shape, dt, mode_of, read, read_raw, shape_of, store_values, tensor,
-                                      to_values, write)
+from bmk.sim.bm1684x.operands import Tensor, check_shape, dt, mode_of, read, read_raw, rounded, shape_of, tensor, write
 
 _BIAS = {"fp32": (23, 0xFF, 127), "bf16": (7, 0xFF, 127), "fp16": (10, 0x1F, 15)}
 
@@ -59,15 +58,10 @@ def _taylor(kind):
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             acc = np.broadcast_to(coeff[None, :, None, None, n - 1], x.shape)
             for k in range(n - 2, -1, -1):
-                acc = _rounded(_rounded(acc * x, x_dt) + coeff[None, :, None, None, k], x_dt)
+                acc = rounded(rounded(acc * x, x_dt) + coeff[None, :, None, None, k], x_dt)
         write(m, tensor(m, f, "res0", shape, dt(m, f, "res0", 1), "aligned"), acc, True, f, mode_of(f))
     run.__name__ = kind.split(".")[1]
     return run
-
-
-def _rounded(values, dtype):
-    """float64 values rounded to a float type, to nearest even, as float64 values again."""
-    return to_values(store_values(values, dtype, True), dtype)
 
 
 def normalize(m, f):

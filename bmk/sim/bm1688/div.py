@@ -14,14 +14,14 @@ vendor data.
 import numpy as np
 
 from bmk.sim.bm1684x import ar
-from bmk.sim.bm1684x.operands import store_values, to_values
+from bmk.sim.bm1684x.operands import rounded, store_values, to_values
 
 RSQRT_SEED = 0x5F37          # the bf16 bits the first estimate of 1 / sqrt(x) is taken from
 
 
 def _bf16(values, dtype):
     """Values rounded to bf16 (nearest even), subnormals to a zero of their sign."""
-    v = to_values(store_values(values, dtype, True), dtype)
+    v = rounded(values, dtype)
     return np.where(np.abs(v) < np.finfo(np.float32).tiny, np.copysign(0.0, v), v)
 
 

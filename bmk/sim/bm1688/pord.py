@@ -28,7 +28,7 @@ import numpy as np
 
 from bmk.sim.bm1684x import fields as F
 from bmk.sim.bm1684x import pord
-from bmk.sim.bm1684x.operands import store_values, to_values, write
+from bmk.sim.bm1684x.operands import rounded, write
 from bmk.sim.bm1688 import rq
 from bmk.sim.bm1688.registers import FIELDS_READ, check_written
 
@@ -56,12 +56,8 @@ def window_sum(kind, dtype, products):
         return pord.exact_sum(kind, dtype, products)
     parts = [0.0, 0.0]
     for t, p in enumerate(products):
-        parts[t % 2] = _rounded(parts[t % 2] + _rounded(p, dtype), dtype)
-    return _rounded(parts[0] + parts[1], dtype)
-
-
-def _rounded(values, dtype):
-    return to_values(store_values(values, dtype, True), dtype)
+        parts[t % 2] = rounded(parts[t % 2] + rounded(p, dtype), dtype)
+    return rounded(parts[0] + parts[1], dtype)
 
 
 def _check(kind):
