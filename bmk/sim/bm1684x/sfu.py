@@ -22,7 +22,8 @@ coefficients come from, e.g. EXP_COEFF = 1/k! from k = 0).
              field minus the bias (fp32/bf16 127, fp16 15), as an integer of res0_prec; zeros
              and subnormals give the field's value minus the bias (bmk's assumption)
   rsqrt      res0 = 1 / sqrt(x), correctly rounded to res0's type; the hardware iterates
-             opd2_n_str + 1 (1..4 accepted) refinements (checked, not modelled); it has no
+             opd2_n_str + 1 (1..4 accepted) refinements (modelled for bf16 on the TPU1686
+             family: bmk/sim/bm1688/rsqrt.py; checked elsewhere, not modelled); it has no
              table (opparam: one operand), so opd1_n selects nothing and any value is taken
              (CV184X's bf16 rsqrts set 3)
 opd0's precision must be a float (opd0_prec), res0's is res0_prec.
@@ -74,15 +75,26 @@ def normalize(m, f):
     write(m, tensor(m, f, "res0", shape, r_dt, "aligned"), ((bits >> shift) & mask) - bias, True, f)
 
 
-def rsqrt(m, f):
-    it = f.get("opd2_n_str", 0)
-    if not 0 <= it <= 3:
-        raise SimulationError(f"opd2_n_str (iterations - 1) must be in [0, 3], not {it}")
-    shape, x_dt, xt = _x(m, f, "sfu.rsqrt")
-    x = read(m, xt)
+def exact_rsqrt(x, x_dt, r_dt, iterations):
+    """1 / sqrt(x) exactly (float64), to be rounded once into the result."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        y = 1.0 / np.sqrt(x)
-    write(m, tensor(m, f, "res0", shape, dt(m, f, "res0", 1), "aligned"), y, True, f)
+        return 1.0 / np.sqrt(x)
+
+
+def reciprocal_sqrt(root=exact_rsqrt):
+    """sfu.rsqrt with root(x, opd0's dtype, res0's dtype, iterations) -> the values stored (a
+    sister chip iterates it: bmk/sim/bm1688/rsqrt.py)."""
+    def rsqrt(m, f):
+        it = f.get("opd2_n_str", 0)
+        if not 0 <= it <= 3:
+            raise SimulationError(f"opd2_n_str (iterations - 1) must be in [0, 3], not {it}")
+        shape, x_dt, xt = _x(m, f, "sfu.rsqrt")
+        res = tensor(m, f, "res0", shape, dt(m, f, "res0", 1), "aligned")
+        write(m, res, root(read(m, xt), x_dt, res.dtype, it + 1), True, f)
+    return rsqrt
+
+
+rsqrt = reciprocal_sqrt()
 
 
 KINDS = {"sfu.taylor_4x": _taylor("sfu.taylor_4x"), "sfu.taylor": _taylor("sfu.taylor"),

@@ -14,6 +14,7 @@ Simulator's ChipSpec. What BM1688 adds or changes, one module each:
   mm.py         mm2.nn / nt: int8 bias, zero point opd4, requant, opt_res0_sign
   quant.py      dq0 / dq2: the constant scale in opd1_addr
   div.py        arith.div: a bf16 divisor's reciprocal iterated as the cmodel does
+  rsqrt.py      sfu.rsqrt: a bf16 reciprocal square root iterated as the cmodel does
   messages.py   send / wait messages between cores (their order: bmk/sim/cores.py)
 
 Every field a kind does not execute must be 0 (bm1684x/fields.py), so a BM1688 field BM1684X
@@ -22,7 +23,7 @@ Cost model: BM1684X's formulas on BM1688's lanes and EU width.
 """
 from bmk.sim import bm1684x
 from bmk.sim.bm1684x import fields, tables
-from bmk.sim.bm1688 import conv, div, messages, mm, pord, quant, registers
+from bmk.sim.bm1688 import conv, div, messages, mm, pord, quant, registers, rsqrt
 from bmk.sim.semantics import Semantics
 
 
@@ -31,7 +32,7 @@ class _DmaMessages:
     KINDS, FIELDS = messages.DMA_KINDS, messages.DMA_FIELDS
 
 
-REPLACING = (("tiu", (conv, pord, mm, quant, div, registers, messages)), ("gdma", (_DmaMessages,)))
+REPLACING = (("tiu", (conv, pord, mm, quant, div, rsqrt, registers, messages)), ("gdma", (_DmaMessages,)))
 
 KINDS, EXECUTES, CHECKS = bm1684x.kind_tables(bm1684x.ENGINES, REPLACING)
 
