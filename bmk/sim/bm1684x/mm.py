@@ -132,12 +132,14 @@ def plain_float(m, f, kind, acc):
     return acc, numerics.Round.HALF_TO_EVEN
 
 
-def matrix2(kind, terms=zero_point_terms, finish=plain_product, float_finish=plain_float):
+def matrix2(kind, terms=zero_point_terms, finish=plain_product, float_finish=plain_float, float_sums=None):
     """The MM2 kind's function. terms(m, f, kind, L, R, rows, cols, R's dtype) -> (L, R, bias):
     an int8 product's operand roles; finish(m, f, acc) -> (acc, result sign): what the exact
     integer product becomes before res_add (a sister chip requantizes there:
     bmk/sim/bm1688/mm.py); float_finish(m, f, kind, acc) -> (acc, rounding): what a float
-    product becomes before res_add and how it is rounded into res0 (a sister chip adds a bias)."""
+    product becomes before res_add and how it is rounded into res0 (a sister chip adds a bias);
+    float_sums(m, f, kind, L, R) -> (acc, rounding) or None: a float product summed the chip's
+    way, float_finish's work included (a sister chip accumulates half-precision data in fp32)."""
     def run(m, f):
         mc, nw, kc, kw = f.get("res0_c", 0), f.get("res0_w", 0), f.get("opd1_c", 0), f.get("opd1_w", 0)
         if min(mc, nw, kc, kw) < 1:
@@ -160,12 +162,14 @@ def matrix2(kind, terms=zero_point_terms, finish=plain_product, float_finish=pla
         if a.shape[1] != b.shape[0] or b.shape[1] != nw or a.shape[0] != mc:
             raise SimulationError(f"the shapes must chain ({a.shape} @ {b.shape} -> ({mc}, {nw}))")
         W.check_work(kind, mc * a.shape[1] * nw)
-        acc = a.astype(np.float64) @ b.astype(np.float64) + bias
+        sums = float_sums(m, f, kind, a, b) if float_sums is not None and a_dt.is_float else None
         sign, mode = 1, numerics.Round.HALF_TO_EVEN
-        if not a_dt.is_float:
-            acc, sign = finish(m, f, np.rint(acc).astype(np.int64))
+        if sums is not None:
+            acc, mode = sums
+        elif not a_dt.is_float:
+            acc, sign = finish(m, f, np.rint(a.astype(np.float64) @ b.astype(np.float64) + bias).astype(np.int64))
         else:
-            acc, mode = float_finish(m, f, kind, acc)
+            acc, mode = float_finish(m, f, kind, a.astype(np.float64) @ b.astype(np.float64) + bias)
         r_dt = dt(m, f, "res0", sign)
         t = tensor(m, f, "res0", (1, mc, 1, nw), r_dt, "aligned")
         if f.get("res_add", 0):

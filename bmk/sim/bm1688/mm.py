@@ -14,8 +14,14 @@ a chip without the opd4 register, CV184X, takes no zero point), mm2.tt with int8
 
 Float data (opparam: opd1 of opd0's type, so opd1_prec must equal opd0_prec; opd2 the bias, fp32,
 one per output column, (1, npu_num, 1, res0_w) aligned for nn / nt, or a constant; do_relu;
-round_mode opd2_n_str): y = L @ R + bias in float64, clamped at 0 with opt_relu, rounded once
-into res0_prec by opd2_n_str (a CV184X tdl_models lane detector's bf16 matmuls, some with relu).
+round_mode opd2_n_str): y = L @ R + bias, clamped at 0 with opt_relu, rounded once into
+res0_prec by opd2_n_str (a CV184X tdl_models lane detector's bf16 matmuls, some with relu); the
+sum as the vendor's CV184X cmodel forms it for bf16 / fp16 data (bit for bit on the lane
+detector's matmuls, K = 16 and 32, random operands of our choosing; one exact sum rounded once
+missed 2-4 of 55,000): an fp32 accumulator from the bias (a subnormal bias as zero), adding the
+inner dimension's products a cube at a time (ic_parallel_int8 * 8 / 16, the conv's cube), each
+cube's products summed exactly (bias first, as the conv's: the data did not tell); fp32 data in
+float64, rounded once.
 Refused: relu with res_add (their order is not public), relu with integer data (not modelled); a
 float mm2.tt is the family's (opd1_prec not read there: refused unless 0, so every float one).
 """
@@ -48,11 +54,33 @@ def finish(m, f, acc):
     return rq.requantize(m, f, acc, acc.shape[1], f"mm2 (opt_rq)"), sign
 
 
+def _bias(m, f, nw):
+    b_dt = dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "fp32"), sign=1)
+    return np.full(nw, const(f, "opd2", b_dt)) if f.get("opd2_const", 0) else mm._row(m, f, nw, b_dt)[0]
+
+
 def float_finish(m, f, kind, acc):
     """A float product plus its fp32 bias per output column, relu: -> (acc, rounding of opd2_n_str)."""
-    b_dt = dt(m, f, "opd2", prec=m.chip.code("tiu", "res0_prec", "fp32"), sign=1)
-    nw = acc.shape[1]
-    acc = acc + (np.full(nw, const(f, "opd2", b_dt)) if f.get("opd2_const", 0) else mm._row(m, f, nw, b_dt)[0])
+    acc = acc + _bias(m, f, acc.shape[1])
+    if f.get("relu", 0):
+        acc = np.maximum(acc, 0)
+    return acc, mode_of(f)
+
+
+def cube_sums(m, f, kind, a, b):
+    """A half-precision product as the vendor's CV184X cmodel sums it (module docstring): an fp32
+    accumulator from the bias (a subnormal bias as zero), adding the products of each cube of
+    the inner dimension (the conv's cube: conv.cube_sums), relu; None for fp32 data."""
+    if dt(m, f, "opd0").bits != 16:
+        return None
+    cube = max(1, m.chip.param("ic_parallel_int8") * 8 // 16)
+    bias = np.asarray(_bias(m, f, b.shape[1]), np.float32)
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float32) + np.where(np.abs(bias) < np.finfo(np.float32).tiny,
+                                                                    np.float32(0), bias)[None, :]
+    for k0 in range(0, a.shape[1], cube):
+        part = a[:, k0:k0 + cube].astype(np.float64) @ b[k0:k0 + cube].astype(np.float64)
+        acc = (acc + part.astype(np.float32)).astype(np.float32)
+    acc = acc.astype(np.float64)
     if f.get("relu", 0):
         acc = np.maximum(acc, 0)
     return acc, mode_of(f)
@@ -88,7 +116,8 @@ def _check_normal(chip, f):
 
 _RQ = {"opt_rq", "opt_opd4_const", "opt_opd5_const", "opt_res0_sign", "opd2_sign", "opd2_n_str",
        "sym_range"} | set(FIELDS_READ)
-KINDS = {**{k: mm.matrix2(k, terms, finish, float_finish) for k in KINDS_RQ}, "mm.normal": mm.KINDS["mm.normal"]}
+KINDS = {**{k: mm.matrix2(k, terms, finish, float_finish, cube_sums) for k in KINDS_RQ},
+         "mm.normal": mm.KINDS["mm.normal"]}
 FIELDS = {**{k: mm.FIELDS[k] | _RQ | {"opd1_prec", "relu"} for k in KINDS_RQ},
           "mm.normal": mm.FIELDS["mm.normal"] | {"opt_res0_sign"}}
 CHECKS = {**{k: _check(k) for k in KINDS_RQ}, "mm.normal": _check_normal}

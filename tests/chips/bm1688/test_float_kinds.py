@@ -299,3 +299,29 @@ def _rsqrt_case(x, y):
     lane = chip.param("lmem_size")
     got = np.concatenate([np.frombuffer(sim.lmem_read(c * lane + 0x2000, 512), np.uint16) for c in range(8)])
     np.testing.assert_array_equal(got, y)
+
+
+VENDOR_MM2 = pathlib.Path(__file__).parent / "cv184x_mm2_vendor.npz"
+
+
+def test_a_bf16_matmul_matches_the_vendors_cv184x_cmodel_bit_for_bit():
+    """The CV184X lane detector's bf16 mm2.nn (232 x 16 @ 16 x 240, bias the constant 0) on random
+    operands of our choosing, as the vendor's CV184X cmodel gave it from a one-command bmodel:
+    each lane's L (at 0x1000) and R (at 0x3a0) bytes, and two windows of its result (rows from
+    0x9000) holding four values one exact sum rounded once gets a step wrong. The products are
+    added in fp32 a cube of 8 of the inner dimension at a time (bmk/sim/bm1688/mm.py)."""
+    ref = np.load(VENDOR_MM2)
+    chip = load_chip("cv184x")
+    sim = bmk.Simulator("cv184x")
+    lane = chip.param("lmem_size")
+    for key in ("lanes_1000", "lanes_03a0"):
+        start = int(key.split("_")[1], 16)
+        for c in range(8):
+            sim.lmem_write(c * lane + start, ref[key][c].tobytes())
+    b = prec(chip, "bf16")
+    sim.run([rec(chip, "sMM2", "mm2.nn", opd0_prec=b, opd1_prec=b, res0_prec=b, opd2_const=1, res0_c=232, res0_w=240,
+                 opd1_c=16, opd1_w=240, opd0_addr=0x1000, opd1_addr=0x3A0, res0_addr=0x9000)])
+    for key in ("out_9200", "out_b300"):
+        start = int(key.split("_")[1], 16)
+        got = np.stack([np.frombuffer(sim.lmem_read(c * lane + start, 0x100), np.uint16) for c in range(8)])
+        np.testing.assert_array_equal(got, ref[key].view(np.uint16))
