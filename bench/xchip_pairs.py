@@ -93,9 +93,10 @@ CV181X and CV184X builds of the same name): every build runs, with races and che
 Measured (2026-11-29, seed 0; pair: the worst output's cosine; floor: the worst output's):
 - 1.0000 every pair and floor: cls_attribute_face (bm1684x, bm1688), cls_sound_babay_cry (five
   chips), hand_keypoint_cls (bm1684x, bm1688), cls_keypoint_hand_gesture (bm1688, cv181x, cv184x).
-- topformer_seg_person_face_vehicle cv181x-cv184x 0.9998 (floors 1.0000, 0.9998); on the crowd
-  photo (tests/models/people_448.npz) argmax agreement 0.91-0.96 by input normalization, 0.41-0.71
-  before CV18xx's mv_lut_idx fix of this stop (its bf16 reciprocal was off by powers of two).
+- topformer_seg_person_face_vehicle cv181x-cv184x 1.0000 (0.9998 before the CV184X softmax fixes;
+  floors 1.0000); on the crowd photo (tests/models/people_448.npz) argmax agreement 0.91-0.96 by
+  input normalization, 0.41-0.71 before CV18xx's mv_lut_idx fix (its bf16 reciprocal was off by
+  powers of two).
 - yolov8n_det_coco80 cv181x-cv184x 0.9915 (floors 0.9814, 0.9889).
 - yolov8n_det_fire_smoke cv181x-cv184x 0.9976, bm1688 against either 0.985-0.986 (floors cv181x
   0.9984, cv184x 0.9987, bm1688 0.8406: that file's uint8 input has scale 1, two levels for a
