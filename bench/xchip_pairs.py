@@ -129,6 +129,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import bmk  # noqa: E402
+from tests.models.vendor_cmodel import is_image, photo as _photo  # noqa: E402  the inputs' rules, shared
 
 SHARED = pathlib.Path("/work/shared/models")
 _CHIP = re.compile(r"_(bm1684x|bm1688|cv186x|cv184x|cv181x)$")
@@ -147,29 +148,16 @@ def networks(folders):
     return {k: v for k, v in out.items() if len(v) > 1}
 
 
-def _image(t):
-    return len(t.shape) == 4 and t.shape[1] in (1, 3) and t.shape[2] >= 64
-
-
-PHOTO = ROOT / "tests" / "models" / "people_448.npz"
-
-
-def _photo(h, w, c):
-    img = np.load(PHOTO)["image"].astype(float)
-    ys, xs = np.arange(h) * img.shape[0] // h, np.arange(w) * img.shape[1] // w
-    return img[ys][:, xs].transpose(2, 0, 1)[None, :c] / 255
-
-
 def reals(models, rng, photo=False):
     """The real input values all builds are given ({index: array}, from the first build's shapes): an
     image a block image of 0 / 1 (pixel / 255), another input values in [0, r], r the largest real
     every build's input type holds (q / scale)."""
     out = {}
     for i, t in enumerate(models[0].nets[0].stages[0].inputs):
-        if _image(t) and photo:
+        if is_image(t) and photo:
             n, c, h, w = t.shape
             out[i] = np.repeat(_photo(h, w, c), n, 0)
-        elif _image(t):
+        elif is_image(t):
             n, c, h, w = t.shape
             blocks = rng.integers(0, 2, (n, c, -(-h // 16), -(-w // 16)))
             out[i] = np.kron(blocks, np.ones((1, 1, 16, 16), int))[:, :, :h, :w].astype(float)

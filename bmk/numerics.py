@@ -193,6 +193,13 @@ def bf16_to_fp32(bits):
     return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
 
 
+def flush_subnormals(values):
+    """float values with every magnitude below fp32's (and bf16's) smallest normal made a zero of
+    its sign: what the TPU1686 float units do to subnormal operands and results."""
+    v = np.asarray(values)
+    return np.where(np.abs(v) < np.finfo(np.float32).tiny, np.copysign(0.0, v), v).astype(v.dtype)
+
+
 def fp32_to_bf16(x):
     """float32 values -> bf16 storage (uint16), rounding to nearest even; NaN stays a quiet NaN."""
     u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)

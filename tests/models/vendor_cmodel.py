@@ -24,21 +24,27 @@ DIGESTS = HERE / "vendor_cmodel.json"
 PHOTO = HERE / "people_448.npz"
 
 
-def _image(t):
+def is_image(t):
+    """An image input: 4-d, 1 or 3 channels, 64 rows or more (bench/xchip_pairs.py's rule too)."""
     return len(t.shape) == 4 and t.shape[1] in (1, 3) and t.shape[2] >= 64
+
+
+def photo(h, w, c):
+    """The crowd photo as (1, c, h, w) values pixel / 255, resized by nearest rows and columns, RGB."""
+    img = np.load(PHOTO)["image"].astype(float)
+    ys, xs = np.arange(h) * img.shape[0] // h, np.arange(w) * img.shape[1] // w
+    return img[ys][:, xs].transpose(2, 0, 1)[None, :c] / 255
 
 
 def inputs(model, seed=0):
     """{name: array}: the model's first stage's inputs, as the module docstring says."""
     rng = np.random.default_rng(seed)
-    img = np.load(PHOTO)["image"].astype(float)
     out = {}
     for t in model.nets[0].stages[0].inputs:
         lim = np.iinfo(t.dtype)
-        if _image(t):
+        if is_image(t):
             n, c, h, w = t.shape
-            ys, xs = np.arange(h) * img.shape[0] // h, np.arange(w) * img.shape[1] // w
-            real = np.repeat(img[ys][:, xs].transpose(2, 0, 1)[None, :c] / 255, n, 0)
+            real = np.repeat(photo(h, w, c), n, 0)
         else:
             real = rng.uniform(0, lim.max / t.scale, t.shape)
         out[t.name] = np.clip(np.round(real * t.scale), lim.min, lim.max).astype(t.dtype).reshape(t.shape)

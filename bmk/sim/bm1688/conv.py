@@ -32,6 +32,7 @@ fp32 at each addition; the result is rounded once into res0.
 """
 import numpy as np
 
+from bmk import numerics
 from bmk.sim.bm1684x import conv
 from bmk.sim.bm1684x import fields as F
 from bmk.sim.bm1684x import pord
@@ -62,16 +63,25 @@ def finish(m, f, acc):
     return rq.requantize(m, f, acc, acc.shape[1], KIND), True
 
 
+def half_cube(chip):
+    """The input channels a half-precision conv (or the inner dimension an mm2) adds at once: the
+    kernel layout's cube, ic_parallel_int8 * 8 / 16."""
+    return max(1, chip.param("ic_parallel_int8") * 8 // 16)
+
+
+def fp32_start(bias):
+    """An fp32 accumulator's first value: the bias, a subnormal one as zero."""
+    return numerics.flush_subnormals(np.asarray(bias, np.float32))
+
+
 def cube_sums(m, in_dt, wt, wins, bias, ic):
     """A half-precision input's sums plus bias (module docstring); None for fp32 (the family's)."""
     if in_dt.bits != 16:
         return None
-    cube = max(1, m.chip.param("ic_parallel_int8") * 8 // 16)
+    cube = half_cube(m.chip)
     n, oc = wins[0].shape[0], wt.shape[0]
     oh, ow = wins[0].shape[2:]
-    b = np.asarray(bias, np.float32).reshape(oc)
-    b = np.where(np.abs(b) < np.finfo(np.float32).tiny, np.float32(0), b)
-    acc = np.zeros((n, oc, oh * ow), np.float32) + b.reshape(1, oc, 1)
+    acc = np.zeros((n, oc, oh * ow), np.float32) + fp32_start(bias).reshape(1, oc, 1)
     for c0 in range(0, ic, cube):
         for t, win in enumerate(wins):
             part = wt[:, t * ic + c0:t * ic + min(ic, c0 + cube)] @ win[:, c0:c0 + cube].reshape(n, -1, oh * ow)

@@ -13,14 +13,15 @@ correctly rounded quotient (bm1684x/ar.py): no vendor data.
 import numpy as np
 
 from bmk.sim.bm1684x import ar
-from bmk.sim.bm1688.rsqrt import bf16, bf16_rsqrt
+from bmk.sim.bm1688 import rsqrt
+from bmk.sim.bm1688.rsqrt import bf16
 
 
 def quotient(a, b, b_dt, r_dt, iterations):
     if b_dt.name != "bf16" or r_dt.name != "bf16":
         return ar.exact_quotient(a, b, b_dt, r_dt, iterations)
     b = np.asarray(b, np.float64)
-    r = np.where(np.abs(b) < np.finfo(np.float32).tiny, np.inf, bf16_rsqrt(np.abs(b), b_dt, iterations))
+    r = rsqrt.root(np.abs(b), b_dt, b_dt, iterations)
     with np.errstate(over="ignore", invalid="ignore"):
         q = bf16(np.asarray(a, np.float64) * bf16(r * r, b_dt), b_dt)
     return np.where(np.signbit(b), -q, q)

@@ -31,7 +31,7 @@ from bmk.sim.bm1684x import fields as F
 from bmk.sim.bm1684x import mm
 from bmk.sim.bm1684x import pord
 from bmk.sim.bm1684x.operands import const, dt, mode_of
-from bmk.sim.bm1688 import rq
+from bmk.sim.bm1688 import conv, rq
 from bmk.sim.bm1688.registers import FIELDS_READ, check_written, has_register, register
 
 KINDS_RQ = ("mm2.nn", "mm2.nt")
@@ -73,10 +73,8 @@ def cube_sums(m, f, kind, a, b):
     the inner dimension (the conv's cube: conv.cube_sums), relu; None for fp32 data."""
     if dt(m, f, "opd0").bits != 16:
         return None
-    cube = max(1, m.chip.param("ic_parallel_int8") * 8 // 16)
-    bias = np.asarray(_bias(m, f, b.shape[1]), np.float32)
-    acc = np.zeros((a.shape[0], b.shape[1]), np.float32) + np.where(np.abs(bias) < np.finfo(np.float32).tiny,
-                                                                    np.float32(0), bias)[None, :]
+    cube = conv.half_cube(m.chip)
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float32) + conv.fp32_start(_bias(m, f, b.shape[1]))[None, :]
     for k0 in range(0, a.shape[1], cube):
         part = a[:, k0:k0 + cube].astype(np.float64) @ b[k0:k0 + cube].astype(np.float64)
         acc = (acc + part.astype(np.float32)).astype(np.float32)

@@ -8,11 +8,12 @@ product and difference rounded to bf16 (nearest even), a subnormal to a zero of 
 shared layer norms set opd2_n_str 2 (three steps; two or four miss 4%); a correctly rounded
 1 / sqrt(x) matched 75%. Zero and subnormal inputs give +inf (the cmodel on 0 and 1e-38). The
 division divides by this root squared (div.py). A negative x gives NaN (bmk's assumption: the
-cmodel was not asked). Other types keep the family's correctly rounded
-root (bm1684x/sfu.py): no vendor data.
+cmodel was not asked). Other types keep the family's correctly rounded root (bm1684x/sfu.py): no
+vendor data.
 """
 import numpy as np
 
+from bmk import numerics
 from bmk.sim.bm1684x import sfu
 from bmk.sim.bm1684x.operands import rounded, store_values, to_values
 
@@ -21,8 +22,7 @@ RSQRT_SEED = 0x5F37          # the bf16 bits the first estimate of 1 / sqrt(x) i
 
 def bf16(values, dtype):
     """Values rounded to bf16 (nearest even), subnormals to a zero of their sign."""
-    v = rounded(values, dtype)
-    return np.where(np.abs(v) < np.finfo(np.float32).tiny, np.copysign(0.0, v), v)
+    return numerics.flush_subnormals(rounded(values, dtype))
 
 
 def bf16_rsqrt(x, dtype, iterations):
