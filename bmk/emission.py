@@ -86,20 +86,22 @@ class _Packer:
 class Emission:
     """The emission half of a Program (bmk/program.py holds the state it reads)."""
 
-    def _emit(self, call, vals, tys, record=None, given=None):
-        """Check, lower, pack, then record.
+    def _emit(self, call, vals, tys, record=None, given=None, depth=3):
+        """Check, lower, pack, then record (`_emitted`).
 
         `vals`: the call's argument values (see the generated methods), `tys` their types;
-        `record`: the op record
-        when the call passed one; `given`: (args, kwargs) of a positional call that used keywords.
+        `record`: the op record when the call passed one; `given`: (args, kwargs) of a positional
+        call that used keywords; `depth`: the caller's frame, counted from `_emitted`.
         Lowering is a pure function of the call's arguments, so its packed result is memoized
         per context under (call, values, their types) (1 == 1.0 == True, but only some of them
         pass the checks). An unhashable argument skips the memo. The memo holds at most
         MEMO_SIZE calls (then starts afresh), so programs whose calls all differ (distinct
         addresses) do not grow it without bound; each call's last lowering is tried before it
-        (`_last`: a call repeated with equal values and types). Calls that differ only in int arguments share
-        call templates (bmk.templates), which serve them without entering the memo; a call
-        whose last call took a template tries its templates first (no memo key made).
+        (`_last`: a call repeated with equal values and types; the generated methods try it
+        first themselves when every value is the very object of the last call, and then call
+        `_emitted` directly). Calls that differ only in int arguments share call templates
+        (bmk.templates), which serve them without entering the memo; a call whose last call
+        took a template tries its templates first (no memo key made).
         """
         if self._cleaned:
             raise ArgumentError(f"{call.name}: the context was cleaned up (cleanup)")
@@ -108,10 +110,8 @@ class Emission:
             lowered = self._templates.lowered(call.name, vals, tys)
             if lowered is None:
                 lowered = self._lowering(call, vals, tys, record)
-                records, codes, size, _ = lowered
             else:
-                records, codes, size = lowered
-                logged = (call, codes, vals)
+                logged = (call, lowered[1], vals)
         else:
             # The call's last lowering first (a kernel repeats a call with the same tensors): two
             # tuple compares, where the memo's key would hash every value and type.
@@ -123,7 +123,15 @@ class Emission:
                     lowered = self._lowered[call, vals, tys]
             except Exception:       # no last call, not memoized, an unhashable or uncomparable argument
                 lowered = self._lowering(call, vals, tys, record)
-            records, codes, size, _ = lowered
+        if record is not None or given is not None:
+            logged = (call, lowered[1], _shown(call, record, given))
+        return self._emitted(call, lowered, logged, depth)
+
+    def _emitted(self, call, lowered, logged=None, depth=2):
+        """Record a lowered call: its (records, engine codes, size, ...) appended, its origin
+        logged (`logged`, or the memo's entry `lowered` itself), its Op handle returned. `depth`:
+        the caller's frame (2: the generated method called this)."""
+        records, codes, size = lowered[0], lowered[1], lowered[2]
         nbytes = self._nbytes + size
         if nbytes > self.cmdbuf_size:
             raise CmdbufOverflowError(f"{call.name}: the command buffer would grow to {nbytes} "
@@ -139,7 +147,7 @@ class Emission:
             # by equal calls) or (call, engine codes, vals) (one new object a call: the garbage
             # collector runs by the count of objects kept); the caller's code object only when it
             # changes (a run of calls from one function).
-            f = _getframe(2)        # _emit <- the generated method <- its caller
+            f = _getframe(depth)    # the generated method's caller
             if f.f_code is not self._user_code:     # not the function seen last
                 f = self._user_call(f)
             lasti = f.f_lasti
@@ -148,8 +156,6 @@ class Emission:
             except KeyError:
                 self._lastis[lasti] = lasti
             self._call_lastis.append(lasti)
-            if record is not None or given is not None:
-                logged = (call, codes, _shown(call, record, given))
             self._call_log.append(lowered if logged is None else logged)
         if self._handles:
             op = Op()

@@ -300,9 +300,15 @@ def _fields_method(row):
         params = "".join(f", {n}=ABSENT" for n in names)
         vals = "".join(f"{n}, " for n in names)
         types = "".join(f"type({n}), " for n in names)
+        same = " and ".join(f"{n} is _v[{i}]" for i, n in enumerate(names))
         source = (f"def method(_self, _p=None, /, *{params}, **_extra):\n"
                   f"    if _p is not None or _extra:\n"
                   f"        return rare(_self, _p, _extra, ({vals}))\n"
+                  f"    _last = _self._last.get(call)\n"
+                  f"    if _last is not None:\n"
+                  f"        _v = _last[0]\n"
+                  f"        if {same}:\n"
+                  f"            return _self._emitted(call, _last[2])\n"
                   f"    return _self._emit(call, ({vals}), ({types}))\n")
         scope["rare"] = rare
         exec(source, scope)         # parameter names: the record's field names (identifiers, checked above)
@@ -337,11 +343,17 @@ def _positional_method(row):
     # costs several times more).
     unpack = "".join(f"a{i}, " for i in range(count))
     types = "".join(f"type(a{i}), " for i in range(count))
+    same = " and ".join(f"a{i} is _v[{i}]" for i in range(count)) or "True"
     scope = {"call": call, "other": other, "__name__": __name__}     # a frame of bmk's own (origins.caller)
     exec(f"def method(_self, *args, **kwargs):\n"
          f"    if kwargs or len(args) != {count}:\n"
          f"        return other(_self, args, kwargs)\n"
          f"    ({unpack}) = args\n"
+         f"    _last = _self._last.get(call)\n"
+         f"    if _last is not None:\n"
+         f"        _v = _last[0]\n"
+         f"        if {same}:\n"
+         f"            return _self._emitted(call, _last[2])\n"
          f"    return _self._emit(call, args, ({types}))\n", scope)
     method = scope["method"]
     # help() shows the C arguments (the record's fields) rather than *args.
