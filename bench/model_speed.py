@@ -176,6 +176,49 @@ def onnx_time(onnx, face, runs):
     return best
 
 
+def gemm_floor(runs):
+    """retinaface's float64 GEMMs alone (the conv products bmk's fp32 conv semantics needs: exact
+    products summed in float64, bmk/sim/bm1684/nn.py), timed outside the simulator on the shapes
+    one m.run multiplies, beside the same GEMMs in float32 and onnxruntime's whole run."""
+    import numpy as np
+
+    import bmk
+    import bmk.sim.bm1684.nn as nn
+    shapes = []
+
+    class Spy:          # numpy for nn.py, its matmul recording the operand shapes
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+        @staticmethod
+        def matmul(a, b, out=None):
+            shapes.append((a.shape, b.shape))
+            return np.matmul(a, b, out=out)
+    m = bmk.load_model(MODELS[0][1])
+    inputs = {"input": np.load(FACE)["input"]}
+    m.run(inputs)
+    real, nn.np = nn.np, Spy()
+    try:
+        m.run(inputs)
+    finally:
+        nn.np = real
+    rng = np.random.default_rng(0)
+    macs = sum(int(np.prod(a)) * (b[-1] * (b[0] if len(b) == 3 else 1)) for a, b in shapes)
+    line = f"retinaface: {len(shapes)} conv GEMMs, {macs / 1e6:.0f} M multiply-adds a run;"
+    for dtype in (np.float64, np.float32):
+        ops = [(rng.standard_normal(a).astype(dtype), rng.standard_normal(b).astype(dtype)) for a, b in shapes]
+        best = None
+        for _ in range(runs):
+            c = time.process_time()
+            for a, b in ops:
+                np.matmul(a, b)
+            c = time.process_time() - c
+            best = c if best is None else min(best, c)
+        line += f" {np.dtype(dtype).name} {best * 1e3:.1f} ms"
+    t = onnx_time(MODELS[0][2], str(FACE), runs)
+    print(line + (f"; onnxruntime's whole run {t * 1e3:.1f} ms" if isinstance(t, float) else f"; {t}"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", help="a commit to time beside this tree, outputs compared byte for byte")
@@ -184,7 +227,13 @@ def main():
     ap.add_argument("--models", nargs="*", help="names to run (default: all)")
     ap.add_argument("--kinds", action="store_true", help="this tree only: one more run per model, its CPU time "
                     "split by instruction kind")
+    ap.add_argument("--gemm-floor", action="store_true", help="this tree only: retinaface's conv GEMMs alone, "
+                    "float64 and float32, beside onnxruntime's whole run")
     args = ap.parse_args()
+    if args.gemm_floor:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        gemm_floor(args.runs)
+        return
     if args.kinds:
         for name, path, _ in MODELS:
             if (not args.models or name in args.models) and path.exists():

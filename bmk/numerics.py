@@ -49,8 +49,13 @@ def as_mode(mode):
                               f"not {mode!r}") from None
 
 
-def _adjust(f, r, half, neg, mode):
-    """The increment (0/1, int64 array) of `mode` given floor f, remainder r, half and q < 0."""
+def _adjust(f, r, half, neg, mode, tie=None):
+    """The increment (0/1, int64 array) of `mode` given floor f, remainder r, half and q < 0
+    (`neg`: an array, or a function giving it, called only by the modes that read it); `tie`:
+    the remainder that is exactly half (default `half`; rshift_each gives one no remainder
+    equals where nothing was shifted out)."""
+    if tie is None:
+        tie = half
     if mode == Round.DOWN:
         return 0
     if mode == Round.HALF_UP:
@@ -59,11 +64,12 @@ def _adjust(f, r, half, neg, mode):
         return r > half
     if mode == Round.UP:
         return r != 0
+    neg = neg() if callable(neg) else neg
     if mode == Round.TOWARDS_ZERO:
         return neg & (r != 0)
     if mode == Round.HALF_AWAY_FROM_ZERO:
-        return (r > half) | ((r == half) & ~neg)
-    return (r > half) | ((r == half) & (f & 1).astype(bool))      # HALF_TO_EVEN
+        return (r > half) | ((r == tie) & ~neg)
+    return (r > half) | ((r == tie) & (f & 1).astype(bool))      # HALF_TO_EVEN
 
 
 _INT64 = np.dtype(np.int64)
@@ -104,11 +110,16 @@ def rshift_each(x, n, mode=Round.HALF_UP):
         raise SimulationError(f"right shifts must be in [0, {MAX_SHIFT}], not [{n.min()}, {n.max()}]")
     if mode == Round.HALF_UP:               # f + (r >= half) is floor((x + half) / 2**n)
         return (x + ((np.int64(1) << n) >> 1)) >> n
-    x, n = np.broadcast_arrays(x, n)
+    # Each step over the elements once: the remainder as the low bits, and the thresholds
+    # worked out on n's own (usually per-channel) shape: where n is 0 the remainder is 0, no
+    # mode increments at r > half = 0 or r != 0, and the tie is -1, which no remainder equals.
     f = x >> n
-    r = x - (f << n)
-    half = (np.int64(1) << n) >> 1
-    return f + np.where(n > 0, _adjust(f, r, half, x < 0, mode), 0)
+    if mode == Round.DOWN:
+        return f
+    one = np.int64(1) << n
+    r = x & (one - 1)
+    half = one >> 1
+    return f + _adjust(f, r, half, lambda: x < 0, mode, tie=np.where(n > 0, half, -1))
 
 
 def div(x, d, mode=Round.HALF_TO_EVEN):

@@ -131,13 +131,8 @@ def convolution(kind, terms=int8_terms, finish=plain_sum, rescale=None, float_su
             pad, insert = np.zeros((1, ic, 1, 1)), np.zeros((1, ic, 1, 1))
         else:
             pad, insert = W.pad_values(m, f, ic, in_dt)
-        # Integer data whose every per-tap sum stays within 2**24 is multiplied in float32 (exact
-        # there, and twice as fast); anything else in float64 (exact below 2**53 for integers).
-        bound = float(np.abs(x).max(initial=0)) * float(np.abs(w).max(initial=0)) * ic
-        exact32 = not in_dt.is_float and max(bound, float(np.abs(pad).max(initial=0)) * float(np.abs(w).max(
-            initial=0)) * ic, float(np.abs(insert).max(initial=0)) * float(np.abs(w).max(initial=0)) * ic) <= 1 << 24
-        work = np.float32 if exact32 else np.float64
-        ext = W.extended(x.astype(work), pads, ins, pad.astype(work), insert.astype(work))
+        work = W.exact_work(in_dt, (x, pad, insert), w, ic * kernel[0] * kernel[1])
+        ext = W.extended(x, pads, ins, pad, insert, work)
         # one GEMM per batch over every tap at once (im2col): (OC, taps * IC) @ (taps * IC, OH * OW)
         wt = w.astype(work).transpose(0, 2, 3, 1).reshape(oc, -1)          # (oc, (ky, kx, ic))
         wins = [win for _, _, win in W.taps(ext, dil, stride, kernel, (oh, ow))]

@@ -143,8 +143,15 @@ def finish(m, f, kind, acc, res, floats):
 
 
 def exact_sum(kind, dtype, products):
-    """The window's sum: the taps' products (float64 arrays, in tap order) summed exactly."""
-    return sum(products)
+    """The window's sum: the taps' products (fresh float arrays, in tap order) added in that
+    order (exact for integer data: window.exact_work picks their type), into the first."""
+    acc = 0.0
+    for t, p in enumerate(products):
+        if t:
+            acc += p
+        else:
+            acc = p
+    return acc
 
 
 def windowed(kind, terms=bias_terms, finish=finish, pool_sign=None, window_sum=exact_sum):
@@ -159,23 +166,24 @@ def windowed(kind, terms=bias_terms, finish=finish, pool_sign=None, window_sum=e
         pads, ins, dil, stride, kernel = W.geometry(f, kind, x.shape[2:], (oh, ow))
         W.check_work(kind, n * c * oh * ow * kernel[0] * kernel[1])
         pad, insert = W.pad_values(m, f, c, in_dt)
-        ext = W.extended(x, pads, ins, pad, insert)
         floats = in_dt.is_float
         p_sign = f.get("opd0_sign", 0) if pool_sign is None else pool_sign(f)
         if kind == "pord.maxpooling":
             acc = None
             larger = np.fmax if floats else np.maximum
-            for _, _, win in W.taps(ext, dil, stride, kernel, (oh, ow)):
+            for _, _, win in W.taps(W.extended(x, pads, ins, pad, insert), dil, stride, kernel, (oh, ow)):
                 acc = win.copy() if acc is None else larger(acc, win)
             write(m, tensor(m, f, "res0", shape, dt(m, f, "res0", p_sign), "aligned"), acc, True, f)
             return
         w_dt = dt(m, f, "opd1", prec=f.get("opd0_prec", 0))
-        k = _kernel(m, f, c, kernel[0], kernel[1], w_dt).astype(np.float64)
+        k = _kernel(m, f, c, kernel[0], kernel[1], w_dt)
+        work = W.exact_work(in_dt, (x, pad, insert), k, kernel[0] * kernel[1])
+        k = k.astype(work)
         if f.get("kernel_rotate", 0):
             k = k[:, :, ::-1, ::-1]
+        ext = W.extended(x, pads, ins, pad, insert, work)
         acc = np.zeros((n, c, oh, ow)) + window_sum(kind, in_dt, (
-            win * k[:, :, ky:ky + 1, kx:kx + 1] for ky, kx, win in W.taps(ext.astype(np.float64), dil, stride,
-                                                                          kernel, (oh, ow))))
+            win * k[:, :, ky:ky + 1, kx:kx + 1] for ky, kx, win in W.taps(ext, dil, stride, kernel, (oh, ow))))
         if kind == "pord.avgpooling":
             sign = p_sign
         else:

@@ -73,14 +73,20 @@ def pad_values(m, f, c, dtype):
     return pi[..., :1], pi[..., 1:]
 
 
-def extended(x, pads, ins, pad, insert):
-    """The input with inserted values between rows/columns and pads around it (per channel)."""
+def extended(x, pads, ins, pad, insert, dtype=None):
+    """The input with inserted values between rows/columns and pads around it (per channel), in
+    `dtype` (default: the three's common type). Each element is written once: the pads only
+    around, the inserted values only between."""
     n, c, h, w = x.shape
     up, dn, lf, rt = pads
     hi, wi = (h - 1) * (ins[0] + 1) + 1, (w - 1) * (ins[1] + 1) + 1
-    out = np.empty((n, c, hi + up + dn, wi + lf + rt), np.result_type(x, pad, insert))
-    out[...] = pad
-    out[:, :, up:up + hi, lf:lf + wi] = insert
+    out = np.empty((n, c, hi + up + dn, wi + lf + rt), dtype or np.result_type(x, pad, insert))
+    out[:, :, :up] = pad
+    out[:, :, up + hi:] = pad
+    out[:, :, up:up + hi, :lf] = pad
+    out[:, :, up:up + hi, lf + wi:] = pad
+    if ins[0] or ins[1]:
+        out[:, :, up:up + hi, lf:lf + wi] = insert
     out[:, :, up:up + hi:ins[0] + 1, lf:lf + wi:ins[1] + 1] = x
     return out
 
@@ -92,6 +98,18 @@ def taps(ext, dil, stride, kernel, out_hw):
         for kx in range(kernel[1]):
             y0, x0 = ky * dil[0], kx * dil[1]
             yield ky, kx, ext[:, :, y0:y0 + (oh - 1) * stride[0] + 1:stride[0], x0:x0 + (ow - 1) * stride[1] + 1:stride[1]]
+
+
+def exact_work(in_dt, data, weights, terms):
+    """The float type that sums `terms` products of integer data (arrays: the input and its pad
+    and insert values) and weights exactly in any order: float32 when the sum of their largest
+    magnitudes stays within 2**24 (every partial sum is then an integer float32 holds, and a
+    GEMM in it is twice as fast), else float64 (exact below 2**53: 8- and 16-bit data). Float
+    data: float64."""
+    if in_dt.is_float:
+        return np.float64
+    top = max(float(np.abs(d).max(initial=0)) for d in data) * float(np.abs(weights).max(initial=0))
+    return np.float32 if top * terms <= 1 << 24 else np.float64
 
 
 def check_work(kind, macs):

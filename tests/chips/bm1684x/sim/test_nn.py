@@ -393,3 +393,24 @@ def test_conv_and_matmul_work_is_bounded():
     with pytest.raises(bmk.errors.SimulationError, match="multiply-accumulate steps"):
         run([rec("tiu", "sCONV", "conv.normal", **f)])
 
+
+
+def test_conv_int8_sums_past_2_24_stay_exact():
+    """Large same-sign int8 data over 512 channels and 9 taps: sums near 2**27, every one exact
+    (a float32 GEMM would round them: the data's bound must count the taps as well as the
+    channels before float32 is taken)."""
+    rng = np.random.default_rng(7)
+    n, ic, ih, iw, oc = 1, 512, 5, 6, 4
+    x, w = rng.integers(200, 256, (n, ic, ih, iw)), rng.integers(100, 128, (oc, ic, 3, 3))
+    win = windows(extended(x, (0, 0, 0, 0), (0, 0), 0, 0), 3, 3, (1, 1), (1, 1))
+    want = np.einsum("ncyxhw,ochw->noyx", win.astype(np.int64), w.astype(np.int64))
+    assert want.max() > 1 << 26
+    X, Wt, Rz = 0, 3 * LANE + 0x8000, 3 * LANE + 0x10000
+    sim = bmk.Simulator("bm1684x")
+    put(sim, X, x, U8)
+    put_weights(sim, Wt, w, I8)
+    f = conv_fields(x.shape, oc, want.shape[2:], ((3, 3), (1, 1), (0, 0, 0, 0), (1, 1), (0, 0)), res0_addr=Rz, opd0_addr=X, opd1_addr=Wt, res0_prec=prec(I32),
+                    opd0_prec=prec(I8), opd0_sign=0, opd1_sign=1, opd2_const=1, opd2_sign=1, opd2_addr=0,
+                    opd3_const=1, opd3_addr=0)
+    sim, report = run([rec("tiu", "CONV", "conv.normal", **f)], sim)
+    np.testing.assert_array_equal(get(sim, Rz, want.shape, I32), want)
