@@ -138,7 +138,7 @@ def convolution(kind, terms=int8_terms, finish=plain_sum, rescale=None, float_su
         wins = [win for _, _, win in W.taps(ext, dil, stride, kernel, (oh, ow))]
         acc = float_sums(m, in_dt, wt, wins, bias, ic) if float_sums is not None and in_dt.is_float else None
         if acc is None:
-            acc = np.empty((n, oc, oh * ow))
+            acc = np.empty((n, oc, oh * ow), work)
             for b in range(n):
                 if wt.shape[1] * oh * ow <= IM2COL_ELEMENTS:
                     cols = np.stack([win[b] for win in wins]).reshape(-1, oh * ow)     # ((ky, kx, ic), P)
@@ -147,15 +147,17 @@ def convolution(kind, terms=int8_terms, finish=plain_sum, rescale=None, float_su
                 acc[b] = 0                                                       # too big to unfold: tap by tap
                 for t, win in enumerate(wins):
                     acc[b] += wt[:, t * ic:(t + 1) * ic] @ np.ascontiguousarray(win[b]).reshape(ic, -1)
-            acc = acc.reshape(n, oc, oh, ow) + bias.reshape(1, oc, 1, 1)
+            acc = acc.reshape(n, oc, oh, ow)
+            if in_dt.is_float:
+                acc = acc + bias.reshape(1, oc, 1, 1)
+            else:       # exact integral sums, and an integer bias
+                acc = acc.astype(np.int64) + np.asarray(bias, np.int64).reshape(1, oc, 1, 1)
         res = tensor(m, f, "res0", shape, dt(m, f, "res0", sign), "aligned")
         relu_done = False
         if in_dt.is_float and rescale is not None:
             acc = rescale(m, f, acc)
-        if not in_dt.is_float:
-            acc = np.rint(acc).astype(np.int64)              # exact sums, held in float64
-            if not requant:
-                acc, relu_done = finish(m, f, acc)
+        if not in_dt.is_float and not requant:
+            acc, relu_done = finish(m, f, acc)
         if requant:
             acc = numerics.rshift(acc, f.get("opd3_addr", 0) & 0xFF, numerics.Round.HALF_UP)
             if kind == "conv.wrqrelu":

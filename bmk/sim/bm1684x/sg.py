@@ -79,14 +79,27 @@ def _index(m, f, shape, layout, name="opd1"):
 
 def _gathered(f, kind, table, idx, axis_len, res_dtype):
     """table[..., idx] with the out-of-range rule (fill_const or refusal)."""
-    bad = (idx < 0) | (idx >= axis_len)
-    if np.any(bad) and not f.get("opd2_const", 0):
-        raise SimulationError(f"indices must be below {axis_len} without fill_const (opd2_const), not "
-                              f"{int(idx[bad].max())}")
-    out = np.take_along_axis(table, np.where(bad, 0, idx), axis=-1)
-    if np.any(bad):
+    bad = None
+    if idx.size and (idx.min() < 0 or idx.max() >= axis_len):
+        bad = (idx < 0) | (idx >= axis_len)
+        if not f.get("opd2_const", 0):
+            raise SimulationError(f"indices must be below {axis_len} without fill_const (opd2_const), not "
+                                  f"{int(idx[bad].max())}")
+        idx = np.where(bad, 0, idx)
+    out = take_last(table, idx)
+    if bad is not None:
         out = np.where(bad, np.asarray(const_bits(f.get("opd2_addr", 0), res_dtype)).astype(out.dtype), out)
     return out
+
+
+def take_last(table, idx):
+    """np.take_along_axis(table, idx, axis=-1) (indices in range): as one flat take over the
+    table's rows, several times faster than the per-axis index arrays take_along_axis builds."""
+    lead = np.broadcast_shapes(table.shape[:-1], idx.shape[:-1])
+    rows = np.ascontiguousarray(np.broadcast_to(table, lead + table.shape[-1:])).reshape(-1, table.shape[-1])
+    flat = np.broadcast_to(idx, lead + idx.shape[-1:]).reshape(rows.shape[0], idx.shape[-1])
+    flat = flat + (np.arange(rows.shape[0], dtype=np.int64) * rows.shape[1])[:, None]
+    return np.take(rows.reshape(-1), flat).reshape(lead + idx.shape[-1:])
 
 
 def _in_range(kind, idx, axis_len):
@@ -303,7 +316,7 @@ def _mask_select(kind):
         counts = mask.sum(axis=3).reshape(n, c, 1, 1)
         if counts.max() > w:
             raise SimulationError(f"res0_w must hold the selected elements, not {w} < {int(counts.max())}")
-        picked = np.take_along_axis(np.broadcast_to(a, mask.shape), _selected_first(mask), axis=3)
+        picked = take_last(np.broadcast_to(a, mask.shape), _selected_first(mask))
         write(m, res, _first_k(out, picked, counts), False, f)
         _count(m, f, shape, counts)
     run.__name__ = kind.split(".")[1]

@@ -108,8 +108,15 @@ def exact_work(in_dt, data, weights, terms):
     data: float64."""
     if in_dt.is_float:
         return np.float64
-    top = max(float(np.abs(d).max(initial=0)) for d in data) * float(np.abs(weights).max(initial=0))
+    top = max(map(_magnitude, data)) * _magnitude(weights)
     return np.float32 if top * terms <= 1 << 24 else np.float64
+
+
+def _magnitude(a):
+    """The largest |value| of an integer array, as a Python int (two passes, no array made;
+    np.abs would wrap an int8 -128)."""
+    a = np.asarray(a)
+    return max(-int(a.min()), int(a.max())) if a.size else 0
 
 
 def check_work(kind, macs):
