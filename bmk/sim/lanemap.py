@@ -47,11 +47,13 @@ class LaneMap:
         if len(self.bp) + len(new) > MAX_SEGMENTS:
             self.merge()
             new = self._missing(points)         # the merge may have dropped some of them
-        bp = self.bp
-        merged = np.union1d(bp, new)
-        src = np.searchsorted(bp, merged[:-1], "right") - 1
+        # Inserted where they fall (bp stays sorted; no sort or hash of every breakpoint per split):
+        # segment i of the old map is i; a new one starts inside the old segment before it.
+        new = np.unique(new)
+        pos = np.searchsorted(self.bp, new)
+        src = np.insert(np.arange(len(self.bp) - 1), pos, pos - 1)
         self.owner, self.seen, self.lost = self.owner[src], self.seen[src], self.lost[src]
-        self.bp = merged
+        self.bp = np.insert(self.bp, pos, new)
         self.version += 1
 
     def _missing(self, points):
