@@ -23,6 +23,7 @@ tensor of the input's type: (pad, insert) per channel.
 """
 import numpy as np
 
+from bmk import numerics
 from bmk.errors import SimulationError
 from bmk.sim.bm1684x import fields as F
 from bmk.sim.bm1684x.operands import const_bits, read, tensor
@@ -101,22 +102,9 @@ def taps(ext, dil, stride, kernel, out_hw):
 
 
 def exact_work(in_dt, data, weights, terms):
-    """The float type that sums `terms` products of integer data (arrays: the input and its pad
-    and insert values) and weights exactly in any order: float32 when the sum of their largest
-    magnitudes stays within 2**24 (every partial sum is then an integer float32 holds, and a
-    GEMM in it is twice as fast), else float64 (exact below 2**53: 8- and 16-bit data). Float
-    data: float64."""
-    if in_dt.is_float:
-        return np.float64
-    top = max(map(_magnitude, data)) * _magnitude(weights)
-    return np.float32 if top * terms <= 1 << 24 else np.float64
-
-
-def _magnitude(a):
-    """The largest |value| of an integer array, as a Python int (two passes, no array made;
-    np.abs would wrap an int8 -128)."""
-    a = np.asarray(a)
-    return max(-int(a.min()), int(a.max())) if a.size else 0
+    """The float type the window products and sums of `terms` taps are worked in: integer data
+    in the one that sums them exactly (numerics.exact_sum_type), float data in float64."""
+    return np.float64 if in_dt.is_float else numerics.exact_sum_type(data, weights, terms)
 
 
 def check_work(kind, macs):

@@ -8,6 +8,7 @@ import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from bmk import numerics
 from bmk.errors import SimulationError
 from bmk.sim.bm1880.common import (const8, const16, npu_local, operand, planes, read, relu, rshift,
                                    same_shape, write)
@@ -142,13 +143,15 @@ def lut(m, f):
     if table.shape != (1, m.npu_num, 16, 16):
         raise SimulationError(f"opd1 (table) shape must be (1, {m.npu_num}, 16, 16), not {table.shape}")
     m.lmem.tensor("opd1", table.addr, table.shape, table.strides, m.log)   # checks and logs the table
-    idx = read(m, idx_op, int8=True, signed=False, dtype=np.int64)
+    idx = read(m, idx_op, int8=True, signed=False, dtype=None)
     lane = m.lmem.lanes_of(idx_op.addr, idx_op.shape[1])                      # lane of each channel
     t_l0, t_off = divmod(table.addr, m.lmem.lane_size)
     t_ch = t_l0 + lane                                                         # table channel c_t = lane
     t_base = (t_ch % m.npu_num) * m.lmem.lane_size + t_off + (t_ch // m.npu_num) * table.strides[1]
-    flat = t_base[None, :, None, None] + (idx // 16) * table.strides[2] + (idx % 16) * table.strides[3]
-    write(m, res, m.lmem.data[flat], int8=True, signed=False)
+    k = np.arange(256)
+    rows = m.lmem.data[t_base[:, None] + (k // 16) * table.strides[2] + (k % 16) * table.strides[3]]  # (C, 256)
+    flat = idx + (np.arange(len(t_base)) * 256)[None, :, None, None]          # each channel's own row
+    write(m, res, rows.reshape(-1)[flat], int8=True, signed=False)
 
 
 # -- convolution, depthwise, pooling (tsk_typ 0, 1) -------------------------------------------
@@ -213,12 +216,13 @@ def conv_acc(m, f):
     if wcin != cin or cout != res.shape[1] or res.shape[0] != n:
         raise SimulationError(f"opd1 (weight) shape (Cin, Cout, kh, kw) must be ({cin}, {res.shape[1]}, kh, kw) "
                               f"and res0_n must be {n}, not {w_op.shape} and {res.shape[0]}")
-    x = read(m, x_op, dtype=np.float64)
-    wt = read(m, w_op, dtype=np.float64)
-    win = _windows(f, _padded(f, x, _ins_val(f)), kh, kw, res.shape[2], res.shape[3])
+    x, wt, fill = read(m, x_op, dtype=None), read(m, w_op, dtype=None), _ins_val(f)
     # One matrix product over (kh, kw, Cin), the order the weight has in lmem (seed 4.41), so
-    # the weight goes to BLAS transposed, without a copy; every partial sum is an integer below
-    # 2^53, exact in float64 whatever the order of summation.
+    # the weight goes to BLAS transposed, without a copy; every partial sum is an integer that
+    # the float type holds exactly (numerics.exact_sum_type), whatever the order of summation.
+    work = numerics.exact_sum_type((x, np.array([fill])), wt, kh * kw * cin)
+    x, wt = x.astype(work), wt.astype(work)
+    win = _windows(f, _padded(f, x, fill), kh, kw, res.shape[2], res.shape[3])
     ho, wo = res.shape[2], res.shape[3]
     cols = win.transpose(0, 2, 3, 4, 5, 1).reshape(n * ho * wo, kh * kw * cin)
     acc = cols @ wt.transpose(1, 2, 3, 0).reshape(cout, kh * kw * cin).T

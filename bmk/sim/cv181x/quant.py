@@ -37,11 +37,16 @@ def srdhm(x, m):
     x = np.asarray(x, np.int64)
     m = np.asarray(m, np.int64)
     ab = x * m
-    nudge = np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
-    s = ab + nudge
-    q = np.where(s >= 0, s >> 31, -((-s) >> 31))          # C division: toward zero
-    both_min = (x == _I32[0]) & (m == _I32[0])
-    return np.where(both_min, _I32[1], q)
+    # where ab < 0 (sign bits all ones) both steps take 2^31 - 1 off: the nudge 1 - 2^30 is 2^30
+    # less that, and a division toward zero is the floor of s + 2^31 - 1
+    low = (ab >> 63) & ((1 << 31) - 1)
+    s = ab + (1 << 30)
+    s -= low
+    q = s + ((s >> 63) & ((1 << 31) - 1))
+    q >>= 31
+    if (m == _I32[0]).any():
+        q = np.where((x == _I32[0]) & (m == _I32[0]), _I32[1], q)
+    return q
 
 
 def rdivpot(x, e):
