@@ -230,10 +230,14 @@ def flush_subnormals(values):
 
 def fp32_to_bf16(x):
     """float32 values -> bf16 storage (uint16), rounding to nearest even; NaN stays a quiet NaN."""
-    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
-    nan = np.isnan(np.asarray(x, np.float32))
-    return np.where(nan, (u >> 16) | 0x40, rounded).astype(np.uint16)
+    f = np.asarray(x, np.float32)
+    u = f.view(np.uint32)
+    # in uint32: only NaN patterns (above 0xFF800000) can wrap, and those are replaced below
+    rounded = ((u + ((u >> 16) & 1) + 0x7FFF) >> 16).astype(np.uint16)
+    nan = np.isnan(f)
+    if nan.any():
+        rounded = np.where(nan, ((u >> 16) | 0x40).astype(np.uint16), rounded)
+    return rounded
 
 
 # -- float results rounded by mode --------------------------------------------------------------
@@ -283,13 +287,12 @@ def to_float(x, dtype, mode=Round.HALF_TO_EVEN):
     bf16 = dtype.name == "bf16"
     if bf16:
         c = _bf16_nearest_even(x)
-        cv = bf16_to_fp32(c).astype(np.float64)
     else:
         with np.errstate(over="ignore"):
             c = x.astype(dtype.numpy)
-        cv = c.astype(np.float64)
     if mode == Round.HALF_TO_EVEN:
         return c
+    cv = (bf16_to_fp32(c) if bf16 else c).astype(np.float64)
     with np.errstate(invalid="ignore"):
         exact = (cv == x) | np.isnan(x)
         above = cv > x
