@@ -72,6 +72,11 @@ MODELS = [
      None),
     ("tdl_yolov8n_fire_smoke_bm1688", SHARED / "tdl" / "bm1688" / "yolov8n_det_fire_smoke_384_640_INT8_bm1688.bmodel",
      None),
+    ("tdl_yolov8n_coco80_cv184x", SHARED / "tdl" / "cv184x" / "yolov8n_det_coco80_640_640_INT8_cv184x.bmodel", None),
+    ("tdl_topformer_pfv_cv184x",
+     SHARED / "tdl" / "cv184x" / "topformer_seg_person_face_vehicle_384_640_INT8_cv184x.bmodel", None),
+    ("tdl_yolov8n_coco80_cv181x", SHARED / "tdl" / "cv181x" / "yolov8n_det_coco80_640_640_INT8_cv181x.cvimodel", None),
+    ("yolov5s_bm1690_f16", ROOT / "tests" / "models" / "bm1690" / "yolov5s_bm1690_f16_core8.bmodel", None),
 ]
 
 CHILD = r"""

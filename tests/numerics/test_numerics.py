@@ -174,3 +174,31 @@ def test_rshift_each_matches_rshift_per_amount():
             np.testing.assert_array_equal(got[sel], numerics.rshift(x[sel], int(k), mode))
     with pytest.raises(SimulationError):
         numerics.rshift_each(x, -1)
+
+
+def test_rshift_each_per_channel_shifts_with_zeros_and_ties():
+    """A per-channel shift (1, C, 1, 1) broadcast over (N, C, H, W), some channels not shifted at
+    all, values on exact ties: each channel as one rshift by its amount gives, in every mode."""
+    rng = np.random.default_rng(5)
+    n = np.array([0, 1, 3, 0, 7, 31]).reshape(1, 6, 1, 1)
+    x = rng.integers(-2**20, 2**20, (2, 6, 5, 4)) * 2**7 + 2**6          # ties at a shift of 7
+    x[0, :, 0, 0] = (-1, 1, -4, 4, -(2**31), 2**31 - 1)
+    for mode in numerics.Round:
+        got = numerics.rshift_each(x, n, mode)
+        for c in range(6):
+            np.testing.assert_array_equal(got[:, c], numerics.rshift(x[:, c], int(n[0, c, 0, 0]), mode))
+
+
+def test_exact_sum_type_counts_every_term_and_the_int8_minimum():
+    """float32 only while (largest |data|) * (largest |weight|) * terms <= 2**24; -128 counts
+    as 128 (np.abs would wrap it)."""
+    x, w = np.array([-128, 5], np.int8), np.array([127, -3], np.int8)
+    assert numerics.magnitude(x) == 128 and numerics.magnitude(w) == 127
+    limit = (1 << 24) // (128 * 127)
+    assert numerics.exact_sum_type([x], w, limit) is np.float32
+    assert numerics.exact_sum_type([x], w, limit + 1) is np.float64
+    assert numerics.exact_sum_type([np.zeros(0, np.int8), x], w, 1) is np.float32
+    # beyond the bound float32 sums of such terms really are inexact: the rule is needed
+    terms = np.full(limit * 4, 128.0 * 127, np.float32)
+    terms[::3] += 1
+    assert float(np.cumsum(terms, dtype=np.float32)[-1]) != float(np.sum(terms, dtype=np.float64))

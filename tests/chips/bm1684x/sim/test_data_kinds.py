@@ -559,3 +559,21 @@ def _vc_dhr(a, b):
                       opd1_w=6, res0_c=2, res0_w=16, opd0_prec=prec(I16), opd1_prec=prec(I16), res0_prec=prec(I16),
                       opd0_sign=1, opd1_sign=1, opd2_n_str=1)], sim)
     return matrix_get(sim, 0x2000, 30, 20, 16, I16)
+
+
+@pytest.mark.parametrize("table_shape, idx_shape", [((1, 4, 1, 7), (3, 4, 1, 5)), ((2, 3, 1, 6), (2, 3, 1, 9)),
+                                                    ((1, 1, 1, 4), (2, 5, 1, 3)), ((4, 1, 8), (1, 6, 8)),
+                                                    ((0, 4, 1, 7), (0, 4, 1, 5)), ((1, 4, 1, 7), (1, 4, 1, 0))])
+def test_take_last_is_take_along_axis(table_shape, idx_shape):
+    """sg.take_last (the gathers' one flat take) against numpy's take_along_axis on the two
+    broadcast together: shapes, dtype and values, empty ones included."""
+    from bmk.sim.bm1684x.sg import take_last
+    rng = np.random.default_rng(sum(table_shape + idx_shape))
+    table = rng.integers(-100, 100, table_shape).astype(np.int16)
+    idx = rng.integers(0, table_shape[-1], idx_shape)
+    lead = np.broadcast_shapes(table_shape[:-1], idx_shape[:-1])
+    want = np.take_along_axis(np.broadcast_to(table, lead + table_shape[-1:]),
+                              np.broadcast_to(idx, lead + idx_shape[-1:]), axis=-1)
+    got = take_last(table, idx)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
