@@ -26,21 +26,27 @@ splits one more run of this tree per model by instruction kind (each plan's runn
 a timer after the warm-up; what is left is the reset, the coefficients and inputs written, the
 run loop and the outputs read).
 
-Figures (issue 34 item 2, a tree keeping converted conv weights and im2col buffers across runs
-(tried, not merged: no measurable change) against e6553cb, `--runs 3 --rounds 3`, shared 2-core
-machine, CPU ms; an identical-code A/B on it differs by up to 17%, so ratios within 0.8-1.2 are
-noise; outputs identical on all eight):
+Figures (issue 34 item 2), `--base 47cbbfd --runs 3 --rounds 2`, HEAD d274b29, shared 2-core
+machine, CPU ms (base in brackets), outputs identical on all twelve:
 
-    retinaface                       273.5 (base 277.6)  onnxruntime 1 thread 21.0: 13.0x
-    face_detection_fp32              114.4 (94.4)        yolov5s_bm1684      2056.7 (2157.8)
-    yolov5s_bm1684x                 2914.5 (2849.6)      tdl_yolov8n_fire_smoke_bm1688 1436.7 (1502.1)
-    tdl_cls_attribute_face_bm1684x   117.0 (112.2)       tdl_cls_attribute_face_bm1688   96.8 (91.1)
-    tdl_hand_keypoint_cls_bm1684x     18.7 (17.1)
+    retinaface                    73.5 (72.9)   onnxruntime 1 thread 8.3: 8.9x
+    face_detection_fp32           27.9 (28.4)   yolov5s_bm1684      648.4 (666.8)
+    yolov5s_bm1684x              528.9 (692.1)  yolov5s_bm1690_f16 3618.9 (4134.7)
+    tdl_cls_attribute_face_bm1684x 26.2 (32.9)  tdl_cls_attribute_face_bm1688 17.7 (23.0)
+    tdl_hand_keypoint_cls_bm1684x  2.7 (3.1)    tdl_yolov8n_fire_smoke_bm1688 309.0 (384.5)
+    tdl_yolov8n_coco80_cv184x    315.5 (374.6)  tdl_topformer_pfv_cv184x 1160.0 (1365.6)
+    tdl_yolov8n_coco80_cv181x    377.3 (544.9)
 
-In quieter moments retinaface ran in 222 ms (base 220) beside onnxruntime's 28.5 (7.8x). Where
-it goes (`--kinds`, 341 ms that run): conv 26% (49 commands; their float64 products alone are
-about 40 ms: 568 M multiply-adds at ~14 G/s on one thread, the whole onnxruntime run is 21-30 ms),
-pord.depthwise 12% (19), and the ~2,800 small commands of the softmax loop over 158 tiles of
+`--gemm-floor` (same tree): retinaface's 49 conv GEMMs, 568 M multiply-adds, alone: float64
+27.1 ms, float32 12.7 ms; onnxruntime's whole run 7.9 ms. bmk's fp32 conv sums exact products in
+float64 and rounds once, so its GEMMs alone are 3.4x onnxruntime: the item's 3x is out of reach
+without other bits.
+
+Earlier (against e6553cb, a tree keeping converted conv weights and im2col buffers across runs:
+tried, not merged, no measurable change): retinaface 273.5 ms beside onnxruntime's 21.0 (13x) on a
+busy machine; in quieter moments 222 ms (base 220) beside onnxruntime's 28.5 (7.8x). Where it went
+(`--kinds`, 341 ms that run): conv 26% (49 commands), pord.depthwise 12% (19), and the ~2,800
+small commands of the softmax loop over 158 tiles of
 (1, 64, 1, 2) (max / average pooling, exp as fp32_to_int + lut + a 32-term fp32 taylor whose
 first Horner steps are subnormal for small inputs, md_scalar and arith) about half; 12% outside
 the commands (the reset zeroes 32 MiB of local memory).

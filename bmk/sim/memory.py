@@ -130,6 +130,15 @@ class AccessLog:
 _ALL = slice(None)
 
 
+def _array(shape, dtype, page, offset, strides, write):
+    """A strided array over a gmem page; read-only unless made for writing (Gmem.clear zeroes
+    only what views made for writing, stores and scatters can have changed)."""
+    a = np.ndarray(tuple(shape), dtype, page, offset, strides)
+    if not write:
+        a.flags.writeable = False
+    return a
+
+
 def _extent(shape, strides):
     """Offset of the last element from the first (strides are >= 0)."""
     return sum((d - 1) * s for d, s in zip(shape, strides))
@@ -374,6 +383,11 @@ class Gmem:
             self.PAGE = 1 << max(size - 1, 1).bit_length()    # to allocate and to zero at every reset
         self.pages = {}
         self._views = {}        # views inside one page (pages never move once allocated)
+        # What clear() zeroes, as (page, lo, hi) byte ranges, not whole pages (a model's few KB
+        # in a 16 MiB page, and no page fault on pages nothing wrote): the ranges of every view
+        # made for writing (kept: a plan writes through its views run after run) and those
+        # stored or scattered since the last clear. Views made for reading are read-only.
+        self._view_ranges, self._stored = set(), set()
         # with track_writes, the [lo, hi) ranges ever written (host stores, tables, views made
         # for writing), kept across clear(): what a read of bytes nothing put there is told by
         self.written = set() if track_writes else None
@@ -385,9 +399,18 @@ class Gmem:
         return page
 
     def clear(self):
-        """Every byte 0 again: the allocated pages zeroed in place (memoized views stay valid)."""
-        for page in self.pages.values():
-            page.fill(0)
+        """Every byte 0 again, in place (memoized views stay valid): the ranges anything could
+        have written since the last clear, merged per page."""
+        ranges = sorted(self._view_ranges | self._stored)
+        self._stored = set()
+        k = 0
+        while k < len(ranges):
+            page, lo, hi = ranges[k]
+            k += 1
+            while k < len(ranges) and ranges[k][0] == page and ranges[k][1] <= hi:
+                hi = max(hi, ranges[k][2])
+                k += 1
+            self.pages[page][lo:hi] = 0
 
     def check_range(self, what, addr, n):
         if addr < 0 or n < 0 or addr + n > self.size:
@@ -442,6 +465,7 @@ class Gmem:
             i, o = divmod(addr + pos, self.PAGE)
             k = min(n - pos, self.PAGE - o)
             self._page(i)[o:o + k] = data[pos:pos + k]
+            self._stored.add((i, o, o + k))
             pos += k
 
     def gather(self, offsets):
@@ -458,7 +482,13 @@ class Gmem:
         """Store bytes `data` (uint8) at `offsets` (int64, in the space); later ones win."""
         data = np.asarray(data, np.uint8).reshape(-1)
         for p, sel in _by_page(offsets, self.PAGE):
-            self._page(p)[offsets[sel] - p * self.PAGE] = data[sel]
+            self._scatter_page(p, offsets[sel] - p * self.PAGE, data[sel])
+
+    def _scatter_page(self, p, within, data):
+        """Store bytes at offsets `within` page p (marked for the next clear)."""
+        if within.size:
+            self._page(p)[within] = data
+            self._stored.add((p, int(within.min()), int(within.max()) + 1))
 
     def tensor(self, what, addr, shape, strides, log=None, write=False, dtype=None):
         """A (N, C, H, W) view at offset addr; strides count elements of dtype (default uint8)."""
@@ -494,7 +524,9 @@ class Gmem:
             self.written.add((addr, addr + span))
         i, o = divmod(addr, self.PAGE)
         if o + span <= self.PAGE:      # inside one page: a plain strided view of it
-            view = TensorView(tuple(shape), [(np.ndarray(tuple(shape), npd, self._page(i), o, bst), slice(None))])
+            if write:
+                self._view_ranges.add((i, o, o + span))
+            view = TensorView(tuple(shape), [(_array(shape, npd, self._page(i), o, bst, write), slice(None))])
             if key is not None:
                 if len(self._views) >= MAX_CACHED_VIEWS:
                     self._views.clear()
@@ -503,7 +535,9 @@ class Gmem:
         pieces = _pieces(addr, tuple(shape), bst, e, self.PAGE)
         if pieces is None:              # a gathered copy: not memoized (it holds the bytes)
             return self._gathered(tuple(shape), npd, addr, bst)
-        parts = [(idx, np.ndarray(sub, npd, self._page(p), o, sst)) for idx, p, o, sub, sst in pieces]
+        if write:
+            self._view_ranges.update((p, o, o + _extent(sub, sst) + e) for _, p, o, sub, sst in pieces)
+        parts = [(idx, _array(sub, npd, self._page(p), o, sst, write)) for idx, p, o, sub, sst in pieces]
         view = PiecewiseView(tuple(shape), npd, parts)
         if key is not None:
             if len(self._views) >= MAX_CACHED_VIEWS:
@@ -563,7 +597,7 @@ class GatheredView:
         values = np.broadcast_to(np.asarray(values).astype(self._dtype, copy=False), self.shape)
         buf = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
         for p, idx in self._groups:
-            self._mem._page(p)[self._within[idx]] = buf[idx]
+            self._mem._scatter_page(p, self._within[idx], buf[idx])
 
 
 # The bytes of an unwritten page: one shared array (calloc: it costs no memory until written,

@@ -409,7 +409,8 @@ def test_conv_int8_sums_past_2_24_stay_exact():
     sim = bmk.Simulator("bm1684x")
     put(sim, X, x, U8)
     put_weights(sim, Wt, w, I8)
-    f = conv_fields(x.shape, oc, want.shape[2:], ((3, 3), (1, 1), (0, 0, 0, 0), (1, 1), (0, 0)), res0_addr=Rz, opd0_addr=X, opd1_addr=Wt, res0_prec=prec(I32),
+    f = conv_fields(x.shape, oc, want.shape[2:], ((3, 3), (1, 1), (0, 0, 0, 0), (1, 1), (0, 0)), res0_addr=Rz,
+                    opd0_addr=X, opd1_addr=Wt, res0_prec=prec(I32),
                     opd0_prec=prec(I8), opd0_sign=0, opd1_sign=1, opd2_const=1, opd2_sign=1, opd2_addr=0,
                     opd3_const=1, opd3_addr=0)
     sim, report = run([rec("tiu", "CONV", "conv.normal", **f)], sim)
