@@ -81,6 +81,15 @@ int8 b4 1.26 -> 1.06, retinaface 1.52 -> 1.78 (184 -> 204), yolov5s bm1684 1.26 
 per side (retinaface's checker alone measured 170-341 ms over six runs of one process, while the
 sum over its instructions of each one's best time went 190 -> 95-110 ms);
 bench/sim_checks_instructions.py counts instructions instead.
+
+Then (this stop, `--base 47cbbfd --rounds 2`, 710 s; reports, races and outputs identical): the
+checker's ms unchanged, several unchecked runs faster (the int8 speed-ups of issue 34 item 2), so
+some ratios rose: above 1.3 face_detection fp32 1.59, retinaface 1.50, cv184x yolov8n 1.50,
+topformer motion 1.47, topformer pfv 1.32, fire_smoke 1.31-1.38, cls_attribute 1.50-1.60, racy
+1.77-2.03; the rest 0.86-1.28. The 35-80 ms runs of the 2-5 ms models were Gmem.clear's page
+faults (it zeroed every allocated 16 MiB page; now the ranges written): after that fix, `--only
+Yuv2rgb,cls_keypoint,cls_attribute,face_detection,retinaface,hand_keypoint` gives the tiny
+models 1.30-1.81 (about 1 ms of checks on 2-5 ms runs).
 """
 import argparse
 import glob
