@@ -56,6 +56,8 @@ PAGE_BITS = 24           # Gmem pages are 16 MiB
 # a hit costs one dict lookup instead of the layout arithmetic and numpy view construction.
 # The memo is emptied when it holds this many views.
 MAX_CACHED_VIEWS = 1 << 14
+# The ranges views made for writing a Gmem keeps for its clear(), past which it keeps them merged
+MAX_VIEW_RANGES = 1 << 14
 
 
 def check_elements(what, shape):
@@ -137,6 +139,18 @@ def _array(shape, dtype, page, offset, strides, write):
     if not write:
         a.flags.writeable = False
     return a
+
+
+def _merged(ranges):
+    """(page, lo, hi) ranges -> the same bytes as sorted ranges, overlapping ones merged."""
+    out = []
+    for page, lo, hi in sorted(ranges):
+        if out and out[-1][0] == page and lo <= out[-1][2]:
+            if hi > out[-1][2]:
+                out[-1] = (page, out[-1][1], hi)
+        else:
+            out.append((page, lo, hi))
+    return out
 
 
 def _extent(shape, strides):
@@ -388,6 +402,7 @@ class Gmem:
         # made for writing (kept: a plan writes through its views run after run) and those
         # stored or scattered since the last clear. Views made for reading are read-only.
         self._view_ranges, self._stored = set(), set()
+        self._view_plan = []        # _view_ranges merged (None: to be merged again)
         # with track_writes, the [lo, hi) ranges ever written (host stores, tables, views made
         # for writing), kept across clear(): what a read of bytes nothing put there is told by
         self.written = set() if track_writes else None
@@ -400,17 +415,21 @@ class Gmem:
 
     def clear(self):
         """Every byte 0 again, in place (memoized views stay valid): the ranges anything could
-        have written since the last clear, merged per page."""
-        ranges = sorted(self._view_ranges | self._stored)
-        self._stored = set()
-        k = 0
-        while k < len(ranges):
-            page, lo, hi = ranges[k]
-            k += 1
-            while k < len(ranges) and ranges[k][0] == page and ranges[k][1] <= hi:
-                hi = max(hi, ranges[k][2])
-                k += 1
+        have written since the last clear."""
+        if self._view_plan is None:
+            self._view_plan = _merged(self._view_ranges)
+            if len(self._view_ranges) > MAX_VIEW_RANGES:      # a long-lived simulator: keep them merged
+                self._view_ranges = set(self._view_plan)
+        for page, lo, hi in self._view_plan + _merged(self._stored):
             self.pages[page][lo:hi] = 0
+        self._stored = set()
+
+    def _written_by_views(self, ranges):
+        """(page, lo, hi) ranges of a view made for writing: zeroed at every clear from now on."""
+        for r in ranges:
+            if r not in self._view_ranges:
+                self._view_ranges.add(r)
+                self._view_plan = None
 
     def check_range(self, what, addr, n):
         if addr < 0 or n < 0 or addr + n > self.size:
@@ -525,7 +544,7 @@ class Gmem:
         i, o = divmod(addr, self.PAGE)
         if o + span <= self.PAGE:      # inside one page: a plain strided view of it
             if write:
-                self._view_ranges.add((i, o, o + span))
+                self._written_by_views([(i, o, o + span)])
             view = TensorView(tuple(shape), [(_array(shape, npd, self._page(i), o, bst, write), slice(None))])
             if key is not None:
                 if len(self._views) >= MAX_CACHED_VIEWS:
@@ -536,7 +555,7 @@ class Gmem:
         if pieces is None:              # a gathered copy: not memoized (it holds the bytes)
             return self._gathered(tuple(shape), npd, addr, bst)
         if write:
-            self._view_ranges.update((p, o, o + _extent(sub, sst) + e) for _, p, o, sub, sst in pieces)
+            self._written_by_views([(p, o, o + _extent(sub, sst) + e) for _, p, o, sub, sst in pieces])
         parts = [(idx, _array(sub, npd, self._page(p), o, sst, write)) for idx, p, o, sub, sst in pieces]
         view = PiecewiseView(tuple(shape), npd, parts)
         if key is not None:
