@@ -469,8 +469,11 @@ class LmemCheck:
         m = self.map
         out = []
         for p in pieces:
-            if p.parts is not None and (lost or (unread and p.written != self.cleared and
-                                                 _min(m.owner[p.rows, p.a:p.b] if p.own is None else p.own) == 0)):
+            # (a union none of whose values was lost in this run has no part that rule 2 finds)
+            if p.parts is not None and (
+                    (lost and _max(m.lost[p.rows, p.a:p.b] if p.lv is None else p.lv) >= self.base)
+                    or (unread and p.written != self.cleared
+                        and _min(m.owner[p.rows, p.a:p.b] if p.own is None else p.own) == 0)):
                 out += p.parts
             else:
                 out.append(p)
