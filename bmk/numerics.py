@@ -51,9 +51,9 @@ def as_mode(mode):
 
 def _adjust(f, r, half, neg, mode, tie=None):
     """The increment (0/1, int64 array) of `mode` given floor f, remainder r, half and q < 0
-    (`neg`: an array, or a function giving it, called only by the modes that read it); `tie`:
-    the remainder that is exactly half (default `half`; rshift_each gives one no remainder
-    equals where nothing was shifted out)."""
+    (`neg`: read only by TOWARDS_ZERO and HALF_AWAY_FROM_ZERO); `tie`: the remainder that is
+    exactly half (default `half`; rshift_each gives one no remainder equals where nothing was
+    shifted out)."""
     if tie is None:
         tie = half
     if mode == Round.DOWN:
@@ -64,7 +64,6 @@ def _adjust(f, r, half, neg, mode, tie=None):
         return r > half
     if mode == Round.UP:
         return r != 0
-    neg = neg() if callable(neg) else neg
     if mode == Round.TOWARDS_ZERO:
         return neg & (r != 0)
     if mode == Round.HALF_AWAY_FROM_ZERO:
@@ -72,6 +71,7 @@ def _adjust(f, r, half, neg, mode, tie=None):
     return (r > half) | ((r == tie) & (f & 1).astype(bool))      # HALF_TO_EVEN
 
 
+_SIGNED_MODES = (Round.TOWARDS_ZERO, Round.HALF_AWAY_FROM_ZERO)     # the modes _adjust reads q < 0 in
 _INT64 = np.dtype(np.int64)
 
 
@@ -119,7 +119,8 @@ def rshift_each(x, n, mode=Round.HALF_UP):
     one = np.int64(1) << n
     r = x & (one - 1)
     half = one >> 1
-    return f + _adjust(f, r, half, lambda: x < 0, mode, tie=np.where(n > 0, half, -1))
+    neg = x < 0 if mode in _SIGNED_MODES else None
+    return f + _adjust(f, r, half, neg, mode, tie=np.where(n > 0, half, -1))
 
 
 def div(x, d, mode=Round.HALF_TO_EVEN):

@@ -256,6 +256,18 @@ def _positional_maker(row):
     return make
 
 
+def _last_call_source(args):
+    """Generated source, in a method whose arguments are named `args`: when every one is the very
+    object the call's last lowering was made from (Emission._last), that lowering is recorded at
+    once (Emission._emitted): no value or type tuple built, no _emit frame."""
+    same = " and ".join(f"{a} is _v[{i}]" for i, a in enumerate(args)) or "True"
+    return ("    _last = _self._last.get(call)\n"
+            "    if _last is not None:\n"
+            "        _v = _last[0]\n"
+            f"        if {same}:\n"
+            "            return _self._emitted(call, _last[2])\n")
+
+
 def _fields_text(names):
     """vals -> the keyword dict an origin shows (the fields given, in field order)."""
     return lambda vals: {n: v for n, v in zip(names, vals) if v is not ABSENT}
@@ -300,15 +312,10 @@ def _fields_method(row):
         params = "".join(f", {n}=ABSENT" for n in names)
         vals = "".join(f"{n}, " for n in names)
         types = "".join(f"type({n}), " for n in names)
-        same = " and ".join(f"{n} is _v[{i}]" for i, n in enumerate(names))
         source = (f"def method(_self, _p=None, /, *{params}, **_extra):\n"
                   f"    if _p is not None or _extra:\n"
                   f"        return rare(_self, _p, _extra, ({vals}))\n"
-                  f"    _last = _self._last.get(call)\n"
-                  f"    if _last is not None:\n"
-                  f"        _v = _last[0]\n"
-                  f"        if {same}:\n"
-                  f"            return _self._emitted(call, _last[2])\n"
+                  + _last_call_source(names) +
                   f"    return _self._emit(call, ({vals}), ({types}))\n")
         scope["rare"] = rare
         exec(source, scope)         # parameter names: the record's field names (identifiers, checked above)
@@ -343,17 +350,12 @@ def _positional_method(row):
     # costs several times more).
     unpack = "".join(f"a{i}, " for i in range(count))
     types = "".join(f"type(a{i}), " for i in range(count))
-    same = " and ".join(f"a{i} is _v[{i}]" for i in range(count)) or "True"
     scope = {"call": call, "other": other, "__name__": __name__}     # a frame of bmk's own (origins.caller)
     exec(f"def method(_self, *args, **kwargs):\n"
          f"    if kwargs or len(args) != {count}:\n"
          f"        return other(_self, args, kwargs)\n"
          f"    ({unpack}) = args\n"
-         f"    _last = _self._last.get(call)\n"
-         f"    if _last is not None:\n"
-         f"        _v = _last[0]\n"
-         f"        if {same}:\n"
-         f"            return _self._emitted(call, _last[2])\n"
+         + _last_call_source([f"a{i}" for i in range(count)]) +
          f"    return _self._emit(call, args, ({types}))\n", scope)
     method = scope["method"]
     # help() shows the C arguments (the record's fields) rather than *args.

@@ -145,12 +145,10 @@ def finish(m, f, kind, acc, res, floats):
 def exact_sum(kind, dtype, products):
     """The window's sum: the taps' products (fresh float arrays, in tap order) added in that
     order (exact for integer data: window.exact_work picks their type), into the first."""
-    acc = 0.0
-    for t, p in enumerate(products):
-        if t:
-            acc += p
-        else:
-            acc = p
+    products = iter(products)
+    acc = next(products, 0.0)
+    for p in products:
+        acc += p
     return acc
 
 
