@@ -56,7 +56,7 @@ for _ in range(repeat):
     t1 = time.process_time()
     n = 0
     for r in recs:
-        n += len(r.fields)
+        n += len(r.fields.values())     # every value: a dict holds them; a Fields unpacks them here
     t2 = time.process_time()
     best = [min(best[0], t1 - t0), min(best[1], t2 - t0)]
 print(json.dumps({"n": len(recs), "decode": best[0], "fields": best[1],

@@ -7,11 +7,11 @@ descending bit order and reverse the byte string: that turns the big-endian bits
 output into the little-endian descriptor. Fields that cross a 32-bit word boundary need
 no special case.
 """
-import functools
 import operator
 
 import bitstruct.c as bitstruct_c
 
+from bmk.encoders.fields import Fields, Layout, one
 from bmk.errors import DecodeError, EncodeError
 
 
@@ -26,8 +26,11 @@ class Codec:
         self.defaults = tuple(f.default for f in order)
         self.nbytes = fmt.nbytes
         self._order = tuple(order)
-        self._compiled = bitstruct_c.compile("".join(f"u{f.width}" for f in order))
+        widths = "".join(f"u{f.width}" for f in order)
+        self._compiled = bitstruct_c.compile(widths)
         self._templates = {}
+        self.layout = Layout(fmt.name, order, fmt.nbytes, self._compiled.unpack,
+                             bitstruct_c.compile(widths, list(self.names)).unpack)
 
     def pack_values(self, values):
         """Pack a full tuple of values in `self.names` order (the fast path)."""
@@ -38,6 +41,8 @@ class Codec:
 
     def pack(self, fields):
         """Pack a {field: value} dict; fields left out keep their reset default."""
+        if type(fields) is Fields and fields._layout is self.layout:     # decoded by this codec: its bytes
+            return fields.packed()
         unknown = set(fields) - set(self.index)
         if unknown:
             raise EncodeError(f"{self.format.name}: unknown fields {sorted(unknown)}")
@@ -55,16 +60,16 @@ class Codec:
         return t
 
     def unpack(self, data):
-        """bytes of exactly nbytes -> {field: value} for every field."""
+        """bytes of exactly nbytes -> Fields: {field: value} for every field (bmk/encoders/fields.py)."""
         if len(data) != self.nbytes:
             raise DecodeError(f"{self.format.name} descriptor must be {self.nbytes} bytes, not {len(data)}")
-        return self._unpack_dict(bytes(data)[::-1])
+        return one(self.layout, bytes(data)[::-1])
 
-    @functools.cached_property
-    def _unpack_dict(self):
-        """bitstruct's dict unpacker (keys in `names` order): builds the dict in C."""
-        order = sorted(self.format.fields, key=lambda f: f.bit, reverse=True)
-        return bitstruct_c.compile("".join(f"u{f.width}" for f in order), list(self.names)).unpack
+    def unpack_dict(self, data):
+        """bytes of exactly nbytes -> a plain {field: value} dict (small formats read whole: a header)."""
+        if len(data) != self.nbytes:
+            raise DecodeError(f"{self.format.name} descriptor must be {self.nbytes} bytes, not {len(data)}")
+        return self.layout.unpack_dict(bytes(data)[::-1])
 
     def _explain(self, values):
         for name, value in zip(self.names, values):

@@ -31,12 +31,13 @@ import gc
 import math
 from array import array
 from collections.abc import MutableSequence
-from itertools import repeat
+from itertools import chain, repeat
 from operator import itemgetter
 
 import numpy as np
 
 from bmk.encoders.codec import codec_for
+from bmk.encoders.fields import made as fields_made
 from bmk.encoders.merge import MessageLog, Queue, merge_runs
 from bmk.encoders.records import MAX_PAD, opaque_record, padding, records, rule_pad
 
@@ -256,9 +257,9 @@ class Stream:
         return dict(zip(ex.names, ex.columns(ex.rows(self.buf, self.offsets[where]))))
 
     def makers(self):
-        """Per class: (class name, its kinds' names + [None], its codec's dict unpacker, nbytes)."""
+        """Per class: (class name, its kinds' names + [None], its fields' Layout, nbytes)."""
         if self._makers is None:
-            self._makers = [(ex.cls.name, ex.kinds + [None], codec_for(ex.cls)._unpack_dict, ex.cls.nbytes)
+            self._makers = [(ex.cls.name, ex.kinds + [None], codec_for(ex.cls).layout, ex.cls.nbytes)
                             for ex in self.extractors]
         return self._makers
 
@@ -267,29 +268,28 @@ class Stream:
 
     def make_record(self, j, c, k, offset, make):
         """The Record of command j (class c, kind k, at offset): its fields unpacked now, by the
-        class's codec (bitstruct builds the dict in C: the same dict, in the same key order, that
-        decode_stream's codec.unpack gives, at less than numpy columns turned into a dict cost);
-        `make`: records.records or what stands for it."""
-        cls, kinds, unpack, nbytes = self.makers()[c]
+        class's Layout (a Fields of its bytes: what decode_stream's codec.unpack gives); `make`:
+        records.records or what stands for it."""
+        cls, kinds, layout, nbytes = self.makers()[c]
         name = self.engine.name
         pads = self.pads
-        fields = unpack(self.data[offset:offset + nbytes][::-1])
+        fields = fields_made((layout,), (self.data[offset:offset + nbytes][::-1],))[0]
         header = {"pad": pads[j]} if pads and j in pads else {}
         return make(1, ((name,), (cls,), (kinds[k],), (fields,), (name,), (offset,), (header,), (self.core,),
                         (None,)))[0]
 
     def make_records(self, js, make):
         """The Records of commands js (an int array, any order), as make_record makes them, a block
-        at a time: the fields of each by its class's codec from one reversed copy of the block's
-        span of the stream (a command's reversed bytes are a slice of it: no copy per command),
-        then the Records' attributes set a column at a time (`make`: records.records)."""
+        at a time: each one's Fields a slice of one reversed copy of the block's span of the
+        stream (a command's reversed bytes, what its Layout reads: one copy per block, not per
+        command), then the Records' attributes set a column at a time (`make`: records.records)."""
         n = len(js)
         if not n:
             return []
         makers = self.makers()
         names = [m[0] for m in makers]
         kinds = [m[1] for m in makers]
-        unpack = [m[2] for m in makers]
+        layouts = [m[2] for m in makers]
         nbytes = [m[3] for m in makers]
         name, core, data, pads = self.engine.name, self.core, self.data, self.pads
         cs = self.classes[js].tolist()
@@ -301,19 +301,21 @@ class Stream:
             window = data[lo:hi][::-1]      # window[hi - o - nb:hi - o]: command o's bytes reversed
             ends = hi - at.astype(np.int64)
             starts = (ends - np.array(nbytes, np.int64)[self.classes[js]]).tolist()
-            if len(unpack) == 1:            # one class (bm1684): its unpacker once
-                u = unpack[0]
-                fields = [u(window[a:b]) for a, b in zip(starts, ends.tolist())]
-            else:
-                fields = [unpack[c](window[a:b]) for c, a, b in zip(cs, starts, ends.tolist())]
+            raws = list(map(window.__getitem__, map(slice, starts, ends.tolist())))
         else:                               # commands scattered over the stream: each copied alone
-            fields = [unpack[c](data[o:o + nbytes[c]][::-1]) for c, o in zip(cs, offsets)]
+            raws = [data[o:o + nbytes[c]][::-1] for c, o in zip(cs, offsets)]
+        if len(layouts) == 1:               # one class (bm1684)
+            fields = fields_made(repeat(layouts[0]), raws)
+            kind_names = list(map(kinds[0].__getitem__, ks))
+        else:
+            fields = fields_made(map(layouts.__getitem__, cs), raws)
+            kind_names = [kinds[c][k] for c, k in zip(cs, ks)]
         if pads:                            # padding after a command
             heads = [{"pad": pads[j]} if j in pads else {} for j in js.tolist()]
         else:
             heads = [{} for _ in range(n)]
-        return make(n, (repeat(name), map(names.__getitem__, cs), [kinds[c][k] for c, k in zip(cs, ks)], fields,
-                        repeat(name), offsets, heads, repeat(core), repeat(None)))
+        return make(n, (repeat(name), map(names.__getitem__, cs), kind_names, fields, repeat(name), offsets, heads,
+                        repeat(core), repeat(None)))
 
     def own_ids(self):
         """Per command its own id (explicit: the field, 0 where its class has none; implicit: its
@@ -630,6 +632,10 @@ class StreamRecords(MutableSequence):
         return list(itemgetter(*inverse.tolist())(made))
 
     def _each(self, keep):
+        """The Records in order, a block made at a time (the generator resumes once a block)."""
+        return chain.from_iterable(self._blocks(keep))
+
+    def _blocks(self, keep):
         kept = self._kept
         if keep and kept is None:
             kept = self._kept = [None] * len(self.order_q)
@@ -658,7 +664,7 @@ class StreamRecords(MutableSequence):
                     gc.enable()
             if keep:
                 kept[lo:lo + len(block)] = block
-            yield from block
+            yield block
 
     def __iter__(self):
         if self._list is not None:

@@ -174,7 +174,7 @@ def frame_at(chip, data, offset, hdr_codec=None):
     hsize = hdr_codec.nbytes
     if len(data) - offset < hsize:
         raise DecodeError(f"truncated cmd_hdr_t: {len(data) - offset} bytes left, a header is {hsize}", offset)
-    header = hdr_codec.unpack(data[offset:offset + hsize])
+    header = hdr_codec.unpack_dict(data[offset:offset + hsize])
     if header["magic"] != chip.magic and not chip.reads_magic(header["magic"]):
         legacy = "".join(f" (or 0x{m:02x}, its magic in older bmk buffers)" for m in chip.legacy_magics)
         raise DecodeError(f"bad magic 0x{header['magic']:02x}, expected 0x{chip.magic:02x}{legacy} for {chip.name}",

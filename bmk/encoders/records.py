@@ -20,7 +20,8 @@ class Record:
     """One decoded (or to-be-encoded) instruction.
 
     engine: engine name; cls: its instruction class; kind: the instruction kind (vendor op
-    name) or None when no kind matches; fields: {field: value}, every field of the class;
+    name) or None when no kind matches; fields: {field: value}, every field of the class (decoded:
+    a Fields, the mapping that reads them from the command's bytes, bmk/encoders/fields.py);
     stream: the raw stream it came from (None for a cmd_hdr_t buffer); offset: byte offset in
     that buffer or stream; header: cmd_hdr_t fields other than magic/len/engine_id that are
     non-zero (or `len` = 0 for a command that fits `len`; `magic` when it is one of the chip's
@@ -32,7 +33,7 @@ class Record:
     engine: str
     cls: str
     kind: "str | None"
-    fields: dict
+    fields: "Mapping[str, int]"
     stream: "str | None" = None
     offset: int = 0
     header: dict = attrs.field(factory=dict)

@@ -18,6 +18,7 @@ import typing
 
 import attrs
 
+from bmk.encoders.fields import as_dict
 from bmk.errors import SimulationError, SpecError
 
 
@@ -141,7 +142,7 @@ def verdict(spec, semantics, eng, rec):
     """(instruction kind name or None, Refused or None) of a record: the checks a Simulator
     makes before it runs anything (core.py `_plan` raises the refusal; `refusals` gathers them).
     eng: the record's EngineSpec (None: the chip has no such engine)."""
-    engine, f = rec.engine, rec.fields
+    engine, f = rec.engine, as_dict(rec.fields)     # the checks read many fields: a dict reads them fastest
     if eng is None:
         reason = f"engine must be one of {sorted(e.name for e in spec.encoded_engines)}, not {engine!r}"
         return None, Refused(("engine", engine), "engine", None, None, reason)

@@ -44,6 +44,7 @@ from bmk.encoders import Record, decode, decode_cmdbuf
 from bmk.encoders.framing import chip_of_streams
 from bmk.encoders.columns import StreamRecords
 from bmk.encoders.codec import codec_for
+from bmk.encoders.fields import as_dict
 from bmk.errors import ArgumentError, BmkError, Shown, SimulationError, SpecError, must
 from bmk.isa import load_chip
 from bmk.isa.spec import ChipSpec
@@ -470,7 +471,7 @@ class Simulator:
             err = self._error(i, rec, refused.reason)
             err.field, err.value = refused.field, refused.value
             raise err
-        return Plan(name, self.semantics.kinds[(rec.engine, name)], dict(rec.fields))
+        return Plan(name, self.semantics.kinds[(rec.engine, name)], as_dict(rec.fields))
 
     def _prepare(self, records, done=None):
         """Kinds, own ids, resolved waits and plans of every record; SimulationError if malformed.

@@ -25,6 +25,7 @@ import sys
 import attrs
 
 from bmk.encoders.framing import MAX_PAD, OPAQUE, PAD, Record, class_of, encode_cmdbuf, encode_stream, encode_streams
+from bmk.encoders.fields import as_dict
 from bmk.errors import BmkError
 from bmk.isa import load_chip
 from bmk.text.views import DirectionView, Text, ViewError, views_for
@@ -212,7 +213,7 @@ def format_record(chip, record, fields="changed", position=None):
     if record.data is not None:
         return _format_data(chip, eng, record)
     fmt = record_class(chip, record)
-    values = record.fields
+    values = as_dict(record.fields)     # every field is read: a dict reads them fastest
     ins = printer.instruction(fmt, values)
     head, sync, shown, views = printer.plan(eng, fmt, ins, fields)
     parts = [head]

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 import attrs
 
 from bmk.encoders.codec import codec_for
+from bmk.encoders.fields import as_dict
 from bmk.encoders.framing import PAD, frame_at
 from bmk.text.asm import (PAD_FIELD, format_record, format_value, kind_of, mnemonic, record_class, sync_fields,
                           view_changes, wrap)
@@ -288,8 +289,9 @@ def _field_changes(chip, ra, rb, ignored):
     else:
         nbytes = fmt.nbytes
         shown = {f: alias for alias, f in sync_fields(chip.engine(ra.engine))}
-        out = [(shown.get(f.name, f.spelling), ra.fields[f.name], rb.fields[f.name]) for f in fmt.fields
-               if f.name not in ignored and ra.fields[f.name] != rb.fields[f.name]]
+        fa, fb = as_dict(ra.fields), as_dict(rb.fields)      # every field is compared
+        out = [(shown.get(f.name, f.spelling), fa[f.name], fb[f.name]) for f in fmt.fields
+               if f.name not in ignored and fa[f.name] != fb[f.name]]
         if out and chip.engine(ra.engine).display is not None:
             out = list(view_changes(chip, ra, rb, tuple(out)))     # readable values, as the listing shows them
     for k in sorted(set(ra.header) | set(rb.header)):

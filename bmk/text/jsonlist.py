@@ -10,6 +10,7 @@ written one per line as they are made (a long stream never becomes one big strin
 import json
 
 from bmk.encoders.framing import OPAQUE, Record
+from bmk.encoders.fields import as_dict
 from bmk.errors import BmkError
 
 
@@ -19,7 +20,7 @@ def record_object(index, rec, group=None):
     if group is not None:
         obj["group"] = group
     obj.update(core=rec.core, stream=rec.stream, offset=rec.offset, engine=rec.engine, **{"class": rec.cls},
-               kind=rec.kind, fields=dict(rec.fields), header=dict(rec.header))
+               kind=rec.kind, fields=as_dict(rec.fields), header=dict(rec.header))
     if rec.data is not None:
         obj["data"] = bytes(rec.data).hex()
     return obj
