@@ -6,8 +6,8 @@ Figures, per instruction, the minimum of --repeat runs in one process each (afte
 - decode: the call that returns every command with its fields available (bmk: `bmk.decode`;
   today's returns a sequence whose Records are made when read, the base commit's a list of
   them; the ctypes peer: one `from_buffer` object per command, fields read on access);
-- +fields: decode, then every field of every command read (bmk: every Record's `fields`; the
-  ctypes peer: every bit-field; the unpackbits peer reads them all when it decodes).
+- +fields: decode, then every field of every command read (bmk: every Record's `fields.values()`;
+  the ctypes peer: every bit-field; the unpackbits peer reads them all when it decodes).
 Every side's records (engine, offset, fields) are hashed: the digests must be equal.
 Targets: BM1684X decode at least 5x faster than the ctypes decoder; BM1684 at least 50x faster
 than the unpackbits method.
@@ -25,11 +25,19 @@ Figures (issue 34 item 3; shared 2-core machine, another worker busy, +fields pe
 - Steadier, `python bench/decode_instructions.py --base 1b9258f --copies 10` (callgrind,
   instructions per command): BM1684X now 35,035, base 40,647 (0.862), ctypes 113,030 (3.2x);
   BM1684 now 57,176, base 64,022 (0.893), unpackbits 1,477,816 (25.8x); f8b4a4b's BM1684 63.8k.
-Targets NOT met (5x ctypes, 50x unpackbits): what is left is the fields dicts themselves. On
+Targets NOT met then (5x ctypes, 50x unpackbits): what was left was the fields dicts themselves. On
 BM1684 (75 fields a command) ~26k of the 57k instructions a command are the dicts' inserts and
 resizes inside bitstruct's C unpacker, ~8k reading the bits into ints; numpy columns + tolist +
-dict(zip), or a template dict copied and updated, cost more (measured); a lazy or dict-subclass
-`fields` was rejected for slowing the simulator's copies of every Record's fields.
+dict(zip), or a template dict copied and updated, cost more (measured).
+- after 3551487 (a decoded Record's fields are a Fields, bmk/encoders/fields.py: the command's
+  bytes read by its class's layout, no dict per Record; the simulator, the disassembler and
+  bmk-diff take a plain dict once where they read every field), `--base 1bd89c1 --repeat 5`,
+  +fields now reading every value (`len(r.fields.values())`: a dict holds them, a Fields unpacks
+  them there): BM1684X now 1.76 us, base 2.61, ctypes 10.17 (5.8x: target met); BM1684 now 2.16,
+  base 4.05, unpackbits 115.62 (53.4x: target met). `python bench/decode_instructions.py --base
+  1bd89c1 --copies 10`: BM1684X 35,373 -> 26,699 instructions a command (ctypes 111,630: 4.2x),
+  BM1684 57,382 -> 30,576 (unpackbits 1,477,477: 48.3x): counted in instructions rather than
+  CPU time (what the targets name), both are just short.
 """
 import argparse
 import json

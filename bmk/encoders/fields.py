@@ -4,12 +4,14 @@
 rest of decoding together (issue 34 item 3): building the dict costs 2-3x unpacking the same
 values, and a tuple of values, unlike a dict of ints, is left for the cyclic collector to scan.
 A `Fields` keeps the command's bytes (which every field covers: no bit of a class is outside
-its fields) and its class's `Layout`, and reads a field by its bit span when asked:
+its fields) and its class's `Layout`, and reads fields from them when asked:
 
 - a mapping of every field of the class, in the codec's order (the order the dicts had),
   equal to the dict of the same items, printing as it;
-- `values()`, `items()` and `copy()` unpack every field at once (bitstruct, in C); `copy()`
-  and `as_dict` give a plain dict (the simulator's plans, JSON);
+- a field by name is one compiled bitstruct read of its bits; `values()` (a tuple), `items()`
+  and `copy()` unpack every field at once (bitstruct, in C); `copy()` and `as_dict` give a
+  plain dict, which code reading many fields of a command takes first (the simulator's checks
+  and plans, the disassembler, JSON);
 - a value can be set in place (a decoded Record's fields could always be edited before it is
   encoded), checked against the field's width at once; none can be removed, since a decoded
   command has every field of its class;
@@ -57,8 +59,7 @@ class Fields(MutableMapping):
     """{field: int value} of one decoded command, every field of its class (API.md `r.fields`)."""
 
     # _raw: the command's bytes reversed (the big-endian bytes of its little-endian integer:
-    # what the bitstruct unpackers read). Its integer is not kept: one more slot to fill for
-    # every decoded command costs more than making it again for a read by name.
+    # what the bitstruct unpackers read). Two slots only: a decoded command fills each once.
     __slots__ = ("_layout", "_raw")
 
     def __init__(self, layout, data):
@@ -124,6 +125,13 @@ class Fields(MutableMapping):
         if not isinstance(other, Mapping):
             return NotImplemented
         return as_dict(other) | self.copy()
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def __reversed__(self):
+        return reversed(self._layout.names)
 
     def __repr__(self):
         return repr(self.copy())

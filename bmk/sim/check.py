@@ -106,6 +106,7 @@ def refusals(spec, semantics, records, findings=None, group=None):
     engines = {e.name: e for e in spec.encoded_engines}
     sync = _sync_fields(spec)
     seen = {}                       # content key -> its Refused, or None
+    where = {}                      # (engine, class) -> (field names, positions of its sync ids)
     position = {}
     barrier = {e.name for e in spec.engines if e.barrier}
     for rec in semantics.prepare(spec, records):
@@ -113,9 +114,8 @@ def refusals(spec, semantics, records, findings=None, group=None):
         if engine in barrier:       # synchronization only: counted in the barriers (cores.py), never run
             continue
         index = position[engine] = position.get(engine, -1) + 1
-        ids = sync.get(engine, ())
         try:
-            content = (engine, rec.cls, tuple((k, v) for k, v in rec.fields.items() if k not in ids))
+            content = _content(rec, sync.get(engine, ()), where)
             refused = seen.get(content, seen)
         except TypeError:           # unhashable values (hand-made records): checked each time
             content, refused = None, seen
@@ -126,6 +126,22 @@ def refusals(spec, semantics, records, findings=None, group=None):
         if refused is not None:
             findings.add(*refused, group=group, engine=engine, index=index, offset=rec.offset)
     return findings
+
+
+def _content(rec, ids, where):
+    """What a record's verdict depends on: its engine, class and fields but the sync ids `ids`
+    (their values set to 0), in one tuple of values per class (`where` keeps each class's names
+    and its ids' positions)."""
+    f = rec.fields
+    names = tuple(f)
+    at = (rec.engine, rec.cls)
+    known = where.get(at)
+    if known is None or known[0] != names:
+        known = where[at] = (names, [k for k, name in enumerate(names) if name in ids])
+    values = list(f.values())
+    for k in known[1]:
+        values[k] = 0
+    return at + (names, tuple(values))
 
 
 class Refused(typing.NamedTuple):

@@ -114,6 +114,9 @@ def test_copies_pickles_and_unions():
     assert type(loaded) is dict and loaded == want
     assert fields | {"opd0_addr": 7} == want | {"opd0_addr": 7}
     assert {"opd0_addr": 7, "extra": 1} | fields == {"opd0_addr": 7, "extra": 1} | want
-    assert {**fields} == want and dict(fields) == want
+    assert {**fields} == want and dict(fields) == want and list(reversed(fields)) == list(reversed(want))
+    other = copy.copy(fields)
+    other |= {"opd0_addr": 7}                   # in place, as a dict's |=
+    assert type(other) is Fields and other == want | {"opd0_addr": 7}
     with pytest.raises(TypeError):
         hash(fields)

@@ -18,6 +18,7 @@ them: a core's stream is resolved whole, then cut into rounds (bmk/sim/cores.py)
 """
 import attrs
 
+from bmk.encoders.fields import as_dict
 from bmk.errors import refused_field
 
 WRITE = "system_tr_wr.wr_imm"
@@ -42,7 +43,7 @@ def prepare(chip, records):
             bank[f.get("reg_idx2", 0)] = imm1 >> 32
         elif f.get("opt_rq", 0) and not any(name in f for name in FIELDS_READ):    # resolved once
             bank = regs.get(rec.core, {})
-            rec = attrs.evolve(rec, fields={**f, **{f"tgcr_{r}": bank.get(k) for r, k in index.items()}})
+            rec = attrs.evolve(rec, fields=as_dict(f) | {f"tgcr_{r}": bank.get(k) for r, k in index.items()})
         out.append(rec)
     return out
 
