@@ -197,6 +197,17 @@ def made(layouts, raws):
     return out
 
 
+def not_a_mapping(records):
+    """(index, fields) of the first Record whose fields are not a mapping (a hand-made Record:
+    attrs.evolve(r, fields=None)), else None: what encode, check and the simulator refuse by
+    name before they read any field."""
+    for i, r in enumerate(records):
+        f = r.fields
+        if type(f) is not Fields and type(f) is not dict and not isinstance(f, Mapping):
+            return i, f
+    return None
+
+
 def as_dict(fields):
     """A plain dict of a Record's fields (a new one: the caller may change it)."""
     if type(fields) is Fields or type(fields) is dict:

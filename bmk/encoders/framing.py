@@ -18,10 +18,11 @@ from array import array
 import attrs
 
 from bmk.encoders.codec import codec_for
+from bmk.encoders.fields import not_a_mapping
 from bmk.encoders.merge import merge_cores
 from bmk.encoders.records import (MAX_PAD, OPAQUE, PAD, Record, opaque_record,  # noqa: F401 (re-exported)
                                  padding as _padding, rule_pad as _rule_pad)
-from bmk.errors import DecodeError, EncodeError
+from bmk.errors import DecodeError, EncodeError, must
 
 HEADER_IMPLIED = ("magic", "len", "engine_id")   # header fields that follow from the record
 
@@ -542,4 +543,7 @@ def encode(chip: str, records: "Iterable[Record]", raw: bool = False) -> "bytes 
     for i, r in enumerate(records):
         if not isinstance(r, Record):
             raise EncodeError(f"records[{i}] must be a bmk Record (bmk.decode gives them), not {type(r).__name__}")
+    bad = not_a_mapping(records)
+    if bad is not None:
+        raise EncodeError(must("encode", f"records[{bad[0]}].fields", "a mapping {field name: int}", bad[1]))
     return encode_streams(chip, records) if raw else encode_cmdbuf(chip, records)

@@ -18,7 +18,7 @@ import typing
 
 import attrs
 
-from bmk.encoders.fields import as_dict
+from bmk.encoders.fields import as_dict, not_a_mapping
 from bmk.errors import SimulationError, SpecError
 
 
@@ -219,6 +219,10 @@ def check_buffer(source, chip):
     spec = load_chip(chip) if isinstance(chip, str) else chip
     if isinstance(source, (list, tuple)) and all(isinstance(r, Record) for r in source):
         records = list(source)
+        bad = not_a_mapping(records)
+        if bad is not None:
+            from bmk.errors import ArgumentError, must
+            raise ArgumentError(must("check", f"source[{bad[0]}].fields", "a mapping {field name: int}", bad[1]))
     elif isinstance(source, (bytes, bytearray, memoryview, dict)):
         records = decode(spec, source)
     else:

@@ -44,7 +44,7 @@ from bmk.encoders import Record, decode, decode_cmdbuf
 from bmk.encoders.framing import chip_of_streams
 from bmk.encoders.columns import StreamRecords
 from bmk.encoders.codec import codec_for
-from bmk.encoders.fields import as_dict
+from bmk.encoders.fields import as_dict, not_a_mapping
 from bmk.errors import ArgumentError, BmkError, Shown, SimulationError, SpecError, must
 from bmk.isa import load_chip
 from bmk.isa.spec import ChipSpec
@@ -581,8 +581,12 @@ class Simulator:
         return err
 
     def _records(self, cmdbuf, call="run"):
-        if isinstance(cmdbuf, StreamRecords) or (isinstance(cmdbuf, (list, tuple))
-                                                  and all(isinstance(r, Record) for r in cmdbuf)):
+        if isinstance(cmdbuf, StreamRecords):
+            return list(cmdbuf)
+        if isinstance(cmdbuf, (list, tuple)) and all(isinstance(r, Record) for r in cmdbuf):
+            bad = not_a_mapping(cmdbuf)
+            if bad is not None:
+                raise ArgumentError(must(call, f"cmdbuf[{bad[0]}].fields", "a mapping {field name: int}", bad[1]))
             return list(cmdbuf)
         if isinstance(cmdbuf, dict):
             chip = chip_of_streams(cmdbuf)

@@ -4,6 +4,7 @@ chip; values read against the formula of the register facts (field = the command
 little-endian integer >> bit, width bits)."""
 import copy
 import pickle
+import re
 
 import attrs
 import numpy as np
@@ -120,3 +121,19 @@ def test_copies_pickles_and_unions():
     assert type(other) is Fields and other == want | {"opd0_addr": 7}
     with pytest.raises(TypeError):
         hash(fields)
+
+
+@pytest.mark.parametrize("fields", [None, [1, 2], 3])
+def test_a_record_without_a_mapping_of_fields_is_refused_by_name(fields):
+    """A hand-made Record whose fields are not a mapping: encode, check and the simulator name
+    the record and the rule (they let a TypeError out of their first field read before)."""
+    recs = list(bmk.decode("bm1684x", vendor.streams("bm1684x")))
+    recs[3] = attrs.evolve(recs[3], fields=fields)
+    rule = re.escape(f"records[3].fields must be a mapping {{field name: int}}, not {fields!r}")
+    for raw in (False, True):
+        with pytest.raises(EncodeError, match=rf"encode: {rule}"):
+            bmk.encode("bm1684x", recs, raw=raw)
+    with pytest.raises(bmk.ArgumentError, match=rf"check: source\[3\]\.fields must be a mapping"):
+        bmk.check(recs, "bm1684x")
+    with pytest.raises(bmk.ArgumentError, match=rf"run: cmdbuf\[3\]\.fields must be a mapping"):
+        bmk.Simulator("bm1684x").run(recs)
