@@ -24,7 +24,7 @@ from operator import index
 
 import bitstruct.c as bitstruct_c
 
-from bmk.errors import EncodeError
+from bmk.errors import DecodeError, EncodeError
 
 
 class Layout:
@@ -65,7 +65,7 @@ class Fields(MutableMapping):
     def __init__(self, layout, data):
         """The Fields of `data`, a command's `layout.nbytes` bytes (as they sit in a stream)."""
         if len(data) != layout.nbytes:
-            raise ValueError(f"{layout.name} commands are {layout.nbytes} bytes, not {len(data)}")
+            raise DecodeError(f"{layout.name} descriptor must be {layout.nbytes} bytes, not {len(data)}")
         self._layout, self._raw = layout, bytes(data)[::-1]
 
     # -- reading, as a dict reads ------------------------------------------------------------

@@ -19,7 +19,7 @@ import typing
 import attrs
 
 from bmk.encoders.fields import as_dict, not_a_mapping
-from bmk.errors import SimulationError, SpecError
+from bmk.errors import ArgumentError, SimulationError, SpecError, must
 
 
 @attrs.frozen
@@ -221,12 +221,10 @@ def check_buffer(source, chip):
         records = list(source)
         bad = not_a_mapping(records)
         if bad is not None:
-            from bmk.errors import ArgumentError, must
             raise ArgumentError(must("check", f"source[{bad[0]}].fields", "a mapping {field name: int}", bad[1]))
     elif isinstance(source, (bytes, bytearray, memoryview, dict)):
         records = decode(spec, source)
     else:
-        from bmk.errors import ArgumentError, must
         raise ArgumentError(must("check", "source", "a Model, a model path, bytes (a command buffer), {engine: "
                                  "bytes} (raw streams) or a list of Records", source))
     return check_records(spec, records), len(records)

@@ -137,3 +137,11 @@ def test_a_record_without_a_mapping_of_fields_is_refused_by_name(fields):
         bmk.check(recs, "bm1684x")
     with pytest.raises(bmk.ArgumentError, match=rf"run: cmdbuf\[3\]\.fields must be a mapping"):
         bmk.Simulator("bm1684x").run(recs)
+
+
+def test_made_from_bytes_as_the_codec_unpacks_them():
+    codec = codec_for(load_chip("bm1684").engine("tiu").format)
+    data = bytes(range(codec.nbytes))
+    assert Fields(codec.layout, data) == codec.unpack(data) == expected(codec.format, data)
+    with pytest.raises(bmk.DecodeError, match=f"must be {codec.nbytes} bytes, not 3"):
+        Fields(codec.layout, b"abc")
