@@ -30,6 +30,9 @@ class LaneMap:
         self.owner = np.zeros((1, npu_num), np.int32)
         self.seen = np.zeros((1, npu_num), bool)
         self.lost = np.zeros((1, npu_num), np.int32)
+        # per segment: whether any of its lanes may hold a lost value of this run (never false
+        # where one does): a read tests its segments, not its cells, for lost values
+        self.lost_rows = np.zeros(1, bool)
         self.version = 0
 
     def clear(self):
@@ -37,6 +40,7 @@ class LaneMap:
         self.owner[...] = 0
         self.seen[...] = False
         self.lost[...] = 0
+        self.lost_rows[...] = False
 
     def split(self, points):
         """Make every point (an int64 array of offsets) a breakpoint; a new segment copies the
@@ -53,6 +57,7 @@ class LaneMap:
         pos = np.searchsorted(self.bp, new)
         src = np.insert(np.arange(len(self.bp) - 1), pos, pos - 1)
         self.owner, self.seen, self.lost = self.owner[src], self.seen[src], self.lost[src]
+        self.lost_rows = self.lost_rows[src]
         self.bp = np.insert(self.bp, pos, new)
         self.version += 1
 
@@ -70,6 +75,7 @@ class LaneMap:
             return
         self.bp = np.append(self.bp[:-1][keep], self.lane_size)
         self.owner, self.seen, self.lost = o[keep], s[keep], lo[keep]
+        self.lost_rows = self.lost_rows[keep] | self.lost.any(axis=1)
         self.version += 1
 
     def per_byte(self, arr):

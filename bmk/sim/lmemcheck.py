@@ -198,6 +198,7 @@ class LmemCheck:
             m.lost[...] = 0
             self.base = FIRST
         self._lost = False                      # lost values below base are never read: none to clear
+        m.lost_rows[...] = False                # (nor to look for)
         self.warnings, self.clobbers, self.reported = [], set(), set()
 
     def finish(self, n):
@@ -430,8 +431,9 @@ class LmemCheck:
             elif unread:
                 p.written = self.cleared
             if lost_pairs:
-                lost = m.lost[p.rows, p.a:p.b] if p.lv is None else p.lv
-                if _max(lost) >= self.base:
+                # (its segments first: most hold no lost value, and a piece has lanes times more cells)
+                lost = (m.lost[p.rows, p.a:p.b] if p.lv is None else p.lv) if _any(m.lost_rows[p.rows]) else None
+                if lost is not None and _max(lost) >= self.base:
                     sel = lost >= self.base
                     sels.append((sel, lost))
                     for b, a in _pairs(own[sel], lost[sel]):
@@ -471,7 +473,8 @@ class LmemCheck:
         for p in pieces:
             # (a union none of whose values was lost in this run has no part that rule 2 finds)
             if p.parts is not None and (
-                    (lost and _max(m.lost[p.rows, p.a:p.b] if p.lv is None else p.lv) >= self.base)
+                    (lost and _any(m.lost_rows[p.rows])
+                     and _max(m.lost[p.rows, p.a:p.b] if p.lv is None else p.lv) >= self.base)
                     or (unread and p.written != self.cleared
                         and _min(m.owner[p.rows, p.a:p.b] if p.own is None else p.own) == 0)):
                 out += p.parts
@@ -525,6 +528,7 @@ class LmemCheck:
             victims.update(_set(own[dead]))
             others.update(_set(own))
             lost[...] = np.where((own >= base) & (own != me), own, 0)
+            self.map.lost_rows[p.rows] = True
             self._lost = True
         elif self._lost:
             lost[...] = 0
@@ -563,7 +567,7 @@ class LmemCheck:
         now = self.lmem.data.reshape(-1, lane)[p.a:p.b, lo:hi].T      # offsets x lanes, like the state
         prev = self.prev.reshape(-1, lane)[p.a:p.b, lo:hi].T
         mine = (now != prev) | (own == 0)
-        dead = None
+        dead, dead_write = None, False
         if not seen.all():
             dead = (~seen) & (own >= base) & (own != me)
             if dead.any():
@@ -574,6 +578,7 @@ class LmemCheck:
             took = np.where((own >= base) & (own != me), own, 0)
             lost[mine] = took[mine]
             self._lost = True
+            dead_write = True
         elif self._lost:
             lost[mine] = 0
         own[mine] = me
@@ -585,3 +590,5 @@ class LmemCheck:
         rows, ids = m.rows(p.starts, p.ends)
         at = m.bp[ids] - lo
         m.owner[rows, p.a:p.b], m.seen[rows, p.a:p.b], m.lost[rows, p.a:p.b] = own[at], seen[at], lost[at]
+        if dead_write:
+            m.lost_rows[rows] = True
