@@ -11,7 +11,8 @@ tensor's state costs the segments it covers, not its bytes; issue 34 item 4):
   instruction i of this run.
 - seen: once an instruction read the bytes' current value.
 - lost: for bytes whose last write went over a value another instruction of this run had
-  written, that instruction (kept only where a dead write happened; below base: none).
+  written, that instruction (kept only where a dead write happened; below base: none); the
+  map's lost_rows flags the segments that may hold one, where reads look for them.
 And per byte, `prev`: the bytes as they were, to tell which bytes a write changed (lane-major
 like Lmem.data, so a write copies its bytes there without a gather; zero pages until touched).
 
