@@ -29,16 +29,15 @@ from bmk.errors import DecodeError, EncodeError
 
 class Layout:
     """How a Fields of one instruction class reads its bytes: the field names in the codec's
-    order, each one's position there and (shift, mask) in the command's integer, the class's
-    size, its codec's tuple and dict unpackers (which take the bytes reversed) and, made when
-    first asked for, one field's own unpacker (`readers`)."""
+    order, each one's (shift, mask) in the command's integer (`spans`, in that order too), the
+    class's size, its codec's tuple and dict unpackers (which take the bytes reversed) and,
+    made when first asked for, one field's own unpacker (`readers`)."""
 
-    __slots__ = ("name", "names", "index", "spans", "nbytes", "unpack", "unpack_dict", "readers")
+    __slots__ = ("name", "names", "spans", "nbytes", "unpack", "unpack_dict", "readers")
 
     def __init__(self, name, fields, nbytes, unpack, unpack_dict):
         self.name, self.nbytes = name, nbytes
         self.names = tuple(f.name for f in fields)
-        self.index = {n: i for i, n in enumerate(self.names)}
         self.spans = {f.name: (f.bit, f.max) for f in fields}
         self.unpack, self.unpack_dict = unpack, unpack_dict
         self.readers = {}
@@ -95,7 +94,7 @@ class Fields(MutableMapping):
         return len(self._layout.names)
 
     def keys(self):
-        return self._layout.index.keys()
+        return self._layout.spans.keys()
 
     def values(self):
         return self._layout.unpack(self._raw)
