@@ -61,15 +61,17 @@ class Codec:
 
     def unpack(self, data):
         """bytes of exactly nbytes -> Fields: {field: value} for every field (bmk/encoders/fields.py)."""
-        if len(data) != self.nbytes:
-            raise DecodeError(f"{self.format.name} descriptor must be {self.nbytes} bytes, not {len(data)}")
-        return one(self.layout, bytes(data)[::-1])
+        return one(self.layout, self._reversed(data))
 
     def unpack_dict(self, data):
         """bytes of exactly nbytes -> a plain {field: value} dict (small formats read whole: a header)."""
+        return self.layout.unpack_dict(self._reversed(data))
+
+    def _reversed(self, data):
+        """A descriptor's bytes reversed, what the unpackers read; DecodeError if not nbytes long."""
         if len(data) != self.nbytes:
             raise DecodeError(f"{self.format.name} descriptor must be {self.nbytes} bytes, not {len(data)}")
-        return self.layout.unpack_dict(bytes(data)[::-1])
+        return bytes(data)[::-1]
 
     def _explain(self, values):
         for name, value in zip(self.names, values):

@@ -37,7 +37,7 @@ from operator import itemgetter
 import numpy as np
 
 from bmk.encoders.codec import codec_for
-from bmk.encoders.fields import made as fields_made
+from bmk.encoders.fields import made as fields_made, one as one_fields
 from bmk.encoders.merge import MessageLog, Queue, merge_runs
 from bmk.encoders.records import MAX_PAD, opaque_record, padding, records, rule_pad
 
@@ -273,7 +273,7 @@ class Stream:
         cls, kinds, layout, nbytes = self.makers()[c]
         name = self.engine.name
         pads = self.pads
-        fields = fields_made((layout,), (self.data[offset:offset + nbytes][::-1],))[0]
+        fields = one_fields(layout, self.data[offset:offset + nbytes][::-1])
         header = {"pad": pads[j]} if pads and j in pads else {}
         return make(1, ((name,), (cls,), (kinds[k],), (fields,), (name,), (offset,), (header,), (self.core,),
                         (None,)))[0]

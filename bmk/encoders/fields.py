@@ -17,13 +17,12 @@ its fields) and its class's `Layout`, and reads fields from them when asked:
   command has every field of its class;
 - encoding a Fields of its own class is its bytes.
 """
-from collections import deque
 from collections.abc import Mapping, MutableMapping
-from itertools import repeat
 from operator import index
 
 import bitstruct.c as bitstruct_c
 
+from bmk.encoders.records import made_by_columns, slot_setters
 from bmk.errors import DecodeError, EncodeError
 
 
@@ -174,13 +173,12 @@ class Fields(MutableMapping):
         return self._raw[::-1]
 
 
-_NEW = object.__new__
-_SETTERS = tuple(Fields.__dict__[name].__set__ for name in Fields.__slots__)
+_SETTERS = slot_setters(Fields, Fields.__slots__)
 
 
 def one(layout, raw):
     """The Fields of one command: `raw`, its bytes reversed (trusted), read by `layout`."""
-    f = _NEW(Fields)
+    f = object.__new__(Fields)
     _SETTERS[0](f, layout)
     _SETTERS[1](f, raw)
     return f
@@ -190,10 +188,7 @@ def made(layouts, raws):
     """The Fields of several commands: layouts[k] and raws[k] (the command's bytes reversed, as
     the layout's unpackers take them; trusted) of each, made a block at a time, as
     records.records makes Records."""
-    out = list(map(_NEW, repeat(Fields, len(raws))))
-    for setter, column in zip(_SETTERS, (layouts, raws)):
-        deque(map(setter, out, column), 0)
-    return out
+    return made_by_columns(Fields, _SETTERS, len(raws), (layouts, raws))
 
 
 def not_a_mapping(records):

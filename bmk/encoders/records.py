@@ -1,5 +1,6 @@
 """What both stream decoders (framing.py, record by record; columns.py, in columns) build on:
-the Record, an opaque engine's Record, and the zero padding after a raw stream's end command.
+the Record, an opaque engine's Record, the zero padding after a raw stream's end command, and
+making Records (and their Fields) a block at a time.
 """
 from collections import deque
 from itertools import repeat
@@ -13,6 +14,21 @@ OPAQUE = "opaque"   # Record.cls of an opaque engine's bytes
 # Record from asking for gigabytes, and decode refuses longer zero runs, so that whatever
 # decodes also encodes.
 MAX_PAD = 1 << 24
+
+
+def slot_setters(cls, names):
+    """The __set__ of each named slot of a __slots__ class, in that order (for `made_by_columns`)."""
+    return tuple(cls.__dict__[name].__set__ for name in names)
+
+
+def made_by_columns(cls, setters, n, columns):
+    """n new instances of a __slots__ class whose __init__ only stores its arguments, made a block
+    at a time: each slot's values (one iterable of n per setter, from `slot_setters`) stored by a
+    C loop per slot instead of an __init__ call per instance (Records here, their Fields)."""
+    made = list(map(object.__new__, repeat(cls, n)))
+    for setter, values in zip(setters, columns, strict=True):
+        deque(map(setter, made, values), 0)
+    return made
 
 
 @attrs.frozen(eq=True, hash=False)
@@ -49,8 +65,7 @@ class Record:
 # Each attribute's slot setter, in Record's order: `records` fills a block of Records an
 # attribute at a time (a C loop per attribute) instead of calling attrs' __init__ per Record,
 # whose nine frozen-instance setattr calls cost more than the fields dict (issue 34 item 3).
-_SETTERS = tuple(Record.__dict__[a.name].__set__ for a in attrs.fields(Record))
-_NEW = object.__new__
+_SETTERS = slot_setters(Record, [a.name for a in attrs.fields(Record)])
 
 
 def records(n, columns):
@@ -58,10 +73,7 @@ def records(n, columns):
     order (engine, cls, kind, fields, stream, offset, header, core, data): the Records
     `Record(*values)` makes (Record has no validator, converter or post-init hook to run;
     tests/codec/test_columns.py checks it), made a block at a time."""
-    made = list(map(_NEW, repeat(Record, n)))
-    for setter, values in zip(_SETTERS, columns, strict=True):
-        deque(map(setter, made, values), 0)
-    return made
+    return made_by_columns(Record, _SETTERS, n, columns)
 
 
 def opaque_record(chip, eng, data, stream=None, offset=0, header=None, core=0):

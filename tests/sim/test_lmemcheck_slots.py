@@ -31,6 +31,10 @@ def _report(ctx, per_slot=False):
             report = sim.run(buf)
     else:
         report = sim.run(buf)
+    return _warnings(report)
+
+
+def _warnings(report):
     return [(w.kind, w.index, w.lanes, w.lo, w.hi, w.writer, w.clobber) for w in report.warnings]
 
 
@@ -47,12 +51,17 @@ def test_a_read_of_a_middle_slot_never_written_names_that_slot():
     assert warnings == _report(ctx, per_slot=True)
 
 
-def test_a_dead_write_into_a_middle_slot_is_reported_as_slot_by_slot():
+def _middle_slot_dead_write():
     ctx = bm1684x.Context()
     ctx.gdma_cpy_S2L(0, G, bm1684x.dim4(1, 200, 1, 16), None, None, I8)
     # slot 2's lanes 40-63, then lanes 0-15 at slot 3's offset: 8-15 are not the tensor's
     ctx.gdma_cpy_S2L(40 * LANE + 128, G + 0x4000, bm1684x.dim4(1, 40, 1, 16), None, None, I8)
     ctx.gdma_cpy_L2S(G + 0x10000, 0, bm1684x.dim4(1, 200, 1, 16), None, None, I8)
+    return ctx
+
+
+def test_a_dead_write_into_a_middle_slot_is_reported_as_slot_by_slot():
+    ctx = _middle_slot_dead_write()
     warnings = _report(ctx)
     assert [w[0] for w in warnings] == [OVERWRITTEN]
     assert warnings == _report(ctx, per_slot=True)
@@ -62,10 +71,8 @@ _OP = st.tuples(st.sampled_from(["load", "store"]), st.integers(0, 63), st.integ
                 st.integers(1, 260), st.sampled_from([1, 3, 16]))
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(_OP, min_size=1, max_size=7))
-def test_any_program_reports_as_slot_by_slot(ops):
-    """Loads and stores of tensors of up to 260 channels from any lane, at offsets that overlap."""
+def _program(ops):
+    """A Context of the loads and stores `ops` (_OP each), the k-th at its own gmem offsets."""
     ctx = bm1684x.Context()
     for k, (what, lane, slot, channels, w) in enumerate(ops):
         local = lane * LANE + 64 * slot
@@ -74,6 +81,14 @@ def test_any_program_reports_as_slot_by_slot(ops):
             ctx.gdma_cpy_S2L(local, G + 0x40 * k, shape, None, None, I8)
         else:
             ctx.gdma_cpy_L2S(G + 0x10000 + 0x2000 * k, local, shape, None, None, I8)
+    return ctx
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_OP, min_size=1, max_size=7))
+def test_any_program_reports_as_slot_by_slot(ops):
+    """Loads and stores of tensors of up to 260 channels from any lane, at offsets that overlap."""
+    ctx = _program(ops)
     assert _report(ctx) == _report(ctx, per_slot=True)
 
 
@@ -95,7 +110,7 @@ def _report_rows(ctx, gated=True):
 
     with mock.patch.object(LmemCheck, "instruction", instruction):
         reports = [sim.run(buf) for _ in range(2)]
-    return [[(w.kind, w.index, w.lanes, w.lo, w.hi, w.writer, w.clobber) for w in r.warnings] for r in reports]
+    return [_warnings(r) for r in reports]
 
 
 @settings(max_examples=60, deadline=None)
@@ -103,22 +118,12 @@ def _report_rows(ctx, gated=True):
 def test_reads_look_for_lost_values_in_the_segments_that_may_hold_them(ops):
     """LaneMap.lost_rows (issue 34 item 4) marks every segment a dead write left lost values in:
     reads that skip the others report what reads looking everywhere report."""
-    ctx = bm1684x.Context()
-    for k, (what, lane, slot, channels, w) in enumerate(ops):
-        local = lane * LANE + 64 * slot
-        shape = bm1684x.dim4(1, channels, 1, w)
-        if what == "load":
-            ctx.gdma_cpy_S2L(local, G + 0x40 * k, shape, None, None, I8)
-        else:
-            ctx.gdma_cpy_L2S(G + 0x10000 + 0x2000 * k, local, shape, None, None, I8)
+    ctx = _program(ops)
     assert _report_rows(ctx) == _report_rows(ctx, gated=False)
 
 
 def test_a_dead_write_found_through_the_marked_segments():
     """The middle-slot dead write above, on both runs of a Simulator: its report needs lost_rows."""
-    ctx = bm1684x.Context()
-    ctx.gdma_cpy_S2L(0, G, bm1684x.dim4(1, 200, 1, 16), None, None, I8)
-    ctx.gdma_cpy_S2L(40 * LANE + 128, G + 0x4000, bm1684x.dim4(1, 40, 1, 16), None, None, I8)
-    ctx.gdma_cpy_L2S(G + 0x10000, 0, bm1684x.dim4(1, 200, 1, 16), None, None, I8)
+    ctx = _middle_slot_dead_write()
     got = _report_rows(ctx)
     assert [[w[0] for w in r] for r in got] == [[OVERWRITTEN], [OVERWRITTEN]] and got == _report_rows(ctx, gated=False)
