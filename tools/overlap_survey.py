@@ -78,9 +78,9 @@ def survey(path):
         logged[-1].append((i, classify(entries)))
         return original(self, i, entries, copies)
 
-    def start(self, n, _start=lmemcheck.LmemCheck.start):
+    def start(self, n, *key, _start=lmemcheck.LmemCheck.start):
         logged.append([])
-        return _start(self, n)
+        return _start(self, n, *key)
 
     m = bmk.load_model(str(path))
     lmemcheck.LmemCheck.instruction, saved_start = instruction, lmemcheck.LmemCheck.start

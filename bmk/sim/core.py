@@ -36,6 +36,7 @@ while a buffer runs.
 import gc
 import itertools
 import typing
+from operator import is_
 
 import attrs
 import numpy as np
@@ -208,6 +209,7 @@ class Simulator:
         self._getters = {}                      # (engine, class) -> _content_getter
         self._plans, self._plans_of = {}, None  # instruction plans memo (_prepare), per semantics
         self._memos = {}                        # Plan -> its memo on this Simulator (Simulator.memo)
+        self._last_races = None                 # (seqs, clocks, accesses, found) of the last run's races
         self._lcheck = None                     # LmemCheck once a run checks local memory
         self._lcheck_spare = None               # the one a reset dropped, renewed by the next checked run
         self._lmem_host, self._lmem_unchecked = [], False   # what it must know when made
@@ -667,8 +669,9 @@ class Simulator:
                                   f"{report.warnings[0]}")
         return report
 
-    def _checker(self, n):
-        """The LmemCheck of a checked run of n instructions (made on the first)."""
+    def _checker(self, n, key=None):
+        """The LmemCheck of a checked run of n instructions (made on the first); key: the
+        program's, for LmemCheck.start."""
         lc = self._lcheck
         if lc is None:
             from bmk.sim.lmemcheck import LmemCheck
@@ -680,7 +683,7 @@ class Simulator:
             else:
                 lc = self._lcheck = LmemCheck(self.lmem, self._lmem_host, self._lmem_unchecked)
             self._lmem_host = []
-        lc.start(n)
+        lc.start(n, key)
         return lc
 
     def _run(self, prog, races, progress, checks=False):
@@ -703,50 +706,55 @@ class Simulator:
         lc = None
         if self.lmem is not None:
             if checks:
-                lc = self._checker(n)
+                lc = self._checker(n, tuple(plans))
             elif self._lcheck is not None:
                 self._lcheck.stale = True
             else:
                 self._lmem_unchecked = True
         log = AccessLog()           # without races one log serves every instruction, emptied each time
         done = 0
-        for i in steps:
-            plan = plans[i]
-            memo = memos.get(plan)
-            if memo is None:
-                memo = memos[plan] = {}
-            if races:
-                log = AccessLog()
-            else:
-                log.entries, log.elements, log.copies = [], 0, False
-            trail.log = log
-            self.memo = memo
-            try:
-                run = memo.get("run")
-                if run is not None:         # the semantics' own per-plan runner (semantics.py)
-                    run(self)
-                else:
-                    plan.run(self, plan.fields)
-            except SimulationError as err:
-                text = str(err)     # a message naming its kind already is not prefixed again
-                raise self._error(i, records[i], text if text.startswith((f"{plan.kind}:", f"{plan.kind} ("))
-                                  else f"{plan.kind}: {text}") from None
-            except BmkError:
-                raise
-            except Exception as err:    # odd field values the semantics missed: still this instruction's error
-                raise self._error(i, records[i], f"{plan.kind}: cannot be simulated ({type(err).__name__}: {err})") \
-                    from err
-            finally:
+        try:
+            for i in steps:
+                plan = plans[i]
+                memo = memos.get(plan)
+                if memo is None:
+                    memo = memos[plan] = {}
                 if races:
-                    accesses[i] = tuple(log.entries)
-                trail.log = self.memo = None
-            if lc is not None:
-                lc.instruction(i, log.entries, log.copies)
-            if plan.cycles is None:
-                plan.cycles = cycles(names[prog.eng_of[i]], plan.kind, plan.fields, self)
-            done += 1
-            if progress is not None and (done % 1024 == 0 or done == n):
-                progress(done, n)
+                    log = AccessLog()
+                else:
+                    log.entries, log.elements, log.copies = [], 0, False
+                trail.log = log
+                self.memo = memo
+                try:
+                    run = memo.get("run")
+                    if run is not None:         # the semantics' own per-plan runner (semantics.py)
+                        run(self)
+                    else:
+                        plan.run(self, plan.fields)
+                except SimulationError as err:
+                    text = str(err)     # a message naming its kind already is not prefixed again
+                    raise self._error(i, records[i], text if text.startswith((f"{plan.kind}:", f"{plan.kind} ("))
+                                      else f"{plan.kind}: {text}") from None
+                except BmkError:
+                    raise
+                except Exception as err:    # odd field values the semantics missed: still this instruction's error
+                    raise self._error(i, records[i],
+                                      f"{plan.kind}: cannot be simulated ({type(err).__name__}: {err})") from err
+                finally:
+                    if races:
+                        accesses[i] = tuple(log.entries)
+                    trail.log = self.memo = None
+                if lc is not None:
+                    lc.instruction(i, log.entries, log.copies)
+                if plan.cycles is None:
+                    plan.cycles = cycles(names[prog.eng_of[i]], plan.kind, plan.fields, self)
+                done += 1
+                if progress is not None and (done % 1024 == 0 or done == n):
+                    progress(done, n)
+        except BaseException:
+            if lc is not None:      # a replayed run's checks caught up to the instruction that stopped it
+                lc.abort()
+            raise
         if order is None:
             order, start, end, known = prog.schedule = steps.result()
         self.last_accesses = accesses if races else None      # per instruction, for bmk/sim/cores.py
@@ -779,32 +787,44 @@ class Simulator:
 
     def _report(self, records, kinds, owns, waits, start, end, names, seq_list, known, accesses, detect):
         seqs = dict(zip(names, seq_list))
-        number = {e: k for k, e in enumerate(names)}
         instrs = Instructions(records, kinds, owns, waits, start, end)
         busy = {e: sum(end[i] - start[i] for i in seqs[e]) for e in names}
         total = max(end) if records else 0
         intervals = {e: [(start[i], end[i]) for i in seqs[e]] for e in names}
         pairs = {(a, b): _intersection(intervals[a], intervals[b]) for a, b in itertools.combinations(names, 2)}
         overlap = next(iter(pairs.values())) if len(names) == 2 else multi_busy(intervals.values())
+        races, truncated = self._races(names, seqs, known, accesses) if detect else ((), False)
+        return Report(self.chip.name, instrs, total, busy, overlap, races, truncated, pairs)
+
+    def _races(self, names, seqs, known, accesses):
+        """(races, truncated) of a run: find_races over every pair of engines. A run whose engines'
+        orders and clocks are the last run's, and whose instructions logged the same entries (the
+        same objects: views are memoized), has its races: they are taken from it."""
+        last = self._last_races
+        if (last is not None and last[0] == seqs and last[1] == known and len(last[2]) == len(accesses)
+                and list(map(len, last[2])) == list(map(len, accesses))
+                and all(map(is_, itertools.chain.from_iterable(last[2]), itertools.chain.from_iterable(accesses)))):
+            return last[3]
+        number = {e: k for k, e in enumerate(names)}
         races, truncated = [], False
-        if detect:
-            for a, b in itertools.combinations(names, 2):
-                k = [None] * len(records)
-                ka, kb = number[a], number[b]
-                for i in seqs[a]:
-                    k[i] = known[i][kb]
-                for i in seqs[b]:
-                    k[i] = known[i][ka]
-                found, trunc = find_races(seqs[a], seqs[b], k, accesses, MAX_RACES - len(races),
-                                          self.npu_num)
-                races += found
-                if trunc or len(races) >= MAX_RACES:
-                    truncated = truncated or trunc
-                    if len(races) >= MAX_RACES:
-                        truncated = True
-                        break
-            races.sort(key=lambda r: (r.first, r.second))
-        return Report(self.chip.name, instrs, total, busy, overlap, tuple(races), truncated, pairs)
+        for a, b in itertools.combinations(names, 2):
+            k = [None] * len(accesses)
+            ka, kb = number[a], number[b]
+            for i in seqs[a]:
+                k[i] = known[i][kb]
+            for i in seqs[b]:
+                k[i] = known[i][ka]
+            found, trunc = find_races(seqs[a], seqs[b], k, accesses, MAX_RACES - len(races), self.npu_num)
+            races += found
+            if trunc or len(races) >= MAX_RACES:
+                truncated = truncated or trunc
+                if len(races) >= MAX_RACES:
+                    truncated = True
+                    break
+        races.sort(key=lambda r: (r.first, r.second))
+        found = tuple(races), truncated
+        self._last_races = (seqs, known, accesses, found)
+        return found
 
 
 def _intersection(xs, ys):

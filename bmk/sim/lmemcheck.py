@@ -44,6 +44,8 @@ writes recorded):
 Races (two engines at once) are the race detector's business; here order is the run's.
 """
 import mmap
+from collections import deque
+from operator import is_
 
 import numpy as np
 
@@ -56,6 +58,8 @@ FIRST = 2           # owner of instruction i of a run: base + i, base >= FIRST
 MAX_WARNINGS = 1000
 MAX_CACHED = 1 << 14     # entries whose pieces are kept (emptied when full, like memory.MAX_CACHED_VIEWS)
 _OWNER_MAX = (1 << 31) - 1
+MAX_RECORDINGS = 256     # programs whose last checked run is kept for replay (emptied when full)
+MAX_RECORDED_CELLS = 1 << 21     # map cells (segments x lanes) past which a run is not kept (2 x 9 bytes a cell)
 
 
 def _zeros(n, dtype):
@@ -138,6 +142,44 @@ class _Piece:
                  "own", "sv", "lv", "written", "parts")
 
 
+class _Recording:
+    """A checked run of one program kept for replay (LmemCheck.start): what the checks of its
+    instructions depended on, and what they left.
+
+    The checks of a run are a function of the state they start from (the map's owner / seen /
+    lost and its breakpoints, base), each instruction's access log, and the answers of one
+    question about the data: which bytes of an unread value a write changed (_changed, asked
+    for dead writes; prev holds the bytes as they were). A run of the same program from the
+    same state, whose instructions log the same entries (the same objects: the simulator
+    memoizes views) and whose writes change the same bytes, makes the same checks: its end
+    state and warnings are this run's. Replaying it copies each write's bytes into prev and
+    asks only those questions; on the first difference the checks of the instructions before it
+    are made (from the recorded logs and answers) and the run goes on checked as usual.
+    A run with an imprecise write (_write_bytes: every byte it changed matters) or that cut the
+    map (its breakpoints differ from the next run's start) is not kept."""
+
+    __slots__ = ("key", "base", "version", "start", "order", "entries", "copied", "ops", "end", "warnings",
+                 "clobbers", "reported", "lost", "whole")
+
+    def __init__(self, key, lc):
+        m = lc.map
+        self.key, self.base, self.version = key, lc.base, m.version
+        self.start = (m.owner.copy(), m.seen.copy(), m.lost.copy())
+        self.order, self.entries, self.copied, self.ops = [], [], [], []
+        self.whole = True           # every instruction's checks kept (no imprecise write, map not cut)
+
+    def starts_from(self, lc):
+        """Whether lc's state now is the one this run started from."""
+        m = lc.map
+        owner, seen, lost = self.start
+        return (lc.base == self.base and m.version == self.version and np.array_equal(m.owner, owner)
+                and np.array_equal(m.seen, seen) and np.array_equal(m.lost, lost))
+
+    def answers(self, upto):
+        """The answers of the recorded questions of the first `upto` instructions, in order."""
+        return [op[2] for ops in self.ops[:upto] for op in ops if op.__class__ is tuple]
+
+
 class LmemCheck:
     """The owner / seen / lost / prev state of one Simulator's local memory (module docstring)."""
 
@@ -150,6 +192,10 @@ class LmemCheck:
         self.prev = _zeros(lmem.size, np.uint8)
         self._cache = {}                         # id(entry) -> (entry, its _Pieces)
         self.cleared = 0                         # times the state was cleared
+        self._recordings = {}                    # a program's plans -> its last kept run (_Recording)
+        self._making = self._replay = self._ops = None
+        self._script = deque()                   # answers to _changed_now's questions, when known
+        self._keeping = True                     # writes copy their bytes into prev (not while catching up)
         self.renew(host_writes, unknown)
 
     def renew(self, host_writes=(), unknown=False):
@@ -186,8 +232,10 @@ class LmemCheck:
             p.prev[...] = p.now
 
     # -- a checked run --------------------------------------------------------------------------
-    def start(self, n):
-        """A run of n instructions begins: what came before is BEFORE."""
+    def start(self, n, key=None):
+        """A run of n instructions begins: what came before is BEFORE. key: the program's plans
+        (a tuple), to replay its last kept run when this one starts from the same state
+        (_Recording), else to keep this one."""
         m = self.map
         if self.stale:          # instructions ran unchecked: any byte may have been written
             np.copyto(self.prev, self.lmem.data)
@@ -201,15 +249,138 @@ class LmemCheck:
         self._lost = False                      # lost values below base are never read: none to clear
         m.lost_rows[...] = False                # (nor to look for)
         self.warnings, self.clobbers, self.reported = [], set(), set()
+        self._making = self._replay = self._ops = None
+        self._pos = 0
+        if key is None:
+            return
+        rec = self._recordings.get(key)
+        if rec is not None and rec.starts_from(self):
+            self._replay = rec
+        elif m.owner.size <= MAX_RECORDED_CELLS:
+            self._making = _Recording(key, self)
 
     def finish(self, n):
         """The run ended: its owners (and lost values) fall below the next run's base."""
+        rec = self._replay
+        if rec is not None:                     # replayed to the end: the recorded run's outcome
+            m = self.map
+            for arr, kept in zip((m.owner, m.seen, m.lost), rec.end):     # (lost_rows: cleared by the
+                np.copyto(arr, kept)                                        # next start, read by no one before)
+            self.warnings, self._lost = list(rec.warnings), rec.lost
+            self.clobbers, self.reported = set(rec.clobbers), set(rec.reported)
+            self._replay = None
+        rec = self._making
+        if rec is not None and rec.whole and rec.version == self.map.version:
+            m = self.map
+            rec.end = (m.owner.copy(), m.seen.copy(), m.lost.copy())
+            rec.warnings, rec.lost = tuple(self.warnings), self._lost
+            rec.clobbers, rec.reported = frozenset(self.clobbers), frozenset(self.reported)
+            if len(self._recordings) >= MAX_RECORDINGS:
+                self._recordings.clear()
+            self._recordings[rec.key] = rec
+        self._making = self._ops = None
         self.base += n
         return tuple(self.warnings)
+
+    def abort(self):
+        """The run stopped at an error: the checks of the instructions that ran, made (a replay's
+        are caught up), so the state is what checking them one by one leaves."""
+        rec = self._replay
+        if rec is not None:
+            self._replay = None
+            self._catch_up(rec, self._pos)
+        self._making = self._ops = None
 
     def instruction(self, i, entries, copies=False):
         """Instruction i ran and logged `entries`: check its reads, then record its writes.
         copies: i writes the values it read unchanged (memory.AccessLog.copies)."""
+        if self._replay is not None:
+            self._replayed(i, entries, copies)
+            return
+        rec = self._making
+        if rec is not None:
+            rec.order.append(i)
+            rec.entries.append(entries)
+            rec.copied.append(copies)
+            self._ops = ops = []
+            rec.ops.append(ops)
+        self._check(i, entries, copies)
+
+    # -- replay (_Recording) ----------------------------------------------------------------------
+    def _replayed(self, i, entries, copies):
+        """Instruction i of a replayed run: its log the recorded one, its writes' bytes copied into
+        prev and the recorded questions about them asked again, in the recorded order."""
+        rec, pos = self._replay, self._pos
+        if pos >= len(rec.order) or rec.order[pos] != i or rec.copied[pos] != copies:
+            self._diverge(rec, pos, i, entries, copies, [])
+            return
+        want = rec.entries[pos]
+        if len(want) != len(entries) or not all(map(is_, want, entries)):
+            name = self.lmem.name             # the other memories' entries are not the checks' business
+            want = [e for e in want if e[0] == name]
+            mine = [e for e in entries if e[0] == name]
+            if len(want) != len(mine) or not all(map(is_, want, mine)):
+                self._diverge(rec, pos, i, entries, copies, [])
+                return
+        self._pos = pos + 1
+        got = []
+        for op in rec.ops[pos]:
+            if op.__class__ is _Piece:
+                op.prev[...] = op.now
+                continue
+            p, cells, answer = op
+            now = self._changed(p, cells) & cells
+            got.append(now)
+            if not np.array_equal(now, answer):
+                self._diverge(rec, pos, i, entries, copies, got)
+                return
+
+    def _diverge(self, rec, pos, i, entries, copies, answers):
+        """Instruction i (the pos-th of the run) differs from the replayed run (its log, or the
+        last of `answers`, this instruction's answers so far): the checks of the instructions
+        before it are made, then its own, and the run goes on checked one by one."""
+        self._replay = None
+        del self._recordings[rec.key]
+        self._catch_up(rec, pos)
+        self._script.extend(answers)            # the questions i asked already, answered
+        self._check(i, entries, copies)
+        self._script.clear()
+
+    def _catch_up(self, rec, upto):
+        """The checks of the recorded run's first `upto` instructions, made now: the state from
+        the run's start to where the replay stopped. Their writes' bytes are in prev already
+        (copied as they ran) and the data has moved on since, so nothing is copied and the
+        questions take their recorded answers."""
+        self._script.extend(rec.answers(upto))
+        self._keeping = False
+        try:
+            for pos in range(upto):
+                self._check(rec.order[pos], rec.entries[pos], rec.copied[pos])
+        finally:
+            self._keeping = True
+            self._script.clear()
+
+    def _keep(self, p):
+        """A write of piece p was recorded: its bytes are what prev holds now (and a run being
+        kept notes the copy, to make it again when replayed)."""
+        if self._keeping:
+            p.prev[...] = p.now
+        if self._ops is not None:
+            self._ops.append(p)
+
+    def _changed_now(self, p, cells):
+        """_changed, restricted to `cells`: answered from the script while catching up, else
+        asked (and noted by a run being kept)."""
+        if self._script:
+            return self._script.popleft()
+        got = self._changed(p, cells)
+        got &= cells
+        if self._ops is not None:
+            self._ops.append((p, cells.copy(), got.copy()))
+        return got
+
+    # -- the checks of one instruction ------------------------------------------------------------
+    def _check(self, i, entries, copies):
         name = self.lmem.name
         mine = [e for e in entries if e[0] == name]
         if not mine:
@@ -274,7 +445,7 @@ class LmemCheck:
                         p.own[...] = me
                     else:
                         self.map.owner[p.rows, p.a:p.b] = me
-                    p.prev[...] = p.now
+                    self._keep(p)
 
     # -- footprints ------------------------------------------------------------------------------
     def pieces(self, entry):
@@ -513,7 +684,7 @@ class LmemCheck:
                 self._record(p, *cells, me, victims, others)
                 for arr, c in zip((m.owner, m.seen, m.lost), cells):
                     arr[p.rows, p.a:p.b] = c
-            p.prev[...] = p.now
+            self._keep(p)
 
     def _record(self, p, own, seen, lost, me, victims, others):
         """An exact write of piece p by `me` on its cells (own, seen, lost: changed in place)."""
@@ -524,7 +695,7 @@ class LmemCheck:
             dead &= own >= base
             dead &= own != me
             if _any(dead):
-                dead &= self._changed(p, dead)
+                dead &= self._changed_now(p, dead)
         if dead is not None and _any(dead):
             victims.update(_set(own[dead]))
             others.update(_set(own))
@@ -562,6 +733,8 @@ class LmemCheck:
         """An imprecise write (one run on each lane): it takes only the bytes it changed or that
         nothing had written, so its state is worked out byte by byte, then painted back."""
         m, lane, base = self.map, self.lmem.lane_size, self.base
+        if self._making is not None:        # its outcome depends on every byte it changed: not replayed
+            self._making.whole = False
         lo, hi = int(p.starts[0]), int(p.ends[0])
         lengths = np.diff(m.bp[p.ids[0]:p.ids[-1] + 2])
         own, seen, lost = (np.repeat(arr[p.rows, p.a:p.b], lengths, axis=0) for arr in (m.owner, m.seen, m.lost))

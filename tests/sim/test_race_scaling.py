@@ -8,12 +8,14 @@ this stream, 22.9 s for 80 commands (bench/races.py). Its work now follows the b
 touches, in passes over them; bounded here by memory (tracemalloc: deterministic, not wall-clock),
 and every result kept."""
 import tracemalloc
+from unittest import mock
 
 import numpy as np
 import pytest
 
 import bmk
 from bmk.sim.lmemcheck import _distinct, _distinct_pairs
+from bmk.sim.races import find_races
 from bmk.sim.memory import LaneLayout
 from tests.race_stream import racy_stream
 
@@ -46,6 +48,27 @@ def test_races_and_warnings_of_the_racy_stream(stream):
     assert len(report.warnings) == 20
     w = report.warnings[0]
     assert (w.kind, w.index, w.lanes, w.lo, w.hi) == ("uninitialized", 0, tuple(range(64)), 0x40000, 0x40640)
+
+
+def test_a_run_like_the_last_takes_its_races(stream):
+    """Races of a run whose instructions logged the last run's entries are the last run's
+    (Simulator._races); views made again (a memo emptied) are looked at again. Every run reports
+    what a fresh Simulator reports."""
+    want = bmk.Simulator("bm1684").run(stream)
+    sim = bmk.Simulator("bm1684")
+    assert sim.run(stream).races == want.races
+    with mock.patch("bmk.sim.core.find_races", side_effect=AssertionError("searched again")):
+        for _ in range(2):
+            sim.reset()
+            assert sim.run(stream).races == want.races
+    sim._memos.clear()                      # the plans' memos and the memories' views, made again
+    for mem in sim.memories.values():
+        mem._views.clear()
+    with mock.patch("bmk.sim.core.find_races", wraps=find_races) as spy:
+        sim.reset()
+        assert sim.run(stream).races == want.races and spy.called
+    other = racy_stream(40, seed=2)         # other commands: other races
+    assert sim.run(other).races == bmk.Simulator("bm1684").run(other).races != want.races
 
 
 def test_the_checks_cost_a_few_mb_over_the_run(stream):
