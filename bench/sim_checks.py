@@ -28,7 +28,12 @@ changes: both counts are printed, base>this) and outputs must equal this tree's.
 
 Printed per workload: instructions, off and on ms, on/off ratio (per tree), the checker's own ms
 (the time inside LmemCheck.instruction in the best checked run: steadier than the ratio, whose
-two runs each move by 10-30% on a shared machine), races, warnings.
+two runs each move by 10-30% on a shared machine), races, warnings, and 1st/off: round 1's
+checked run against the best unchecked one. A Simulator checks a program's run one instruction
+at a time until a run can be kept (the second: the first cuts the checker's map), then replays
+the kept run when the program runs again from the same state (bmk/sim/lmemcheck.py
+_Recording); round 1 is the run checked one by one, the later rounds replay. With --base each
+tree's child runs rounds // 2 rounds: give --rounds 4 or more to time a replay there.
 
 Measured (2-core shared machine, `--base d75db3f --rounds 2`, base = the checker before issue 34
 item 4; reports, races, warnings and outputs identical), on/off base -> this: bm1880 tiled 1.48 ->
@@ -258,8 +263,10 @@ def child(rounds, only, models):
         if seen[False][1] != seen[True][1]:
             raise SystemExit(f"{name}: outputs differ with checks on and off")
         rep, out, races, warns, n = seen[True]
-        result[name] = {"off": min(t[False]), "on": min(t[True]), "checker": min(t["checker"]), "report": rep,
-                        "out": out, "races": races, "warnings": warns, "n": n}
+        # "first": round 1's checked run, the first after the warm-up: every instruction checked
+        # one by one (a kept run replays from round 2 on: lmemcheck._Recording)
+        result[name] = {"off": min(t[False]), "on": min(t[True]), "checker": min(t["checker"]), "first": t[True][0],
+                        "report": rep, "out": out, "races": races, "warnings": warns, "n": n}
         print(f"# {name}: off {min(t[False]) * 1e3:.1f} ms on {min(t[True]) * 1e3:.1f} ms (checker "
               f"{min(t['checker']) * 1e3:.1f} ms)", file=sys.stderr, flush=True)
     print(json.dumps(result))
@@ -302,15 +309,16 @@ def main():
             for k, v in got.items():
                 old = res.setdefault(side, {}).get(k)
                 if old and "on" in v:
-                    v = {**v, **{t: min(v[t], old[t]) for t in ("on", "off", "checker")}}
+                    v = {**v, **{t: min(v[t], old[t]) for t in ("on", "off", "checker", "first") if t in old}}
                 res[side][k] = v
     head = f"{'workload':52} {'instrs':>7} {'races':>5} {'warns':>5}"
     for side in trees:
-        head += f" | {side + ' off ms':>11} {side + ' on ms':>11} {'on/off':>6} {'checker':>7}"
+        head += f" | {side + ' off ms':>11} {side + ' on ms':>11} {'on/off':>6} {'checker':>7} {'1st/off':>7}"
     print(f"Simulator.run checks on vs off; CPU ms, best of {a.rounds} rounds; goal on/off <= {GOAL}"
           + (f"; base = {a.base}" if a.base else ""))
     print(head)
     worst = {side: 0.0 for side in trees}
+    worst_first = {side: 0.0 for side in trees}
     for name, v in res["this"].items():
         if "error" in v:
             print(f"{name:52} not run: {v['error']}")
@@ -321,16 +329,20 @@ def main():
         for side in trees:
             w = res[side].get(name, {})
             if "on" not in w:
-                line += f" | {'-':>11} {'-':>11} {'-':>6} {'-':>7}"
+                line += f" | {'-':>11} {'-':>11} {'-':>6} {'-':>7} {'-':>7}"
                 continue
             if side == "base":
                 assert (w["report"], w["out"], w["races"]) == (v["report"], v["out"], v["races"]), \
                     f"{name}: base and this tree disagree"
             r = w["on"] / w["off"]
             worst[side] = max(worst[side], r)
-            line += f" | {w['off'] * 1e3:11.1f} {w['on'] * 1e3:11.1f} {r:6.2f} {w['checker'] * 1e3:7.1f}"
+            if "first" in w:
+                worst_first[side] = max(worst_first[side], w["first"] / w["off"])
+            first = f"{w['first'] / w['off']:7.2f}" if "first" in w else f"{'-':>7}"
+            line += f" | {w['off'] * 1e3:11.1f} {w['on'] * 1e3:11.1f} {r:6.2f} {w['checker'] * 1e3:7.1f} {first}"
         print(line)
     print("worst on/off: " + ", ".join(f"{s} {r:.2f}" for s, r in worst.items())
+          + "; worst 1st/off: " + ", ".join(f"{s} {r:.2f}" for s, r in worst_first.items())
           + (" (reports, races and outputs identical base vs this; warnings base>this where they differ)"
              if a.base else "")
           + f"; bench took {time.perf_counter() - t0:.0f} s")
