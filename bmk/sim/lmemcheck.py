@@ -42,6 +42,15 @@ writes recorded):
    from no one, or from another instruction): C reads A's tensor as if it were unchanged. Once
    per (B, A) pair.
 Races (two engines at once) are the race detector's business; here order is the run's.
+
+Replay (issue 34 item 4: a model checked on input after input): the checks of a run depend on
+the data only through one question, which bytes of an unread value a write changed. A run that
+could be kept (_Recording) is replayed when the same program runs again from the same state:
+each instruction's log must be the kept one (the same entry objects), its writes' bytes are
+copied into prev and the kept questions asked again; its warnings and end state are then the
+kept run's. On the first difference (another log, another answer, an error) the checks of the
+instructions before it are made from the kept logs and answers, and the run goes on checked
+one instruction at a time. tests/sim/test_lmemcheck_replay.py holds replays to that.
 """
 import mmap
 from collections import deque
@@ -59,7 +68,8 @@ MAX_WARNINGS = 1000
 MAX_CACHED = 1 << 14     # entries whose pieces are kept (emptied when full, like memory.MAX_CACHED_VIEWS)
 _OWNER_MAX = (1 << 31) - 1
 MAX_RECORDINGS = 256     # programs whose last checked run is kept for replay (emptied when full)
-MAX_RECORDED_CELLS = 1 << 21     # map cells (segments x lanes) past which a run is not kept (2 x 9 bytes a cell)
+MAX_RECORDED_CELLS = 1 << 21     # map cells (segments x lanes) past which a run is not kept
+MAX_KEPT_CELLS = 1 << 23         # map cells the kept runs may hold in all (rows they changed; 9 bytes a cell)
 
 
 def _zeros(n, dtype):
@@ -156,28 +166,50 @@ class _Recording:
     asks only those questions; on the first difference the checks of the instructions before it
     are made (from the recorded logs and answers) and the run goes on checked as usual.
     A run with an imprecise write (_write_bytes: every byte it changed matters) or that cut the
-    map (its breakpoints differ from the next run's start) is not kept."""
+    map (its breakpoints differ from the next run's start) is not kept.
 
-    __slots__ = ("key", "base", "version", "start", "order", "entries", "copied", "ops", "end", "warnings",
-                 "clobbers", "reported", "lost", "whole")
+    The state a run starts from is named, not copied (LmemCheck._state): a reset's (the map
+    cleared, for its breakpoints), or the end of a kept or replayed run (that _Recording);
+    anything else that changes the state (the host's writes, unchecked runs, an error) names
+    it anew. The end is kept as the map rows the run changed."""
 
-    def __init__(self, key, lc):
+    __slots__ = ("key", "state", "version", "order", "entries", "copied", "ops", "begun", "end", "name",
+                 "warnings", "clobbers", "reported", "lost", "whole")
+
+    def __init__(self, key, lc, begun=None):
+        """begun: the map's arrays as the run found them (copied now when not given)."""
         m = lc.map
-        self.key, self.base, self.version = key, lc.base, m.version
-        self.start = (m.owner.copy(), m.seen.copy(), m.lost.copy())
+        self.key, self.state, self.version = key, lc._state, m.version
+        self.begun = begun if begun is not None else _arrays(m, copy=True)
         self.order, self.entries, self.copied, self.ops = [], [], [], []
         self.whole = True           # every instruction's checks kept (no imprecise write, map not cut)
 
-    def starts_from(self, lc):
-        """Whether lc's state now is the one this run started from."""
-        m = lc.map
-        owner, seen, lost = self.start
-        return (lc.base == self.base and m.version == self.version and np.array_equal(m.owner, owner)
-                and np.array_equal(m.seen, seen) and np.array_equal(m.lost, lost))
+    def keep_end(self, lc):
+        """The run ended: its outcome (the rows it changed, its warnings) kept."""
+        now = _arrays(lc.map)
+        changed = np.zeros(len(now[0]), bool)
+        for a, b in zip(now, self.begun):
+            changed |= (a != b).any(axis=1)
+        rows = np.flatnonzero(changed)
+        self.end = (rows,) + tuple(a[rows] for a in now)
+        self.begun = None
+        self.name = object()            # the state it ends in (a name: it keeps nothing alive)
+        self.warnings, self.lost = tuple(lc.warnings), lc._lost
+        self.clobbers, self.reported = frozenset(lc.clobbers), frozenset(lc.reported)
+
+    def cells(self):
+        """The map cells this recording holds."""
+        return self.end[1].size
 
     def answers(self, upto):
         """The answers of the recorded questions of the first `upto` instructions, in order."""
         return [op[2] for ops in self.ops[:upto] for op in ops if op.__class__ is tuple]
+
+
+def _arrays(m, copy=False):
+    """A LaneMap's state arrays (owner, seen, lost), copied or not."""
+    arrays = (m.owner, m.seen, m.lost)
+    return tuple(a.copy() for a in arrays) if copy else arrays
 
 
 class LmemCheck:
@@ -192,7 +224,9 @@ class LmemCheck:
         self.prev = _zeros(lmem.size, np.uint8)
         self._cache = {}                         # id(entry) -> (entry, its _Pieces)
         self.cleared = 0                         # times the state was cleared
-        self._recordings = {}                    # a program's plans -> its last kept run (_Recording)
+        self._recordings = {}                    # (a program's plans, base) -> its last kept run (_Recording)
+        self._kept_cells = 0                     # map cells the recordings hold
+        self._state = object()                   # names the state (_Recording): no run starts from it yet
         self._making = self._replay = self._ops = None
         self._script = deque()                   # answers to _changed_now's questions, when known
         self._keeping = True                     # writes copy their bytes into prev (not while catching up)
@@ -205,6 +239,7 @@ class LmemCheck:
         self.map.clear()
         self.cleared += 1               # pieces found all written (_Piece.written) are to be checked again
         self.base = FIRST
+        self._state = ("cleared", self.map.version)
         self.stale = unknown
         self._lost = False                      # lost values were recorded in this run
         for w in host_writes:
@@ -227,6 +262,7 @@ class LmemCheck:
         else:
             pieces = [self._piece(*p) for p in self.pieces(what)]
         self._locate(pieces)
+        self._state = object()
         for p in pieces:
             self.map.owner[p.rows, p.a:p.b] = BEFORE
             p.prev[...] = p.now
@@ -238,11 +274,13 @@ class LmemCheck:
         (_Recording), else to keep this one."""
         m = self.map
         if self.stale:          # instructions ran unchecked: any byte may have been written
+            self._state = object()
             np.copyto(self.prev, self.lmem.data)
             m.owner[...] = BEFORE
             m.lost[...] = 0
             self.base, self.stale = FIRST, False
         elif self.base + n >= _OWNER_MAX:
+            self._state = object()
             np.minimum(m.owner, BEFORE, out=m.owner)
             m.lost[...] = 0
             self.base = FIRST
@@ -253,32 +291,36 @@ class LmemCheck:
         self._pos = 0
         if key is None:
             return
+        key = key, self.base         # (a program may run several times in a sequence of runs: a model's groups)
         rec = self._recordings.get(key)
-        if rec is not None and rec.starts_from(self):
+        if rec is not None and rec.state == self._state and rec.version == m.version:
             self._replay = rec
         elif m.owner.size <= MAX_RECORDED_CELLS:
             self._making = _Recording(key, self)
 
     def finish(self, n):
         """The run ended: its owners (and lost values) fall below the next run's base."""
-        rec = self._replay
+        rec, state = self._replay, object()
         if rec is not None:                     # replayed to the end: the recorded run's outcome
-            m = self.map
-            for arr, kept in zip((m.owner, m.seen, m.lost), rec.end):     # (lost_rows: cleared by the
-                np.copyto(arr, kept)                                        # next start, read by no one before)
+            rows, *kept = rec.end
+            for arr, k in zip(_arrays(self.map), kept):     # (lost_rows: cleared by the next start,
+                arr[rows] = k                               # read by no one before)
             self.warnings, self._lost = list(rec.warnings), rec.lost
             self.clobbers, self.reported = set(rec.clobbers), set(rec.reported)
-            self._replay = None
+            self._replay, state = None, rec.name
         rec = self._making
         if rec is not None and rec.whole and rec.version == self.map.version:
-            m = self.map
-            rec.end = (m.owner.copy(), m.seen.copy(), m.lost.copy())
-            rec.warnings, rec.lost = tuple(self.warnings), self._lost
-            rec.clobbers, rec.reported = frozenset(self.clobbers), frozenset(self.reported)
-            if len(self._recordings) >= MAX_RECORDINGS:
+            rec.keep_end(self)
+            old = self._recordings.pop(rec.key, None)
+            self._kept_cells -= 0 if old is None else old.cells()
+            if len(self._recordings) >= MAX_RECORDINGS or self._kept_cells + rec.cells() > MAX_KEPT_CELLS:
                 self._recordings.clear()
+                self._kept_cells = 0
             self._recordings[rec.key] = rec
+            self._kept_cells += rec.cells()
+            state = rec.name
         self._making = self._ops = None
+        self._state = state
         self.base += n
         return tuple(self.warnings)
 
@@ -290,6 +332,7 @@ class LmemCheck:
             self._replay = None
             self._catch_up(rec, self._pos)
         self._making = self._ops = None
+        self._state = object()
 
     def instruction(self, i, entries, copies=False):
         """Instruction i ran and logged `entries`: check its reads, then record its writes.
@@ -338,12 +381,18 @@ class LmemCheck:
     def _diverge(self, rec, pos, i, entries, copies, answers):
         """Instruction i (the pos-th of the run) differs from the replayed run (its log, or the
         last of `answers`, this instruction's answers so far): the checks of the instructions
-        before it are made, then its own, and the run goes on checked one by one."""
+        before it are made, then its own, and the run goes on checked one by one. It is kept in
+        the replayed one's place: its first pos instructions are the replayed run's."""
         self._replay = None
-        del self._recordings[rec.key]
+        if self._recordings.pop(rec.key, None) is not None:
+            self._kept_cells -= rec.cells()
+        new = _Recording(rec.key, self)         # (the map and its state's name are still the run's start)
         self._catch_up(rec, pos)
+        new.order, new.entries, new.copied = rec.order[:pos], rec.entries[:pos], rec.copied[:pos]
+        new.ops = rec.ops[:pos]
+        self._making = new
         self._script.extend(answers)            # the questions i asked already, answered
-        self._check(i, entries, copies)
+        self.instruction(i, entries, copies)
         self._script.clear()
 
     def _catch_up(self, rec, upto):
@@ -372,9 +421,10 @@ class LmemCheck:
         """_changed, restricted to `cells`: answered from the script while catching up, else
         asked (and noted by a run being kept)."""
         if self._script:
-            return self._script.popleft()
-        got = self._changed(p, cells)
-        got &= cells
+            got = self._script.popleft()
+        else:
+            got = self._changed(p, cells)
+            got &= cells
         if self._ops is not None:
             self._ops.append((p, cells.copy(), got.copy()))
         return got

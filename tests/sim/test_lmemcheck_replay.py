@@ -125,8 +125,9 @@ def test_the_dead_write_questions_are_asked_again():
         assert _state(sim) == _state(ref)
         got.append([w[0] for w in mine])
     assert got == [[OVERWRITTEN], [OVERWRITTEN], [], [OVERWRITTEN], [OVERWRITTEN], []]
-    # 0 cuts the map, 1 kept, 2 unlike it, 3 kept, 4 replayed, 5 unlike it at its second question
-    assert diverged == [2, 5]
+    # 0 cuts the map, 1 kept, 2 unlike it (kept in its place), 3 unlike that (kept), 4 replayed,
+    # 5 unlike it at its second question
+    assert diverged == [2, 3, 5]
 
 
 def test_a_replay_runs_no_checks_of_its_own():
@@ -173,3 +174,34 @@ def test_a_run_stopped_by_an_error_leaves_the_checks_of_what_ran():
         states.append(_state(sim))
     assert states[0] == states[1]
     assert np.frombuffer(states[0][0], np.int32).any()        # instructions 0 and 1 were checked
+
+
+def test_the_kept_runs_hold_a_bounded_number_of_map_cells():
+    """Kept runs hold the map rows they changed (lmemcheck.MAX_KEPT_CELLS in all): past the bound
+    the kept ones are dropped, and the count stays the sum of what is kept."""
+    sim = bmk.Simulator("bm1684x")
+    bufs = [_program([("load", 0, slot, 64, 16), ("store", 0, slot, 64, 16)]).acquire_cmdbuf() for slot in range(3)]
+    for buf in bufs:                    # every tensor's ends cut the map first: then runs are kept
+        sim.run(buf)
+    for bound, kept in ((1, 1), (1 << 20, 3)):
+        with mock.patch("bmk.sim.lmemcheck.MAX_KEPT_CELLS", bound):
+            for buf in bufs:
+                sim.reset()
+                sim.run(buf)
+                lc = sim._lcheck
+                assert lc._kept_cells == sum(r.cells() for r in lc._recordings.values())
+        assert len(lc._recordings) == kept and all(r.cells() for r in lc._recordings.values())
+
+
+def test_bytes_the_host_wrote_start_another_state():
+    """A store of local bytes nothing wrote is reported on every run, replayed or not; once the
+    host wrote them before the run (lmem_write), it is not: the run starts from another state."""
+    buf = _program([("store", 0, 0, 64, 16)]).acquire_cmdbuf()
+    sim = bmk.Simulator("bm1684x")
+    got = []
+    for host in (False, False, False, True, False):
+        sim.reset()
+        if host:
+            sim.lmem_write(0, bytes(16))        # the tensor's bytes on lane 0 (no new cut of the map)
+        got.append([(w.kind, w.lanes[0]) for w in sim.run(buf).warnings])
+    assert got == [[("uninitialized", 0)]] * 3 + [[("uninitialized", 1)]] + [[("uninitialized", 0)]]
