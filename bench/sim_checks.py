@@ -95,6 +95,13 @@ topformer motion 1.47, topformer pfv 1.32, fire_smoke 1.31-1.38, cls_attribute 1
 faults (it zeroed every allocated 16 MiB page; now the ranges written): after that fix, `--only
 Yuv2rgb,cls_keypoint,cls_attribute,face_detection,retinaface,hand_keypoint` gives the tiny
 models 1.30-1.81 (about 1 ms of checks on 2-5 ms runs).
+
+Then (replay of a kept checked run, lmemcheck._Recording, and races taken from the last run,
+Simulator._races; `--base 8bbddb7 --rounds 4`, 985 s; reports, races and outputs identical):
+steady on/off, base -> this: every model 1.02-1.77 -> 1.01-1.29 (retinaface 1.47 -> 1.26,
+Yuv2rgb 1.76 -> 1.29, face_detection fp32 1.37 -> 1.15), bm1880 1.01-1.20, bm1684x streams
+1.00-1.05, racy 40 / 80 1.78 / 1.97 -> 1.41 / 1.38 (their dead writes' byte compares, asked
+again each run); 1st/off (checked one by one) 1.04-2.04 -> 1.08-1.89.
 """
 import argparse
 import glob

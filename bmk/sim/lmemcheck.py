@@ -301,6 +301,10 @@ class LmemCheck:
     def finish(self, n):
         """The run ended: its owners (and lost values) fall below the next run's base."""
         rec, state = self._replay, object()
+        if rec is not None and self._pos != len(rec.order):     # (never: a run runs its program's instructions)
+            self._replay = None
+            self._catch_up(rec, self._pos)
+            rec = None
         if rec is not None:                     # replayed to the end: the recorded run's outcome
             rows, *kept = rec.end
             for arr, k in zip(_arrays(self.map), kept):     # (lost_rows: cleared by the next start,
