@@ -118,6 +118,13 @@ def _any(cells):
     return np.logical_or.reduce(cells, axis=None)
 
 
+def _word(lo, hi, lane, cuts):
+    """The widest of 8, 4, 2 and 1 bytes that lo, hi, the lane size and every cut are multiples of."""
+    g = np.bitwise_or.reduce(cuts) | lo | hi | lane if cuts.size else lo | hi | lane
+    g = int(g)
+    return 8 if not g % 8 else 4 if not g % 4 else 2 if not g % 2 else 1
+
+
 def _pairs(a, b):
     """_distinct_pairs, for small arrays through a set of tuples."""
     return sorted(set(zip(a.ravel().tolist(), b.ravel().tolist()))) if a.size <= 256 else _distinct_pairs(a, b)
@@ -776,11 +783,14 @@ class LmemCheck:
         lo = int(bp[ids[0]])
         la, lb = p.a + int(lns[0]), p.a + int(lns[-1]) + 1
         hi = int(bp[ids[-1] + 1])
-        diff = self.lmem.data.reshape(-1, lane)[la:lb, lo:hi] != self.prev.reshape(-1, lane)[la:lb, lo:hi]
         # each row's bytes [start, end) OR-reduced; the odd results span the gaps between rows
         cuts = np.stack([bp[ids], bp[ids + 1]], 1).ravel()[:-1] - lo
+        now, was = self.lmem.data.reshape(-1, lane)[la:lb, lo:hi], self.prev.reshape(-1, lane)[la:lb, lo:hi]
+        word = _word(lo, hi, lane, cuts)        # compared a word at a time where every cut allows
+        if word > 1:
+            now, was, cuts = now.view(f"u{word}"), was.view(f"u{word}"), cuts // word
         out = np.zeros(cells.shape, bool)
-        out[rws, lns[0]:lns[-1] + 1] = np.logical_or.reduceat(diff, cuts, axis=1)[:, ::2].T
+        out[rws, lns[0]:lns[-1] + 1] = np.logical_or.reduceat(now != was, cuts, axis=1)[:, ::2].T
         return out
 
     def _write_bytes(self, p, me, victims, others):

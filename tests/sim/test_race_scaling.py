@@ -119,3 +119,35 @@ def test_where_names_the_lanes_and_first_lane_offsets():
         want = (tuple(np.unique(lanes).tolist()), int(offs[lanes == lanes.min()].min()),
                 int(offs[lanes == lanes.min()].max()) + 1)
         assert lc._where(piece, hit) == want
+
+
+def test_changed_is_per_cell_whether_any_of_its_bytes_changed():
+    """LmemCheck._changed (the dead-write question): per cell of a piece, whether Lmem.data differs
+    from prev in any byte of the piece there; byte by byte as the reference. Pieces of one run
+    and of many, small and past 64 KiB, their offsets and the map's cuts multiples of 1, 2, 4 or
+    8 (it compares as many bytes at a time as all of them allow)."""
+    rng = np.random.default_rng(5)
+    for k in range(60):
+        sim = bmk.Simulator("bm1684")
+        lc = sim._checker(1)
+        lane = sim.lmem.lane_size
+        align, size = int(rng.choice([1, 2, 4, 8])), int(rng.choice([1, 2, 4]))
+        n, h = int(rng.integers(1, 3)), int(rng.integers(1, 5))
+        w = align * int(rng.integers(1, 9)) * (64 if k % 3 else 1)
+        l0, c = int(rng.integers(0, 64)), int(rng.integers(1, 64))
+        off, gap = align * int(rng.integers(0, 64)), align * int(rng.choice([0, 1, 3]))
+        layout = LaneLayout((off, (n, 1, h, w, size), (h * w * size + gap, 0, w * size, size, 1)), l0, min(c, 64 - l0))
+        entry = ("lmem", 0, off, off + 1, True, layout)
+        lc.map.split(np.sort(rng.integers(off, off + n * (h * w * size + gap) + 1, 4) // align * align))
+        (flat, shape, strides, _), = lc.pieces(entry)
+        (piece,) = lc._pieces(entry)
+        idx = np.argwhere(np.ones(shape, bool))
+        where = flat + idx @ np.array(strides, np.int64)
+        np.copyto(lc.prev, sim.lmem.data)
+        sim.lmem.data[where[rng.random(len(where)) < rng.choice([0.0005, 0.01, 0.2])]] ^= 0x5A
+        lanes, offs = np.divmod(where, lane)
+        row = np.searchsorted(piece.ids, np.searchsorted(lc.map.bp, offs, "right") - 1)
+        want = np.zeros((len(piece.ids), piece.b - piece.a), bool)
+        np.logical_or.at(want, (row, lanes - piece.a), sim.lmem.data[where] != lc.prev[where])
+        cells = rng.random(want.shape) < 0.5
+        assert np.array_equal(lc._changed(piece, cells) & cells, want & cells)
