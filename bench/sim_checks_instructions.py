@@ -22,6 +22,14 @@ channel slots of a tensor were checked as one piece; millions of instructions, o
 By count, face_detection's checks cost 1.25x, where its CPU times say 1.5-1.9 (bench/sim_checks.py):
 the checker's per-call numpy work and byte copies cost more time per instruction than the
 simulation's BLAS products. The slot union took 47 M of retinaface's 448 M checking instructions.
+
+Then (replay of a kept checked run, lmemcheck._Recording: the measured run is a program's third
+on its Simulator, so it replays; `--base 8bbddb7 --models face_detection_fp32,retinaface,
+Yuv2rgb_0_int8/`, at b35daf9-b88b6f7):
+
+    face_detection_fp32_b1   base  381.3   478.1  1.25 | this  381.3   420.8  1.10
+    retinaface 384x640 b1    base  937.4  1340.1  1.43 | this  937.8  1149.9  1.23
+    Yuv2rgb                  base   57.2    88.4  1.55 | this   57.1    66.6  1.17
 """
 import argparse
 import functools
