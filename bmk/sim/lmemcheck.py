@@ -120,8 +120,7 @@ def _any(cells):
 
 def _word(lo, hi, lane, cuts):
     """The widest of 8, 4, 2 and 1 bytes that lo, hi, the lane size and every cut are multiples of."""
-    g = np.bitwise_or.reduce(cuts) | lo | hi | lane if cuts.size else lo | hi | lane
-    g = int(g)
+    g = int(np.bitwise_or.reduce(cuts, initial=0)) | lo | hi | lane
     return 8 if not g % 8 else 4 if not g % 4 else 2 if not g % 2 else 1
 
 
@@ -176,18 +175,17 @@ class _Recording:
     map (its breakpoints differ from the next run's start) is not kept.
 
     The state a run starts from is named, not copied (LmemCheck._state): a reset's (the map
-    cleared, for its breakpoints), or the end of a kept or replayed run (that _Recording);
+    cleared, for its breakpoints), or the end of a kept or replayed run (its recording's name);
     anything else that changes the state (the host's writes, unchecked runs, an error) names
     it anew. The end is kept as the map rows the run changed."""
 
     __slots__ = ("key", "state", "version", "order", "entries", "copied", "ops", "begun", "end", "name",
                  "warnings", "clobbers", "reported", "lost", "whole")
 
-    def __init__(self, key, lc, begun=None):
-        """begun: the map's arrays as the run found them (copied now when not given)."""
+    def __init__(self, key, lc):
         m = lc.map
         self.key, self.state, self.version = key, lc._state, m.version
-        self.begun = begun if begun is not None else _arrays(m, copy=True)
+        self.begun = _arrays(m, copy=True)     # the map as the run found it, for the rows it changes
         self.order, self.entries, self.copied, self.ops = [], [], [], []
         self.whole = True           # every instruction's checks kept (no imprecise write, map not cut)
 
