@@ -67,7 +67,7 @@ FIRST = 2           # owner of instruction i of a run: base + i, base >= FIRST
 MAX_WARNINGS = 1000
 MAX_CACHED = 1 << 14     # entries whose pieces are kept (emptied when full, like memory.MAX_CACHED_VIEWS)
 _OWNER_MAX = (1 << 31) - 1
-MAX_RECORDINGS = 256     # programs whose last checked run is kept for replay (emptied when full)
+MAX_RECORDINGS = 1 << 12     # runs kept for replay (emptied when full; a model runs a program per group)
 MAX_RECORDED_CELLS = 1 << 21     # map cells (segments x lanes) past which a run is not kept
 MAX_KEPT_CELLS = 1 << 23         # map cells the kept runs may hold in all (rows they changed; 9 bytes a cell)
 
