@@ -78,6 +78,10 @@ class LaneMap:
         self.lost_rows = self.lost_rows[keep] | self.lost.any(axis=1)
         self.version += 1
 
+    def states(self):
+        """The state arrays, (owner, seen, lost)."""
+        return self.owner, self.seen, self.lost
+
     def per_byte(self, arr):
         """A state array (self.owner, ...) byte by byte, lane-major like Lmem.data (for tests)."""
         return np.repeat(arr, np.diff(self.bp), axis=0).T.ravel()

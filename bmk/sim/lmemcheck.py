@@ -185,13 +185,13 @@ class _Recording:
     def __init__(self, key, lc):
         m = lc.map
         self.key, self.state, self.version = key, lc._state, m.version
-        self.begun = _arrays(m, copy=True)     # the map as the run found it, for the rows it changes
+        self.begun = tuple(a.copy() for a in m.states())    # the map as the run found it, for the rows it changes
         self.order, self.entries, self.copied, self.ops = [], [], [], []
         self.whole = True           # every instruction's checks kept (no imprecise write, map not cut)
 
     def keep_end(self, lc):
         """The run ended: its outcome (the rows it changed, its warnings) kept."""
-        now = _arrays(lc.map)
+        now = lc.map.states()
         changed = np.zeros(len(now[0]), bool)
         for a, b in zip(now, self.begun):
             changed |= (a != b).any(axis=1)
@@ -209,12 +209,6 @@ class _Recording:
     def answers(self, upto):
         """The answers of the recorded questions of the first `upto` instructions, in order."""
         return [op[2] for ops in self.ops[:upto] for op in ops if op.__class__ is tuple]
-
-
-def _arrays(m, copy=False):
-    """A LaneMap's state arrays (owner, seen, lost), copied or not."""
-    arrays = (m.owner, m.seen, m.lost)
-    return tuple(a.copy() for a in arrays) if copy else arrays
 
 
 class LmemCheck:
@@ -312,7 +306,7 @@ class LmemCheck:
             rec = None
         if rec is not None:                     # replayed to the end: the recorded run's outcome
             rows, *kept = rec.end
-            for arr, k in zip(_arrays(self.map), kept):     # (lost_rows: cleared by the next start,
+            for arr, k in zip(self.map.states(), kept):     # (lost_rows: cleared by the next start,
                 arr[rows] = k                               # read by no one before)
             self.warnings, self._lost = list(rec.warnings), rec.lost
             self.clobbers, self.reported = set(rec.clobbers), set(rec.reported)
@@ -368,9 +362,7 @@ class LmemCheck:
             return
         want = rec.entries[pos]
         if len(want) != len(entries) or not all(map(is_, want, entries)):
-            name = self.lmem.name             # the other memories' entries are not the checks' business
-            want = [e for e in want if e[0] == name]
-            mine = [e for e in entries if e[0] == name]
+            want, mine = self._mine(want), self._mine(entries)     # (other memories' entries: not ours)
             if len(want) != len(mine) or not all(map(is_, want, mine)):
                 self._diverge(rec, pos, i, entries, copies, [])
                 return
@@ -439,9 +431,13 @@ class LmemCheck:
         return got
 
     # -- the checks of one instruction ------------------------------------------------------------
-    def _check(self, i, entries, copies):
+    def _mine(self, entries):
+        """The entries of a log that are of this local memory."""
         name = self.lmem.name
-        mine = [e for e in entries if e[0] == name]
+        return [e for e in entries if e[0] == name]
+
+    def _check(self, i, entries, copies):
+        mine = self._mine(entries)
         if not mine:
             return
         if copies:
@@ -739,9 +735,9 @@ class LmemCheck:
                 if self._lost:
                     m.lost[p.rows, p.a:p.b] = 0
             else:                                   # several runs: their cells gathered, then stored back
-                cells = [arr[p.rows, p.a:p.b] for arr in (m.owner, m.seen, m.lost)]
+                cells = [arr[p.rows, p.a:p.b] for arr in m.states()]
                 self._record(p, *cells, me, victims, others)
-                for arr, c in zip((m.owner, m.seen, m.lost), cells):
+                for arr, c in zip(m.states(), cells):
                     arr[p.rows, p.a:p.b] = c
             self._keep(p)
 
@@ -799,7 +795,7 @@ class LmemCheck:
             self._making.whole = False
         lo, hi = int(p.starts[0]), int(p.ends[0])
         lengths = np.diff(m.bp[p.ids[0]:p.ids[-1] + 2])
-        own, seen, lost = (np.repeat(arr[p.rows, p.a:p.b], lengths, axis=0) for arr in (m.owner, m.seen, m.lost))
+        own, seen, lost = (np.repeat(arr[p.rows, p.a:p.b], lengths, axis=0) for arr in m.states())
         now = self.lmem.data.reshape(-1, lane)[p.a:p.b, lo:hi].T      # offsets x lanes, like the state
         prev = self.prev.reshape(-1, lane)[p.a:p.b, lo:hi].T
         mine = (now != prev) | (own == 0)
