@@ -231,17 +231,17 @@ def _compile_cores(model, sim, spec, sem, cores):
              for part in row if part.records] for s, row in enumerate(plan)]
 
 
-def _core_sims(sim, spec, sem, cores, kept):
+def _core_sims(sim, spec, sem, cores):
     """A Simulator per core (core 0's is `sim`), each with its own local and static memories,
     all sharing `sim`'s global memory and the spaces the chip marks shared (BM1690's L2 SRAM);
-    kept in `kept` across the steps of one run (a new run makes new ones: resetting one would
-    clear the memories it shares)."""
+    kept in `sim.cores` across the steps of a run and across runs (sim.reset() resets them with
+    it, so a program a core runs again keeps its plans, views and checks)."""
     from bmk.sim import Simulator
     out = {}
     for c in cores:
-        other = kept.get(c) if c else sim
-        if other is None:
-            other = kept[c] = Simulator(spec, semantics=sem)
+        other = sim.cores.get(c) if c else sim
+        if other is None or other.chip is not spec or other.semantics is not sem:
+            other = sim.cores[c] = Simulator(spec, semantics=sem)
         if other.gmem is not sim.gmem:
             other.gmem = sim.gmem
             for name in _shared_spaces(spec):
@@ -302,7 +302,7 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
         sim.gmem_write(coeff, model.coefficients(st, verify=verify))
     for t in st.inputs:
         sim.gmem_write(at[t.name], storage.to_device(values[t.name], t.storage, t.name))
-    reports, core_sims = [], {}
+    reports = []
     for step in steps or [("tpu", i) for i in range(len(groups))]:
         if step[0] == "cpu":
             _, sn, setup = step
@@ -313,7 +313,7 @@ def simulate(model, inputs, net=0, stage=0, progress=None, prepared=None, sim=No
             continue
         g, program = groups[step[1]], programs[step[1]]
         if step[0] == "cores":
-            sims = _core_sims(sim, spec, sem, [c.core for c in g], core_sims)
+            sims = _core_sims(sim, spec, sem, [c.core for c in g])
             by_core = {c.core: c for c in g}
             for s, row in enumerate(program):
                 parts = []

@@ -213,21 +213,30 @@ class Simulator:
         self._lcheck = None                     # LmemCheck once a run checks local memory
         self._lcheck_spare = None               # the one a reset dropped, renewed by the next checked run
         self._lmem_host, self._lmem_unchecked = [], False   # what it must know when made
+        # A multi-core chip's other cores: {core: Simulator} sharing this one's global memory and
+        # the spaces the chip marks shared (bmk/models/run.py makes them), reset with it.
+        self.cores = {}
         self.semantics.init(self)
 
     def reset(self):
         """Back to a fresh chip: every memory zeroed in place and filled as a new Simulator's
-        (Semantics.init), the last report dropped. What does not depend on memory contents
-        stays (memoized views, plans and their memos: they see the same arrays), so a program
-        run again after a reset costs only its work."""
-        for mem in self.memories.values():
-            mem.clear()
+        (Semantics.init), the last report dropped, and so every other core's (`cores`). What does
+        not depend on memory contents stays (memoized views, plans and their memos: they see the
+        same arrays), so a program run again after a reset costs only its work."""
+        self._reset(())
+        for other in self.cores.values():       # the spaces they share with this one: zeroed above
+            other._reset({name for name, mem in other.memories.items() if mem is self.memories.get(name)})
+
+    def _reset(self, shared):
+        for name, mem in self.memories.items():
+            if name not in shared:
+                mem.clear()
         self.last_report = None
         if self._lcheck is not None:            # its arrays and views are reused (LmemCheck.renew)
             self._lcheck_spare = self._lcheck
         self._lcheck = None
         self._lmem_host, self._lmem_unchecked = [], False
-        self.semantics.init(self)
+        self.semantics.init(self)       # (a table it writes into a shared space: the same bytes again)
 
     @property
     def log(self):

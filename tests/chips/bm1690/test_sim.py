@@ -250,6 +250,39 @@ def test_the_vendors_8_core_f16_matmul_matches_its_reference_output_bit_for_bit(
     np.testing.assert_array_equal(out["4_f32"], ref["output"])
 
 
+def test_a_models_other_cores_are_kept_and_reset_with_core_0():
+    """bmk/models/run.py keeps cores 1-7's Simulators in core 0's `cores` across runs, sharing its
+    global memory and L2 SRAM; Simulator.reset zeroes their own memories (and fills their static
+    memory as a fresh chip's), so the next run of the model, on other inputs, gives what a fresh
+    Simulator gives, and the vendor's reference again after that."""
+    from bmk.models.run import prepare, simulate
+    from tests.models import files as F
+    ref = np.load(F.MM_1690_REFERENCE)
+    m = bmk.load_model(F.MM_1690)
+    prepared = prepare(m)
+    sim = bmk.Simulator(prepared.spec, semantics=prepared.semantics)
+    simulate(m, {"y.1": ref["input"]}, prepared=prepared, sim=sim)
+    cores = dict(sim.cores)
+    assert sorted(cores) == list(range(1, 8))
+    assert all(c.gmem is sim.gmem and c.memories["l2sram"] is sim.memories["l2sram"] for c in cores.values())
+    assert all(c.lmem.data.any() for c in cores.values())
+    fresh = bmk.Simulator(prepared.spec, semantics=prepared.semantics)
+    sim.reset()
+    for c in cores.values():
+        assert not c.lmem.data.any()
+        static = c.memories["static"]
+        np.testing.assert_array_equal(static.load(0, static.size), fresh.memories["static"].load(0, static.size))
+    y = np.random.default_rng(1).standard_normal(ref["input"].shape).astype(ref["input"].dtype)
+    got, _, _ = simulate(m, {"y.1": y}, prepared=prepared, sim=sim)
+    want, _, _ = simulate(m, {"y.1": y}, prepared=prepared, sim=fresh)
+    assert not np.array_equal(want["4_f32"], ref["output"])
+    np.testing.assert_array_equal(got["4_f32"], want["4_f32"])
+    sim.reset()
+    out, _, _ = simulate(m, {"y.1": ref["input"]}, prepared=prepared, sim=sim)
+    assert all(sim.cores[k] is c for k, c in cores.items())
+    np.testing.assert_array_equal(out["4_f32"], ref["output"])
+
+
 def test_the_shared_spaces_are_global_memory_and_l2_sram():
     from bmk.models.run import _shared_spaces
     assert sorted(_shared_spaces(CHIP)) == ["global", "l2sram"]
