@@ -53,6 +53,7 @@ instructions before it are made from the kept logs and answers, and the run goes
 one instruction at a time. tests/sim/test_lmemcheck_replay.py holds replays to that.
 """
 import mmap
+import weakref
 from collections import deque
 from operator import is_
 
@@ -77,6 +78,30 @@ def _zeros(n, dtype):
     asks large arrays for 2 MiB pages, which a run touching a few tensors pays in full)."""
     dtype = np.dtype(dtype)
     return np.frombuffer(mmap.mmap(-1, n * dtype.itemsize), dtype)
+
+
+_SPARE_PREV = {}        # size -> prev arrays of LmemChecks gone (_prev)
+MAX_SPARE_PREV = 2      # kept per size
+
+
+def _prev(owner, size):
+    """A prev array of `size` bytes for the LmemCheck `owner`, given back when owner is gone: a
+    new Simulator's first checked run then copies its writes into pages touched already, not
+    fresh ones (a page fault per 4 KiB: a third of a racy stream's checked run on a new
+    Simulator). Its bytes are an earlier run's, as after LmemCheck.renew: prev is only read
+    where an owner is not 0."""
+    try:
+        prev = _SPARE_PREV.get(size, []).pop()
+    except IndexError:
+        prev = _zeros(size, np.uint8)
+    weakref.finalize(owner, _give_back, prev)
+    return prev
+
+
+def _give_back(prev):
+    spare = _SPARE_PREV.setdefault(prev.size, [])
+    if len(spare) < MAX_SPARE_PREV:
+        spare.append(prev)
 
 
 def _distinct(values):
@@ -220,7 +245,7 @@ class LmemCheck:
         written (never a false report after m.run on the same Simulator)."""
         self.lmem = lmem
         self.map = LaneMap(lmem.npu_num, lmem.lane_size)
-        self.prev = _zeros(lmem.size, np.uint8)
+        self.prev = _prev(self, lmem.size)
         self._cache = {}                         # id(entry) -> (entry, its _Pieces)
         self.cleared = 0                         # times the state was cleared
         self._recordings = {}                    # (a program's plans, base) -> its last kept run (_Recording)

@@ -205,3 +205,44 @@ def test_bytes_the_host_wrote_start_another_state():
             sim.lmem_write(0, bytes(16))        # the tensor's bytes on lane 0 (no new cut of the map)
         got.append([(w.kind, w.lanes[0]) for w in sim.run(buf).warnings])
     assert got == [[("uninitialized", 0)]] * 3 + [[("uninitialized", 1)]] + [[("uninitialized", 0)]]
+
+
+def test_a_new_simulator_takes_the_prev_array_of_one_gone():
+    """A checker's prev array goes back to lmemcheck._SPARE_PREV when its Simulator is gone (at
+    most MAX_SPARE_PREV a size) and the next new one takes it; two live checkers never share one."""
+    import gc
+
+    from bmk.sim import lmemcheck
+    buf = _program([("load", 0, 0, 64, 16)]).acquire_cmdbuf()
+    with mock.patch.dict(lmemcheck._SPARE_PREV, clear=True):
+        sims = [bmk.Simulator("bm1684x") for _ in range(4)]
+        for s in sims:
+            s.run(buf)
+        prevs = [s._lcheck.prev for s in sims]
+        assert len({p.ctypes.data for p in prevs}) == 4
+        del sims, s
+        gc.collect()
+        spare = lmemcheck._SPARE_PREV[prevs[0].size]
+        assert len(spare) == lmemcheck.MAX_SPARE_PREV
+        kept = {p.ctypes.data for p in spare}
+        new = [bmk.Simulator("bm1684x") for _ in range(3)]
+        for s in new:
+            s.run(buf)
+        taken = [s._lcheck.prev.ctypes.data for s in new]
+        assert set(taken[:2]) == kept and taken[2] not in kept and not spare
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(_OP, min_size=1, max_size=7), st.lists(st.integers(0, 3), min_size=2, max_size=4))
+def test_a_prev_array_holding_other_bytes_checks_the_same(ops, seeds):
+    """prev taken from a Simulator gone holds its bytes, not zeros: the checks (replayed or one by
+    one) and the state they leave are those of a prev of zeros."""
+    from bmk.sim import lmemcheck
+    buf = _program(ops).acquire_cmdbuf()
+
+    def noise(n, dtype):
+        return np.random.default_rng(n).integers(0, 256, n, dtype=np.uint8)
+    with mock.patch.dict(lmemcheck._SPARE_PREV, clear=True):
+        clean = _runs(buf, seeds, replay=True)
+    with mock.patch.dict(lmemcheck._SPARE_PREV, clear=True), mock.patch.object(lmemcheck, "_zeros", noise):
+        assert _runs(buf, seeds, replay=True) == clean
