@@ -236,7 +236,7 @@ class Simulator:
             self._lcheck_spare = self._lcheck
         self._lcheck = None
         self._lmem_host, self._lmem_unchecked = [], False
-        self.semantics.init(self)       # (a table it writes into a shared space: the same bytes again)
+        self.semantics.init(self)       # (another core writing a table into a shared space writes the same bytes)
 
     @property
     def log(self):
