@@ -90,8 +90,21 @@ class LaneMap:
         """The segments of runs [starts, ends) (sorted, disjoint, already breakpoints): a slice
         for one run, else an index array; and the segments' indices (an array, for offsets)."""
         bp = self.bp
-        i0, i1 = np.searchsorted(bp, starts), np.searchsorted(bp, ends)
-        if len(starts) == 1:
+        return self._rows(np.searchsorted(bp, starts), np.searchsorted(bp, ends))
+
+    def located(self, starts, ends, points):
+        """rows(starts, ends) when every point (starts and ends, concatenated) is a breakpoint
+        already, else None (to split first): one search for both questions."""
+        bp = self.bp
+        at = bp.searchsorted(points)
+        if (bp[at] != points).any():
+            return None
+        k = len(starts)
+        return self._rows(at[:k], at[k:])
+
+    @staticmethod
+    def _rows(i0, i1):
+        if len(i0) == 1:
             a, b = int(i0[0]), int(i1[0])
             return slice(a, b), np.arange(a, b)
         counts = i1 - i0

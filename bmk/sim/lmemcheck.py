@@ -588,15 +588,22 @@ class LmemCheck:
     def _locate(self, pieces):
         """Make the pieces' run ends breakpoints of the map and find their rows (for its version)."""
         m = self.map
-        while True:             # splitting for one piece may merge away another's breakpoints: again
-            v = m.version
-            for p in pieces:
-                m.split(p.points)
-            if m.version == v:
-                break
-        for p in pieces:
-            p.rows, p.ids = m.rows(p.starts, p.ends)
-            p.version = v
+        # pieces located before have their ends cut already (breakpoints stay, but past MAX_SEGMENTS);
+        # new ones mostly not: they split first
+        found = [None]
+        if all(p.version >= 0 for p in pieces):
+            found = [m.located(p.starts, p.ends, p.points) for p in pieces]
+        if None in found:
+            while True:             # splitting for one piece may merge away another's breakpoints: again
+                v = m.version
+                for p in pieces:
+                    m.split(p.points)
+                if m.version == v:
+                    break
+            found = [m.rows(p.starts, p.ends) for p in pieces]
+        v = m.version
+        for p, (rows, ids) in zip(pieces, found):
+            p.rows, p.ids, p.version = rows, ids, v
             if isinstance(p.rows, slice):
                 p.own, p.sv, p.lv = m.owner[p.rows, p.a:p.b], m.seen[p.rows, p.a:p.b], m.lost[p.rows, p.a:p.b]
             else:

@@ -151,3 +151,31 @@ def test_changed_is_per_cell_whether_any_of_its_bytes_changed():
         np.logical_or.at(want, (row, lanes - piece.a), sim.lmem.data[where] != lc.prev[where])
         cells = rng.random(want.shape) < 0.5
         assert np.array_equal(lc._changed(piece, cells) & cells, want & cells)
+
+
+def test_located_is_rows_where_every_run_end_is_a_breakpoint():
+    """LaneMap.located (LmemCheck._locate's one search for pieces located before): the rows and
+    segment indices of `rows` when every start and end is a breakpoint, None when one is not."""
+    from bmk.sim.lanemap import LaneMap
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        m = LaneMap(4, 4096)
+        m.split(np.unique(rng.integers(0, 4097, int(rng.integers(0, 40)))))
+        cuts = m.bp
+        k = int(rng.integers(1, 4))
+        ends = np.sort(rng.choice(cuts, 2 * k, replace=len(cuts) < 2 * k))
+        starts, stops = ends[0::2], ends[1::2]
+        keep = starts < stops
+        starts, stops = starts[keep], stops[keep]
+        if not len(starts):
+            continue
+        points = np.concatenate([starts, stops])
+        rows, ids = m.rows(starts, stops)
+        got_rows, got_ids = m.located(starts, stops, points)
+        assert np.array_equal(np.arange(len(m.bp))[rows], np.arange(len(m.bp))[got_rows])
+        assert np.array_equal(ids, got_ids)
+        off = points.copy()
+        j = int(rng.integers(len(off)))
+        off[j] += 1 if off[j] < 4096 else -1        # (a piece's points lie in the lane: [0, 4096])
+        if not np.isin(off, m.bp).all():
+            assert m.located(starts, stops, off) is None
