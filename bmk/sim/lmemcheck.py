@@ -177,10 +177,12 @@ class _Piece:
     parts: None, or for the channel slots of a tensor that cover every lane (LmemCheck._pieces),
     one piece per slot: the piece is their union, for what is the same on every slot (marking
     bytes read or written), and the parts are taken one by one where a rule may warn, so a
-    warning names the slot it found, as it would without the union."""
+    warning names the slot it found, as it would without the union.
+    first: the lane offset of its views' first byte; order: (version, where each of its
+    segments starts among its bytes in its views' order, or None: _segment_starts)."""
 
     __slots__ = ("a", "b", "exact", "starts", "ends", "points", "prev", "now", "version", "rows", "ids",
-                 "own", "sv", "lv", "written", "parts")
+                 "own", "sv", "lv", "written", "parts", "first", "order")
 
 
 class _Recording:
@@ -573,16 +575,18 @@ class LmemCheck:
         p.points = np.concatenate([p.starts, p.ends])
         if len(p.starts) == 1:      # its bytes on each lane are one run: plain 2-D views copy fastest
             s, e = int(p.starts[0]), int(p.ends[0])
+            p.first = s
             p.prev = self._data(self.prev, l0 * lane + s, (shape[0], e - s), (lane, 1))
             p.now = self._data(self.lmem.data, l0 * lane + s, (shape[0], e - s), (lane, 1))
         else:                       # several runs: views over the runs of its normal form, each run innermost
             base, run, outer = normal_form((off, shape[1:], strides[1:]))
+            p.first = base
             sh = (shape[0],) + tuple(d for d, _ in reversed(outer)) + (run,)
             st = (lane,) + tuple(s for _, s in reversed(outer)) + (1,)
             p.prev = self._data(self.prev, l0 * lane + base, sh, st)
             p.now = self._data(self.lmem.data, l0 * lane + base, sh, st)
         p.version = p.written = -1
-        p.parts = None
+        p.parts = p.order = None
         return p
 
     def _locate(self, pieces):
@@ -798,12 +802,20 @@ class LmemCheck:
         """Per cell of a piece (rows x lanes), whether the write changed any of its bytes (Lmem.data
         against prev), computed over the rows and lanes where `cells` holds."""
         lane, bp = self.lmem.lane_size, self.map.bp
-        if p.now.ndim == 2 and p.now.size <= 1 << 16:     # a one-run piece of up to 64 KiB: all its bytes at once
-            # (its compare costs less than finding the rows and lanes of the cells below)
-            diff = p.now != p.prev
-            if len(p.ids) == 1:
-                return diff.any(axis=1)[None]
-            return np.logical_or.reduceat(diff, bp[p.ids] - bp[p.ids[0]], axis=1).T
+        if p.now.size <= 1 << 16:       # a piece of up to 64 KiB: all its bytes at once (less than finding
+            # the rows and lanes of the cells below, and than the gaps between its runs)
+            at = bp[p.ids] - bp[p.ids[0]] if p.now.ndim == 2 else self._segment_starts(p)
+            if at is not None:
+                now, was = p.now, p.prev
+                word = _word(0, now.shape[-1], 8, at)       # a word at a time where its runs and cuts allow
+                if word > 1:
+                    now, was, at = now.view(f"u{word}"), was.view(f"u{word}"), at // word
+                diff = (now != was).reshape(p.b - p.a, -1)
+                if len(at) == 1:
+                    return diff.any(axis=1)[None]
+                if len(at) == diff.shape[1]:                # a word a segment (a run a row: Yuv2rgb's 4 bytes)
+                    return diff.T
+                return np.logical_or.reduceat(diff, at, axis=1).T
         rws, lns = np.flatnonzero(cells.any(axis=1)), np.flatnonzero(cells.any(axis=0))
         ids = p.ids[rws]
         lo = int(bp[ids[0]])
@@ -818,6 +830,20 @@ class LmemCheck:
         out = np.zeros(cells.shape, bool)
         out[rws, lns[0]:lns[-1] + 1] = np.logical_or.reduceat(now != was, cuts, axis=1)[:, ::2].T
         return out
+
+    def _segment_starts(self, p):
+        """Where each segment of a piece of several runs starts among a lane's bytes of its views
+        (p.now, p.prev: the same on every lane), for the map's version; None when its views do
+        not hold the bytes in offset order (runs that overlap)."""
+        if p.order is not None and p.order[0] == p.version:
+            return p.order[1]
+        offsets = np.array(p.first, np.int64)
+        for d, st in zip(p.now.shape[1:], p.now.strides[1:]):
+            offsets = (offsets[..., None] + np.arange(d, dtype=np.int64) * st)
+        offsets = offsets.ravel()
+        at = np.searchsorted(offsets, self.map.bp[p.ids]) if (np.diff(offsets) > 0).all() else None
+        p.order = (p.version, at)
+        return at
 
     def _write_bytes(self, p, me, victims, others):
         """An imprecise write (one run on each lane): it takes only the bytes it changed or that

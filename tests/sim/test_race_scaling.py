@@ -125,9 +125,10 @@ def test_changed_is_per_cell_whether_any_of_its_bytes_changed():
     """LmemCheck._changed (the dead-write question): per cell of a piece, whether Lmem.data differs
     from prev in any byte of the piece there; byte by byte as the reference. Pieces of one run
     and of many, small and past 64 KiB, their offsets and the map's cuts multiples of 1, 2, 4 or
-    8 (it compares as many bytes at a time as all of them allow)."""
+    8 (it compares as many bytes at a time as all of them allow), and pieces of many runs of one
+    word each, a segment a run (Yuv2rgb's 4-byte rows)."""
     rng = np.random.default_rng(5)
-    for k in range(60):
+    for k in range(80):
         sim = bmk.Simulator("bm1684")
         lc = sim._checker(1)
         lane = sim.lmem.lane_size
@@ -136,9 +137,14 @@ def test_changed_is_per_cell_whether_any_of_its_bytes_changed():
         w = align * int(rng.integers(1, 9)) * (64 if k % 3 else 1)
         l0, c = int(rng.integers(0, 64)), int(rng.integers(1, 64))
         off, gap = align * int(rng.integers(0, 64)), align * int(rng.choice([0, 1, 3]))
+        cuts = 4
+        if k % 4 == 3:                  # runs of one word, nothing else cutting them
+            size = align = int(rng.choice([2, 4, 8]))
+            n, h, w, cuts = int(rng.integers(2, 80)), 1, 1, 0
+            off, gap = align * int(rng.integers(0, 64)), align * int(rng.choice([1, 3]))
         layout = LaneLayout((off, (n, 1, h, w, size), (h * w * size + gap, 0, w * size, size, 1)), l0, min(c, 64 - l0))
         entry = ("lmem", 0, off, off + 1, True, layout)
-        lc.map.split(np.sort(rng.integers(off, off + n * (h * w * size + gap) + 1, 4) // align * align))
+        lc.map.split(np.sort(rng.integers(off, off + n * (h * w * size + gap) + 1, cuts) // align * align))
         (flat, shape, strides, _), = lc.pieces(entry)
         (piece,) = lc._pieces(entry)
         idx = np.argwhere(np.ones(shape, bool))
