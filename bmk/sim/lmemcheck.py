@@ -397,7 +397,7 @@ class LmemCheck:
         got = []
         for op in rec.ops[pos]:
             if op.__class__ is _Piece:
-                op.prev[...] = op.now
+                self._keep(op)
                 continue
             p, cells, answer = op
             now = self._changed(p, cells) & cells
@@ -438,8 +438,8 @@ class LmemCheck:
             self._script.clear()
 
     def _keep(self, p):
-        """A write of piece p was recorded: its bytes are what prev holds now (and a run being
-        kept notes the copy, to make it again when replayed)."""
+        """A write of piece p was recorded or replayed: its bytes are what prev holds now (and a
+        run being kept notes the copy, to make it again when replayed)."""
         if self._keeping:
             p.prev[...] = p.now
         if self._ops is not None:
