@@ -48,9 +48,11 @@ the data only through one question, which bytes of an unread value a write chang
 could be kept (_Recording) is replayed when the same program runs again from the same state:
 each instruction's log must be the kept one (the same entry objects), its writes' bytes are
 copied into prev and the kept questions asked again; its warnings and end state are then the
-kept run's. On the first difference (another log, another answer, an error) the checks of the
-instructions before it are made from the kept logs and answers, and the run goes on checked
-one instruction at a time. tests/sim/test_lmemcheck_replay.py holds replays to that.
+kept run's. A question asks first, for each cell a write changed last time, a byte it changed
+then (LmemCheck._again): where they all changed again, only the other cells are compared. On
+the first difference (another log, another answer, an error) the checks of the instructions
+before it are made from the kept logs and answers, and the run goes on checked one
+instruction at a time. tests/sim/test_lmemcheck_replay.py holds replays to that.
 """
 import mmap
 import weakref
@@ -71,6 +73,7 @@ _OWNER_MAX = (1 << 31) - 1
 MAX_RECORDINGS = 1 << 12     # runs kept for replay (emptied when full; a model runs a program per group)
 MAX_RECORDED_CELLS = 1 << 21     # map cells (segments x lanes) past which a run is not kept
 MAX_KEPT_CELLS = 1 << 23         # map cells the kept runs may hold in all (rows they changed; 9 bytes a cell)
+SMALL_PIECE = 1 << 16            # bytes of a piece whose dead-write questions compare all of it (_changed)
 
 
 def _zeros(n, dtype):
@@ -395,16 +398,40 @@ class LmemCheck:
                 return
         self._pos = pos + 1
         got = []
-        for op in rec.ops[pos]:
+        ops = rec.ops[pos]
+        for k, op in enumerate(ops):
             if op.__class__ is _Piece:
                 self._keep(op)
                 continue
-            p, cells, answer = op
-            now = self._changed(p, cells) & cells
+            now = self._again(ops, k)
             got.append(now)
-            if not np.array_equal(now, answer):
+            if not np.array_equal(now, op[2]):
                 self._diverge(rec, pos, i, entries, copies, got)
                 return
+
+    def _again(self, ops, k):
+        """The recorded question ops[k], (piece, cells, answer, witnesses), asked again: _changed
+        over its cells. witnesses (_witnesses: an address per cell the answer holds for, of a byte
+        the write changed when the answer was last given; None: none found yet; False: they
+        failed once) are asked first: where each byte changed again, its cell's answer stands
+        and only the other cells are compared (a dead write mostly changes what it overwrites:
+        most of its bytes then need no compare). Where one did not, every cell is compared."""
+        p, cells, answer, witnesses = ops[k]
+        if witnesses is not None and witnesses is not False:
+            if (self.lmem.data[witnesses] != self.prev[witnesses]).all():
+                rest = cells & ~answer
+                if not _any(rest):
+                    return answer           # (its callers change no answer)
+                now = self._changed(p, rest)
+                now &= rest
+                now |= answer
+                return now
+            ops[k] = (p, cells, answer, False)
+        now = self._changed(p, cells)
+        now &= cells
+        if witnesses is None and _any(now) and np.array_equal(now, answer):
+            ops[k] = (p, cells, answer, self._witnesses(p, now))
+        return now
 
     def _diverge(self, rec, pos, i, entries, copies, answers):
         """Instruction i (the pos-th of the run) differs from the replayed run (its log, or the
@@ -454,7 +481,7 @@ class LmemCheck:
             got = self._changed(p, cells)
             got &= cells
         if self._ops is not None:
-            self._ops.append((p, cells.copy(), got.copy()))
+            self._ops.append((p, cells.copy(), got.copy(), None))
         return got
 
     # -- the checks of one instruction ------------------------------------------------------------
@@ -801,8 +828,8 @@ class LmemCheck:
     def _changed(self, p, cells):
         """Per cell of a piece (rows x lanes), whether the write changed any of its bytes (Lmem.data
         against prev), computed over the rows and lanes where `cells` holds."""
-        lane, bp = self.lmem.lane_size, self.map.bp
-        if p.now.size <= 1 << 16:       # a piece of up to 64 KiB: all its bytes at once (less than finding
+        bp = self.map.bp
+        if p.now.size <= SMALL_PIECE:       # a piece of up to 64 KiB: all its bytes at once (less than finding
             # the rows and lanes of the cells below, and than the gaps between its runs)
             at = bp[p.ids] - bp[p.ids[0]] if p.now.ndim == 2 else self._segment_starts(p)
             if at is not None:
@@ -816,20 +843,41 @@ class LmemCheck:
                 if len(at) == diff.shape[1]:                # a word a segment (a run a row: Yuv2rgb's 4 bytes)
                     return diff.T
                 return np.logical_or.reduceat(diff, at, axis=1).T
+        rws, l0, l1, la, lo, cuts, word, diff = self._box(p, cells)
+        out = np.zeros(cells.shape, bool)
+        out[rws, l0:l1] = np.logical_or.reduceat(diff, cuts, axis=1)[:, ::2].T
+        return out
+
+    def _box(self, p, cells):
+        """The bytes of a piece's cells compared over their box (Lmem.data against prev): the
+        rows with a cell (rws) and the piece's lanes [l0, l1) with one, the box's first lane and
+        offset in lmem (la, lo), the cuts of the rows' bytes [start, end) along a lane (the odd
+        ones span the gaps between rows), the word they are compared in (8, 4, 2 or 1 bytes: the
+        widest every cut allows) and diff (lanes x words), cuts counted in words."""
+        lane, bp = self.lmem.lane_size, self.map.bp
         rws, lns = np.flatnonzero(cells.any(axis=1)), np.flatnonzero(cells.any(axis=0))
+        l0, l1 = int(lns[0]), int(lns[-1]) + 1
         ids = p.ids[rws]
         lo = int(bp[ids[0]])
-        la, lb = p.a + int(lns[0]), p.a + int(lns[-1]) + 1
+        la, lb = p.a + l0, p.a + l1
         hi = int(bp[ids[-1] + 1])
-        # each row's bytes [start, end) OR-reduced; the odd results span the gaps between rows
         cuts = np.stack([bp[ids], bp[ids + 1]], 1).ravel()[:-1] - lo
         now, was = self.lmem.data.reshape(-1, lane)[la:lb, lo:hi], self.prev.reshape(-1, lane)[la:lb, lo:hi]
-        word = _word(lo, hi, lane, cuts)        # compared a word at a time where every cut allows
+        word = _word(lo, hi, lane, cuts)
         if word > 1:
             now, was, cuts = now.view(f"u{word}"), was.view(f"u{word}"), cuts // word
-        out = np.zeros(cells.shape, bool)
-        out[rws, lns[0]:lns[-1] + 1] = np.logical_or.reduceat(now != was, cuts, axis=1)[:, ::2].T
-        return out
+        return rws, l0, l1, la, lo, cuts, word, now != was
+
+    def _witnesses(self, p, cells):
+        """For each cell of a piece where `cells` holds and the write changed a byte (_changed),
+        the lmem address of such a byte, in address order: a replay asks them first (_again)."""
+        rws, l0, l1, la, lo, cuts, word, diff = self._box(p, cells)
+        width = diff.shape[1]
+        first = np.minimum.reduceat(np.where(diff, np.arange(width), width), cuts, axis=1)[:, ::2].T
+        k, j = np.nonzero(cells[rws, l0:l1] & (first < width))
+        at = (la + j) * self.lmem.lane_size + lo + first[k, j] * word      # the changed words
+        at = at[:, None] + np.arange(word)
+        return np.sort(at[np.arange(len(at)), np.argmax(self.lmem.data[at] != self.prev[at], axis=1)])
 
     def _segment_starts(self, p):
         """Where each segment of a piece of several runs starts among a lane's bytes of its views

@@ -159,6 +159,54 @@ def test_changed_is_per_cell_whether_any_of_its_bytes_changed():
         assert np.array_equal(lc._changed(piece, cells) & cells, want & cells)
 
 
+def test_a_replayed_question_asks_its_witnesses_first():
+    """LmemCheck._witnesses: one address per cell a write changed, of a byte it changed there;
+    LmemCheck._again (a replay's dead-write question): _changed over the question's cells whether
+    the witnesses still changed (only the other cells compared), one no longer did (every cell
+    compared, the witnesses dropped) or a cell that kept its bytes changed them now."""
+    rng = np.random.default_rng(7)
+    for k in range(40):
+        sim = bmk.Simulator("bm1684")
+        lc = sim._checker(1)
+        lane = sim.lmem.lane_size
+        n, h, w = int(rng.integers(1, 3)), int(rng.integers(1, 5)), 8 * int(rng.integers(1, 9)) * (64 if k % 2 else 1)
+        l0, c = int(rng.integers(0, 64)), int(rng.integers(1, 64))
+        off, gap = int(rng.integers(0, 512)), int(rng.choice([0, 1, 8]))
+        layout = LaneLayout((off, (n, 1, h, w, 1), (h * w + gap, 0, w, 1, 1)), l0, min(c, 64 - l0))
+        entry = ("lmem", 0, off, off + 1, True, layout)
+        lc.map.split(np.sort(rng.integers(off, off + n * (h * w + gap) + 1, 4)))
+        (flat, shape, strides, _), = lc.pieces(entry)
+        (piece,) = lc._pieces(entry)
+        where = flat + np.argwhere(np.ones(shape, bool)) @ np.array(strides, np.int64)
+        lanes, offs = np.divmod(where, lane)
+        row = np.searchsorted(piece.ids, np.searchsorted(lc.map.bp, offs, "right") - 1)
+
+        def changed():
+            want = np.zeros((len(piece.ids), piece.b - piece.a), bool)
+            np.logical_or.at(want, (row, lanes - piece.a), sim.lmem.data[where] != lc.prev[where])
+            return want & cells
+
+        sim.lmem.data[where] = rng.integers(0, 256, len(where))
+        np.copyto(lc.prev, sim.lmem.data)
+        sim.lmem.data[where[rng.random(len(where)) < rng.choice([0.001, 0.05, 0.5])]] ^= 0x5A
+        cells = rng.random((len(piece.ids), piece.b - piece.a)) < 0.7
+        answer = changed()
+        if not answer.any():
+            continue
+        seen = lc._witnesses(piece, answer)
+        assert (sim.lmem.data[seen] != lc.prev[seen]).all() and (np.diff(seen) > 0).all()
+        at = np.searchsorted(where, seen)
+        assert (where[at] == seen).all()           # bytes of the piece, a cell each, every changed cell
+        assert sorted(zip(row[at].tolist(), (lanes[at] - piece.a).tolist())) == list(map(tuple, np.argwhere(answer)))
+        ops = [(piece, cells, answer, seen)]
+        assert np.array_equal(lc._again(ops, 0), answer) and ops[0][3] is seen
+        still = where[~np.isin(where, seen)]
+        sim.lmem.data[still[rng.random(len(still)) < 0.01]] ^= 0x33         # cells that kept their bytes may not now
+        assert np.array_equal(lc._again(ops, 0), changed())
+        lc.prev[seen[:1]] = sim.lmem.data[seen[:1]]                         # a witness no longer changed
+        assert np.array_equal(lc._again(ops, 0), changed()) and ops[0][3] is False
+
+
 def test_located_is_rows_where_every_run_end_is_a_breakpoint():
     """LaneMap.located (LmemCheck._locate's one search for pieces located before): the rows and
     segment indices of `rows` when every start and end is a breakpoint, None when one is not."""
