@@ -411,13 +411,13 @@ class LmemCheck:
 
     def _again(self, ops, k):
         """The recorded question ops[k], (piece, cells, answer, witnesses), asked again: _changed
-        over its cells. witnesses (_witnesses: an address per cell the answer holds for, of a byte
-        the write changed when the answer was last given; None: none found yet; False: they
-        failed once) are asked first: where each byte changed again, its cell's answer stands
-        and only the other cells are compared (a dead write mostly changes what it overwrites:
-        most of its bytes then need no compare). Where one did not, every cell is compared."""
+        over its cells. witnesses (_changed_seen: per cell the answer holds for, the address of a
+        byte the write changed there when the run was kept; None: none kept) are asked first:
+        where each byte changed again, its cell's answer stands and only the other cells are
+        compared (a dead write mostly changes what it overwrites: most of its bytes then need no
+        compare). Where one did not, every cell is compared and the witnesses are dropped."""
         p, cells, answer, witnesses = ops[k]
-        if witnesses is not None and witnesses is not False:
+        if witnesses is not None:
             if (self.lmem.data[witnesses] != self.prev[witnesses]).all():
                 rest = cells & ~answer
                 if not _any(rest):
@@ -426,11 +426,9 @@ class LmemCheck:
                 now &= rest
                 now |= answer
                 return now
-            ops[k] = (p, cells, answer, False)
+            ops[k] = (p, cells, answer, None)
         now = self._changed(p, cells)
         now &= cells
-        if witnesses is None and _any(now) and np.array_equal(now, answer):
-            ops[k] = (p, cells, answer, self._witnesses(p, now))
         return now
 
     def _diverge(self, rec, pos, i, entries, copies, answers):
@@ -474,14 +472,17 @@ class LmemCheck:
 
     def _changed_now(self, p, cells):
         """_changed, restricted to `cells`: answered from the script while catching up, else
-        asked (and noted by a run being kept)."""
+        asked (and noted by a run being kept, with its witnesses where the piece is large)."""
+        witnesses = None
         if self._script:
             got = self._script.popleft()
+        elif self._ops is not None and p.now.size > SMALL_PIECE:
+            got, witnesses = self._changed_seen(p, cells)
         else:
             got = self._changed(p, cells)
             got &= cells
         if self._ops is not None:
-            self._ops.append((p, cells.copy(), got.copy(), None))
+            self._ops.append((p, cells.copy(), got.copy(), witnesses))
         return got
 
     # -- the checks of one instruction ------------------------------------------------------------
@@ -868,16 +869,23 @@ class LmemCheck:
             now, was, cuts = now.view(f"u{word}"), was.view(f"u{word}"), cuts // word
         return rws, l0, l1, la, lo, cuts, word, now != was
 
-    def _witnesses(self, p, cells):
-        """For each cell of a piece where `cells` holds and the write changed a byte (_changed),
-        the lmem address of such a byte, in address order: a replay asks them first (_again)."""
+    def _changed_seen(self, p, cells):
+        """_changed & cells, and for each cell where it holds the lmem address of a byte the write
+        changed there, in address order (None if none): a replay of the run asks them first
+        (_again). The first changed word of each cell is found in the same compare."""
         rws, l0, l1, la, lo, cuts, word, diff = self._box(p, cells)
         width = diff.shape[1]
-        first = np.minimum.reduceat(np.where(diff, np.arange(width), width), cuts, axis=1)[:, ::2].T
-        k, j = np.nonzero(cells[rws, l0:l1] & (first < width))
-        at = (la + j) * self.lmem.lane_size + lo + first[k, j] * word      # the changed words
+        first = np.minimum.reduceat(np.where(diff, np.arange(width, dtype=np.int32), np.int32(width)), cuts,
+                                    axis=1)[:, ::2].T
+        got = np.zeros(cells.shape, bool)
+        got[rws, l0:l1] = first < width
+        got &= cells
+        k, j = np.nonzero(got[rws, l0:l1])
+        if not len(k):
+            return got, None
+        at = (la + j) * self.lmem.lane_size + lo + first[k, j].astype(np.int64) * word      # the changed words
         at = at[:, None] + np.arange(word)
-        return np.sort(at[np.arange(len(at)), np.argmax(self.lmem.data[at] != self.prev[at], axis=1)])
+        return got, np.sort(at[np.arange(len(at)), np.argmax(self.lmem.data[at] != self.prev[at], axis=1)])
 
     def _segment_starts(self, p):
         """Where each segment of a piece of several runs starts among a lane's bytes of its views

@@ -160,10 +160,11 @@ def test_changed_is_per_cell_whether_any_of_its_bytes_changed():
 
 
 def test_a_replayed_question_asks_its_witnesses_first():
-    """LmemCheck._witnesses: one address per cell a write changed, of a byte it changed there;
-    LmemCheck._again (a replay's dead-write question): _changed over the question's cells whether
-    the witnesses still changed (only the other cells compared), one no longer did (every cell
-    compared, the witnesses dropped) or a cell that kept its bytes changed them now."""
+    """LmemCheck._changed_seen (a kept run's dead-write question): _changed over the cells, and
+    one address per cell the write changed, of a byte it changed there; LmemCheck._again (the
+    question replayed): _changed over the cells whether the witnesses still changed (only the
+    other cells compared), one no longer did (every cell compared, the witnesses dropped) or a
+    cell that kept its bytes changed them now."""
     rng = np.random.default_rng(7)
     for k in range(40):
         sim = bmk.Simulator("bm1684")
@@ -190,10 +191,11 @@ def test_a_replayed_question_asks_its_witnesses_first():
         np.copyto(lc.prev, sim.lmem.data)
         sim.lmem.data[where[rng.random(len(where)) < rng.choice([0.001, 0.05, 0.5])]] ^= 0x5A
         cells = rng.random((len(piece.ids), piece.b - piece.a)) < 0.7
-        answer = changed()
+        answer, seen = lc._changed_seen(piece, cells)
+        assert np.array_equal(answer, changed())
         if not answer.any():
+            assert seen is None
             continue
-        seen = lc._witnesses(piece, answer)
         assert (sim.lmem.data[seen] != lc.prev[seen]).all() and (np.diff(seen) > 0).all()
         at = np.searchsorted(where, seen)
         assert (where[at] == seen).all()           # bytes of the piece, a cell each, every changed cell
@@ -204,7 +206,7 @@ def test_a_replayed_question_asks_its_witnesses_first():
         sim.lmem.data[still[rng.random(len(still)) < 0.01]] ^= 0x33         # cells that kept their bytes may not now
         assert np.array_equal(lc._again(ops, 0), changed())
         lc.prev[seen[:1]] = sim.lmem.data[seen[:1]]                         # a witness no longer changed
-        assert np.array_equal(lc._again(ops, 0), changed()) and ops[0][3] is False
+        assert np.array_equal(lc._again(ops, 0), changed()) and ops[0][3] is None
 
 
 def test_located_is_rows_where_every_run_end_is_a_breakpoint():
