@@ -411,20 +411,21 @@ class LmemCheck:
 
     def _again(self, ops, k):
         """The recorded question ops[k], (piece, cells, answer, witnesses), asked again: _changed
-        over its cells. witnesses (_changed_seen: per cell the answer holds for, the address of a
-        byte the write changed there when the run was kept; None: none kept) are asked first:
-        where each byte changed again, its cell's answer stands and only the other cells are
-        compared (a dead write mostly changes what it overwrites: most of its bytes then need no
-        compare). Where one did not, every cell is compared and the witnesses are dropped."""
+        over its cells. witnesses (_changed_seen: bytes the write changed when the run was kept,
+        one in each of some cells the answer holds for, and those cells; None: none kept) are
+        asked first: where each byte changed again, its cell's answer stands and only the other
+        cells are compared (a dead write mostly changes what it overwrites: most of its bytes
+        then need no compare). Where one did not, every cell is compared and they are dropped."""
         p, cells, answer, witnesses = ops[k]
         if witnesses is not None:
-            if (self.lmem.data[witnesses] != self.prev[witnesses]).all():
-                rest = cells & ~answer
+            at, seen = witnesses
+            if (self.lmem.data[at] != self.prev[at]).all():
+                rest = cells & ~seen
                 if not _any(rest):
-                    return answer           # (its callers change no answer)
+                    return seen
                 now = self._changed(p, rest)
                 now &= rest
-                now |= answer
+                now |= seen
                 return now
             ops[k] = (p, cells, answer, None)
         now = self._changed(p, cells)
@@ -870,22 +871,30 @@ class LmemCheck:
         return rws, l0, l1, la, lo, cuts, word, now != was
 
     def _changed_seen(self, p, cells):
-        """_changed & cells, and for each cell where it holds the lmem address of a byte the write
-        changed there, in address order (None if none): a replay of the run asks them first
-        (_again). The first changed word of each cell is found in the same compare."""
+        """_changed & cells, and its witnesses: None, or (the lmem address of a byte the write
+        changed in each of some cells where it holds, in address order; those cells), for a
+        replay of the run to ask first (_again). A cell's witness is its first, last or middle
+        word where that one changed (read off the compare that answers; a cell none of those
+        shows changed has none, and is compared on each replay)."""
         rws, l0, l1, la, lo, cuts, word, diff = self._box(p, cells)
-        width = diff.shape[1]
-        first = np.minimum.reduceat(np.where(diff, np.arange(width, dtype=np.int32), np.int32(width)), cuts,
-                                    axis=1)[:, ::2].T
         got = np.zeros(cells.shape, bool)
-        got[rws, l0:l1] = first < width
+        got[rws, l0:l1] = np.logical_or.reduceat(diff, cuts, axis=1)[:, ::2].T
         got &= cells
-        k, j = np.nonzero(got[rws, l0:l1])
+        k, j = np.nonzero(got[rws, l0:l1])          # (rows among rws, lanes of the box)
         if not len(k):
             return got, None
-        at = (la + j) * self.lmem.lane_size + lo + first[k, j].astype(np.int64) * word      # the changed words
-        at = at[:, None] + np.arange(word)
-        return got, np.sort(at[np.arange(len(at)), np.argmax(self.lmem.data[at] != self.prev[at], axis=1)])
+        start, end = cuts[::2][k], np.append(cuts[1::2], diff.shape[1])[k]
+        at = np.full(len(k), -1)
+        for w in (start, end - 1, (start + end) // 2):
+            hit = (at < 0) & diff[j, w]
+            at[hit] = w[hit]
+        k, j, at = k[at >= 0], j[at >= 0], at[at >= 0]
+        if not len(k):
+            return got, None
+        seen = np.zeros(cells.shape, bool)
+        seen[rws[k], l0 + j] = True
+        at = ((la + j) * self.lmem.lane_size + lo + at * word)[:, None] + np.arange(word)    # the words' bytes
+        return got, (np.sort(at[np.arange(len(at)), np.argmax(self.lmem.data[at] != self.prev[at], axis=1)]), seen)
 
     def _segment_starts(self, p):
         """Where each segment of a piece of several runs starts among a lane's bytes of its views
