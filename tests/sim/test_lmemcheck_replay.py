@@ -6,10 +6,12 @@ the kept one, and when a run stops at an error."""
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bmk
+from bmk.sim import lmemcheck
 from bmk.sim.lmemcheck import LmemCheck
 from bmk.sim.report import OVERWRITTEN
 
@@ -74,6 +76,17 @@ def test_replayed_runs_check_as_one_by_one(ops, seeds):
     assert _runs(buf, seeds, replay=True) == _runs(buf, seeds, replay=False)
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.lists(_OP, min_size=1, max_size=7), st.lists(st.integers(0, 3), min_size=3, max_size=6))
+def test_replayed_runs_asking_witnesses_check_as_one_by_one(ops, seeds):
+    """The same with every piece's questions kept with their witnesses (LmemCheck._changed_seen,
+    which these programs' small pieces do not take) and asked through them on a replay, where a
+    byte a write changed in one run may not change in the next."""
+    buf = _program(ops).acquire_cmdbuf()
+    with mock.patch.object(lmemcheck, "SMALL_PIECE", 0):
+        assert _runs(buf, seeds, replay=True) == _runs(buf, seeds, replay=False)
+
+
 def _fresh(run, at):
     """A twist: in run `run`, instruction `at` logs new entry objects (equal to the old ones)."""
     def twist(r, i, entries):
@@ -92,12 +105,15 @@ def test_a_log_unlike_the_kept_one_checks_the_rest_one_by_one(ops, data):
     assert _runs(buf, seeds, replay=True, twist=twist) == _runs(buf, seeds, replay=False)
 
 
-def test_the_dead_write_questions_are_asked_again():
+@pytest.mark.parametrize("small_piece", [lmemcheck.SMALL_PIECE, 0])
+def test_the_dead_write_questions_are_asked_again(small_piece):
     """The middle-slot dead write (test_lmemcheck_slots): the second load's 32 channels go over
     channels 168-199 of the first, unread. Whether that is reported depends on whether it changed
     their bytes: run on data where it does, where it does not (its source holds the same bytes),
     where it does again, and where it does for one of the load's two pieces only; each run reports
-    what checking one by one reports, and only the runs unlike the kept one stop their replay."""
+    what checking one by one reports, and only the runs unlike the kept one stop their replay.
+    small_piece 0: the questions are kept with their witnesses (LmemCheck._changed_seen), which
+    a replay asks first."""
     buf = _middle_slot_dead_write().acquire_cmdbuf()
     changes = np.arange(1, 1 + 0x8000, dtype=np.int64).astype(np.int8)
     same = changes.copy()
@@ -118,7 +134,7 @@ def test_the_dead_write_questions_are_asked_again():
         for s in (sim, ref):
             s.reset()
             s.gmem_write(G, data)
-        with mock.patch.object(LmemCheck, "_diverge", spy):
+        with mock.patch.object(LmemCheck, "_diverge", spy), mock.patch.object(lmemcheck, "SMALL_PIECE", small_piece):
             mine = _warnings(sim.run(buf))
         with mock.patch.object(LmemCheck, "start", _one_by_one):
             assert mine == _warnings(ref.run(buf))
