@@ -418,14 +418,14 @@ class LmemCheck:
         then need no compare). Where one did not, every cell is compared and they are dropped."""
         p, cells, answer, witnesses = ops[k]
         if witnesses is not None:
-            at, seen = witnesses
+            at, shown = witnesses
             if (self.lmem.data[at] != self.prev[at]).all():
-                rest = cells & ~seen
+                rest = cells & ~shown
                 if not _any(rest):
-                    return seen
+                    return shown
                 now = self._changed(p, rest)
                 now &= rest
-                now |= seen
+                now |= shown
                 return now
             ops[k] = (p, cells, answer, None)
         now = self._changed(p, cells)
@@ -845,17 +845,14 @@ class LmemCheck:
                 if len(at) == diff.shape[1]:                # a word a segment (a run a row: Yuv2rgb's 4 bytes)
                     return diff.T
                 return np.logical_or.reduceat(diff, at, axis=1).T
-        rws, l0, l1, la, lo, cuts, word, diff = self._box(p, cells)
-        out = np.zeros(cells.shape, bool)
-        out[rws, l0:l1] = np.logical_or.reduceat(diff, cuts, axis=1)[:, ::2].T
-        return out
+        return self._compared(p, cells)[0]
 
-    def _box(self, p, cells):
-        """The bytes of a piece's cells compared over their box (Lmem.data against prev): the
-        rows with a cell (rws) and the piece's lanes [l0, l1) with one, the box's first lane and
-        offset in lmem (la, lo), the cuts of the rows' bytes [start, end) along a lane (the odd
-        ones span the gaps between rows), the word they are compared in (8, 4, 2 or 1 bytes: the
-        widest every cut allows) and diff (lanes x words), cuts counted in words."""
+    def _compared(self, p, cells):
+        """_changed over the box of a piece's cells (its rows with a cell, its lanes [l0, l1) with
+        one), and how: out, rws, l0, the box's first lane and offset in lmem (la, lo), the cuts
+        of the rows' bytes [start, end) along a lane (the odd ones span the gaps between rows),
+        the word they are compared in (8, 4, 2 or 1 bytes: the widest every cut allows) and diff
+        (lanes x words: Lmem.data against prev), cuts counted in words."""
         lane, bp = self.lmem.lane_size, self.map.bp
         rws, lns = np.flatnonzero(cells.any(axis=1)), np.flatnonzero(cells.any(axis=0))
         l0, l1 = int(lns[0]), int(lns[-1]) + 1
@@ -868,7 +865,10 @@ class LmemCheck:
         word = _word(lo, hi, lane, cuts)
         if word > 1:
             now, was, cuts = now.view(f"u{word}"), was.view(f"u{word}"), cuts // word
-        return rws, l0, l1, la, lo, cuts, word, now != was
+        diff = now != was
+        out = np.zeros(cells.shape, bool)
+        out[rws, l0:l1] = np.logical_or.reduceat(diff, cuts, axis=1)[:, ::2].T
+        return out, rws, l0, la, lo, cuts, word, diff
 
     def _changed_seen(self, p, cells):
         """_changed & cells, and its witnesses: None, or (the lmem address of a byte the write
@@ -876,11 +876,9 @@ class LmemCheck:
         replay of the run to ask first (_again). A cell's witness is its first, last or middle
         word where that one changed (read off the compare that answers; a cell none of those
         shows changed has none, and is compared on each replay)."""
-        rws, l0, l1, la, lo, cuts, word, diff = self._box(p, cells)
-        got = np.zeros(cells.shape, bool)
-        got[rws, l0:l1] = np.logical_or.reduceat(diff, cuts, axis=1)[:, ::2].T
+        got, rws, l0, la, lo, cuts, word, diff = self._compared(p, cells)
         got &= cells
-        k, j = np.nonzero(got[rws, l0:l1])          # (rows among rws, lanes of the box)
+        k, j = np.nonzero(got[rws, l0:l0 + diff.shape[0]])          # (rows among rws, lanes of the box)
         if not len(k):
             return got, None
         start, end = cuts[::2][k], np.append(cuts[1::2], diff.shape[1])[k]
@@ -891,10 +889,10 @@ class LmemCheck:
         k, j, at = k[at >= 0], j[at >= 0], at[at >= 0]
         if not len(k):
             return got, None
-        seen = np.zeros(cells.shape, bool)
-        seen[rws[k], l0 + j] = True
+        shown = np.zeros(cells.shape, bool)
+        shown[rws[k], l0 + j] = True
         at = ((la + j) * self.lmem.lane_size + lo + at * word)[:, None] + np.arange(word)    # the words' bytes
-        return got, (np.sort(at[np.arange(len(at)), np.argmax(self.lmem.data[at] != self.prev[at], axis=1)]), seen)
+        return got, (np.sort(at[np.arange(len(at)), np.argmax(self.lmem.data[at] != self.prev[at], axis=1)]), shown)
 
     def _segment_starts(self, p):
         """Where each segment of a piece of several runs starts among a lane's bytes of its views
