@@ -102,6 +102,12 @@ steady on/off, base -> this: every model 1.02-1.77 -> 1.01-1.29 (retinaface 1.47
 Yuv2rgb 1.76 -> 1.29, face_detection fp32 1.37 -> 1.15), bm1880 1.01-1.20, bm1684x streams
 1.00-1.05, racy 40 / 80 1.78 / 1.97 -> 1.41 / 1.38 (their dead writes' byte compares, asked
 again each run); 1st/off (checked one by one) 1.04-2.04 -> 1.08-1.89.
+
+Then (a replayed question asks first a byte each changed cell's write changed when the run was
+kept, lmemcheck.LmemCheck._again; `--base c4f5b7e --rounds 4` at 4595b6b, 1,194 s; reports, races
+and outputs identical): racy 80 1.41 -> 1.33 (checker 7.7 -> 6.4 ms), racy 40 1.40 -> 1.37 (3.2 ->
+3.1 ms: the copies of its writes and the compares of the cells they left unchanged); every model
+0.96-1.27 -> 0.97-1.27, bm1880 1.04-1.18, bm1684x streams 1.08.
 """
 import argparse
 import glob
