@@ -892,7 +892,8 @@ class LmemCheck:
         shown = np.zeros(cells.shape, bool)
         shown[rws[k], l0 + j] = True
         at = ((la + j) * self.lmem.lane_size + lo + at * word)[:, None] + np.arange(word)    # the words' bytes
-        return got, (np.sort(at[np.arange(len(at)), np.argmax(self.lmem.data[at] != self.prev[at], axis=1)]), shown)
+        at = np.sort(at[np.arange(len(at)), np.argmax(self.lmem.data[at] != self.prev[at], axis=1)])
+        return got, (at.astype(np.int32) if self.lmem.size <= 1 << 31 else at, shown)    # (kept: 4 bytes a cell)
 
     def _segment_starts(self, p):
         """Where each segment of a piece of several runs starts among a lane's bytes of its views
