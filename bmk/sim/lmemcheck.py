@@ -422,7 +422,7 @@ class LmemCheck:
             if (self.lmem.data[at] != self.prev[at]).all():
                 rest = cells & ~shown
                 if not _any(rest):
-                    return shown
+                    return shown            # (its callers change no answer)
                 now = self._changed(p, rest)
                 now &= rest
                 now |= shown
