@@ -72,7 +72,8 @@ MAX_CACHED = 1 << 14     # entries whose pieces are kept (emptied when full, lik
 _OWNER_MAX = (1 << 31) - 1
 MAX_RECORDINGS = 1 << 12     # runs kept for replay (emptied when full; a model runs a program per group)
 MAX_RECORDED_CELLS = 1 << 21     # map cells (segments x lanes) past which a run is not kept
-MAX_KEPT_CELLS = 1 << 23         # map cells the kept runs may hold in all (rows they changed; 9 bytes a cell)
+MAX_KEPT_CELLS = 1 << 23         # map cells the kept runs may hold in all (rows they changed, 9 bytes a cell;
+                                 # their questions' cells, 2 bytes and up); a run asking more is not kept
 SMALL_PIECE = 1 << 16            # bytes of a piece whose dead-write questions compare all of it (_changed)
 
 
@@ -210,7 +211,7 @@ class _Recording:
     it anew. The end is kept as the map rows the run changed."""
 
     __slots__ = ("key", "state", "version", "order", "entries", "copied", "ops", "begun", "end", "name",
-                 "warnings", "clobbers", "reported", "lost", "whole")
+                 "warnings", "clobbers", "reported", "lost", "whole", "asked")
 
     def __init__(self, key, lc):
         m = lc.map
@@ -218,6 +219,7 @@ class _Recording:
         self.begun = tuple(a.copy() for a in m.states())    # the map as the run found it, for the rows it changes
         self.order, self.entries, self.copied, self.ops = [], [], [], []
         self.whole = True           # every instruction's checks kept (no imprecise write, map not cut)
+        self.asked = 0              # cells of the questions kept (ops)
 
     def keep_end(self, lc):
         """The run ended: its outcome (the rows it changed, its warnings) kept."""
@@ -233,8 +235,8 @@ class _Recording:
         self.clobbers, self.reported = frozenset(lc.clobbers), frozenset(lc.reported)
 
     def cells(self):
-        """The map cells this recording holds."""
-        return self.end[1].size
+        """The map cells this recording holds: its end's and its questions'."""
+        return self.end[1].size + self.asked
 
     def answers(self, upto):
         """The answers of the recorded questions of the first `upto` instructions, in order."""
@@ -444,6 +446,7 @@ class LmemCheck:
         self._catch_up(rec, pos)
         new.order, new.entries, new.copied = rec.order[:pos], rec.entries[:pos], rec.copied[:pos]
         new.ops = rec.ops[:pos]
+        new.asked = sum(op[1].size for ops in new.ops for op in ops if op.__class__ is tuple)
         self._making = new
         self._script.extend(answers)            # the questions i asked already, answered
         self.instruction(i, entries, copies)
@@ -484,6 +487,10 @@ class LmemCheck:
             got &= cells
         if self._ops is not None:
             self._ops.append((p, cells.copy(), got.copy(), witnesses))
+            rec = self._making
+            rec.asked += cells.size
+            if rec.asked > MAX_KEPT_CELLS:      # its questions alone would hold more than the kept runs may:
+                self._making = self._ops = None     # the run goes on unkept (and its ops are let go)
         return got
 
     # -- the checks of one instruction ------------------------------------------------------------

@@ -209,6 +209,31 @@ def test_the_kept_runs_hold_a_bounded_number_of_map_cells():
         assert len(lc._recordings) == kept and all(r.cells() for r in lc._recordings.values())
 
 
+def test_a_run_whose_questions_hold_more_than_the_bound_is_not_kept():
+    """A kept run counts its questions' cells with its end's (lmemcheck.MAX_KEPT_CELLS); a run
+    whose questions alone pass the bound lets them go and is not kept, and checks the same."""
+    buf = _middle_slot_dead_write().acquire_cmdbuf()
+    data = np.arange(1, 1 + 0x8000, dtype=np.int64).astype(np.int8)
+    sim, ref = bmk.Simulator("bm1684x"), bmk.Simulator("bm1684x")
+
+    def run(s):
+        s.reset()
+        s.gmem_write(G, data)
+        return _warnings(s.run(buf))
+    run(sim), run(sim)
+    (rec,) = sim._lcheck._recordings.values()
+    asked = sum(op[1].size for ops in rec.ops for op in ops if op.__class__ is tuple)
+    assert asked and rec.cells() == rec.end[1].size + asked
+    with mock.patch.object(lmemcheck, "MAX_KEPT_CELLS", asked - 1):
+        sim._lcheck._recordings.clear()
+        sim._lcheck._kept_cells = 0
+        for _ in range(2):
+            got = run(sim)
+            assert not sim._lcheck._recordings and sim._lcheck._making is None
+            with mock.patch.object(LmemCheck, "start", _one_by_one):
+                assert got == run(ref) and [w[0] for w in got] == [OVERWRITTEN]
+            assert _state(sim) == _state(ref)
+
 def test_bytes_the_host_wrote_start_another_state():
     """A store of local bytes nothing wrote is reported on every run, replayed or not; once the
     host wrote them before the run (lmem_write), it is not: the run starts from another state."""
