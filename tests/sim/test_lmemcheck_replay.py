@@ -234,6 +234,7 @@ def test_a_run_whose_questions_hold_more_than_the_bound_is_not_kept():
                 assert got == run(ref) and [w[0] for w in got] == [OVERWRITTEN]
             assert _state(sim) == _state(ref)
 
+
 def test_bytes_the_host_wrote_start_another_state():
     """A store of local bytes nothing wrote is reported on every run, replayed or not; once the
     host wrote them before the run (lmem_write), it is not: the run starts from another state."""

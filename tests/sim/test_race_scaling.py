@@ -195,18 +195,18 @@ def test_a_replayed_question_asks_its_witnesses_first():
         assert np.array_equal(answer, changed())
         if witnesses is None:
             continue
-        seen, held = witnesses
-        assert (sim.lmem.data[seen] != lc.prev[seen]).all() and (np.diff(seen) > 0).all()
-        at = np.searchsorted(where, seen)
-        assert (where[at] == seen).all()           # bytes of the piece, one in each cell named, all changed
-        assert sorted(zip(row[at].tolist(), (lanes[at] - piece.a).tolist())) == list(map(tuple, np.argwhere(held)))
-        assert not (held & ~answer).any()
+        at, shown = witnesses
+        assert (sim.lmem.data[at] != lc.prev[at]).all() and (np.diff(at) > 0).all()
+        pos = np.searchsorted(where, at)
+        assert (where[pos] == at).all()           # bytes of the piece, one in each cell named, all changed
+        assert sorted(zip(row[pos].tolist(), (lanes[pos] - piece.a).tolist())) == list(map(tuple, np.argwhere(shown)))
+        assert not (shown & ~answer).any()
         ops = [(piece, cells, answer, witnesses)]
         assert np.array_equal(lc._again(ops, 0), answer) and ops[0][3] is witnesses
-        still = where[~np.isin(where, seen)]
+        still = where[~np.isin(where, at)]
         sim.lmem.data[still[rng.random(len(still)) < 0.01]] ^= 0x33         # cells that kept their bytes may not now
         assert np.array_equal(lc._again(ops, 0), changed())
-        lc.prev[seen[:1]] = sim.lmem.data[seen[:1]]                         # a witness no longer changed
+        lc.prev[at[:1]] = sim.lmem.data[at[:1]]                         # a witness no longer changed
         assert np.array_equal(lc._again(ops, 0), changed()) and ops[0][3] is None
 
 
