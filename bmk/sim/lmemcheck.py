@@ -74,7 +74,8 @@ MAX_RECORDINGS = 1 << 12     # runs kept for replay (emptied when full; a model 
 MAX_RECORDED_CELLS = 1 << 21     # map cells (segments x lanes) past which a run is not kept
 MAX_KEPT_CELLS = 1 << 23         # map cells the kept runs may hold in all (rows they changed, 9 bytes a cell;
                                  # their questions' cells, 2 bytes and up); a run asking more is not kept
-SMALL_PIECE = 1 << 16            # bytes of a piece whose dead-write questions compare all of it (_changed)
+SMALL_PIECE = 1 << 16            # bytes of a piece whose dead-write questions compare all of it (_changed);
+                                 # a kept question about a larger one keeps its witnesses (_changed_now)
 
 
 def _zeros(n, dtype):
