@@ -121,6 +121,23 @@ def test_where_names_the_lanes_and_first_lane_offsets():
         assert lc._where(piece, hit) == want
 
 
+def _written(sim, lc, entry):
+    """A write entry's one _Piece, the lmem address of each of its bytes, each byte's cell (rows,
+    lanes of the piece) and changed(): the byte-by-byte reference of LmemCheck._changed, per cell
+    whether Lmem.data differs from prev in any of its bytes."""
+    (flat, shape, strides, _), = lc.pieces(entry)
+    (piece,) = lc._pieces(entry)
+    where = flat + np.argwhere(np.ones(shape, bool)) @ np.array(strides, np.int64)
+    lanes, offs = np.divmod(where, sim.lmem.lane_size)
+    cell = np.searchsorted(piece.ids, np.searchsorted(lc.map.bp, offs, "right") - 1), lanes - piece.a
+
+    def changed():
+        want = np.zeros((len(piece.ids), piece.b - piece.a), bool)
+        np.logical_or.at(want, cell, sim.lmem.data[where] != lc.prev[where])
+        return want
+    return piece, where, cell, changed
+
+
 def test_changed_is_per_cell_whether_any_of_its_bytes_changed():
     """LmemCheck._changed (the dead-write question): per cell of a piece, whether Lmem.data differs
     from prev in any byte of the piece there; byte by byte as the reference. Pieces of one run
@@ -131,7 +148,6 @@ def test_changed_is_per_cell_whether_any_of_its_bytes_changed():
     for k in range(80):
         sim = bmk.Simulator("bm1684")
         lc = sim._checker(1)
-        lane = sim.lmem.lane_size
         align, size = int(rng.choice([1, 2, 4, 8])), int(rng.choice([1, 2, 4]))
         n, h = int(rng.integers(1, 3)), int(rng.integers(1, 5))
         w = align * int(rng.integers(1, 9)) * (64 if k % 3 else 1)
@@ -145,16 +161,10 @@ def test_changed_is_per_cell_whether_any_of_its_bytes_changed():
         layout = LaneLayout((off, (n, 1, h, w, size), (h * w * size + gap, 0, w * size, size, 1)), l0, min(c, 64 - l0))
         entry = ("lmem", 0, off, off + 1, True, layout)
         lc.map.split(np.sort(rng.integers(off, off + n * (h * w * size + gap) + 1, cuts) // align * align))
-        (flat, shape, strides, _), = lc.pieces(entry)
-        (piece,) = lc._pieces(entry)
-        idx = np.argwhere(np.ones(shape, bool))
-        where = flat + idx @ np.array(strides, np.int64)
+        piece, where, _, changed = _written(sim, lc, entry)
         np.copyto(lc.prev, sim.lmem.data)
         sim.lmem.data[where[rng.random(len(where)) < rng.choice([0.0005, 0.01, 0.2])]] ^= 0x5A
-        lanes, offs = np.divmod(where, lane)
-        row = np.searchsorted(piece.ids, np.searchsorted(lc.map.bp, offs, "right") - 1)
-        want = np.zeros((len(piece.ids), piece.b - piece.a), bool)
-        np.logical_or.at(want, (row, lanes - piece.a), sim.lmem.data[where] != lc.prev[where])
+        want = changed()
         cells = rng.random(want.shape) < 0.5
         assert np.array_equal(lc._changed(piece, cells) & cells, want & cells)
 
@@ -164,28 +174,22 @@ def test_a_replayed_question_asks_its_witnesses_first():
     one address per cell the write changed, of a byte it changed there; LmemCheck._again (the
     question replayed): _changed over the cells whether the witnesses still changed (only the
     other cells compared), one no longer did (every cell compared, the witnesses dropped) or a
-    cell that kept its bytes changed them now."""
+    cell that kept its bytes changed them now; compared a byte and 8 bytes at a time."""
     rng = np.random.default_rng(7)
     for k in range(40):
         sim = bmk.Simulator("bm1684")
         lc = sim._checker(1)
-        lane = sim.lmem.lane_size
         n, h, w = int(rng.integers(1, 3)), int(rng.integers(1, 5)), 8 * int(rng.integers(1, 9)) * (64 if k % 2 else 1)
         l0, c = int(rng.integers(0, 64)), int(rng.integers(1, 64))
-        off, gap = int(rng.integers(0, 512)), int(rng.choice([0, 1, 8]))
+        align = 8 if k % 4 < 2 else 1       # (offsets and cuts of 8: compared, and witnessed, 8 bytes a word)
+        off, gap = align * int(rng.integers(0, 64)), int(rng.choice([0, 1, 8])) if align == 1 else 8
         layout = LaneLayout((off, (n, 1, h, w, 1), (h * w + gap, 0, w, 1, 1)), l0, min(c, 64 - l0))
         entry = ("lmem", 0, off, off + 1, True, layout)
-        lc.map.split(np.sort(rng.integers(off, off + n * (h * w + gap) + 1, 4)))
-        (flat, shape, strides, _), = lc.pieces(entry)
-        (piece,) = lc._pieces(entry)
-        where = flat + np.argwhere(np.ones(shape, bool)) @ np.array(strides, np.int64)
-        lanes, offs = np.divmod(where, lane)
-        row = np.searchsorted(piece.ids, np.searchsorted(lc.map.bp, offs, "right") - 1)
+        lc.map.split(np.sort(rng.integers(off, off + n * (h * w + gap) + 1, 4) // align * align))
+        piece, where, (row, lanes), reference = _written(sim, lc, entry)
 
         def changed():
-            want = np.zeros((len(piece.ids), piece.b - piece.a), bool)
-            np.logical_or.at(want, (row, lanes - piece.a), sim.lmem.data[where] != lc.prev[where])
-            return want & cells
+            return reference() & cells
 
         sim.lmem.data[where] = rng.integers(0, 256, len(where))
         np.copyto(lc.prev, sim.lmem.data)
@@ -199,7 +203,7 @@ def test_a_replayed_question_asks_its_witnesses_first():
         assert (sim.lmem.data[at] != lc.prev[at]).all() and (np.diff(at) > 0).all()
         pos = np.searchsorted(where, at)
         assert (where[pos] == at).all()           # bytes of the piece, one in each cell named, all changed
-        assert sorted(zip(row[pos].tolist(), (lanes[pos] - piece.a).tolist())) == list(map(tuple, np.argwhere(shown)))
+        assert sorted(zip(row[pos].tolist(), lanes[pos].tolist())) == list(map(tuple, np.argwhere(shown)))
         assert not (shown & ~answer).any()
         ops = [(piece, cells, answer, witnesses)]
         assert np.array_equal(lc._again(ops, 0), answer) and ops[0][3] is witnesses
