@@ -74,9 +74,9 @@ def survey(path):
     logged = []
     original = lmemcheck.LmemCheck.instruction
 
-    def instruction(self, i, entries, copies=False):
+    def instruction(self, i, entries, *flags):
         logged[-1].append((i, classify(entries)))
-        return original(self, i, entries, copies)
+        return original(self, i, entries, *flags)
 
     def start(self, n, *key, _start=lmemcheck.LmemCheck.start):
         logged.append([])

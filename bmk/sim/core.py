@@ -731,7 +731,7 @@ class Simulator:
                 if races:
                     log = AccessLog()
                 else:
-                    log.entries, log.elements, log.copies = [], 0, False
+                    log.entries, log.elements, log.copies, log.sized = [], 0, False, False
                 trail.log = log
                 self.memo = memo
                 try:
@@ -754,7 +754,7 @@ class Simulator:
                         accesses[i] = tuple(log.entries)
                     trail.log = self.memo = None
                 if lc is not None:
-                    lc.instruction(i, log.entries, log.copies)
+                    lc.instruction(i, log.entries, log.copies, log.sized)
                 if plan.cycles is None:
                     plan.cycles = cycles(names[prog.eng_of[i]], plan.kind, plan.fields, self)
                 done += 1

@@ -14,7 +14,8 @@ tensor's state costs the segments it covers, not its bytes; issue 34 item 4):
   written, that instruction (kept only where a dead write happened; below base: none); the
   map's lost_rows flags the segments that may hold one, where reads look for them.
 And per byte, `prev`: the bytes as they were, to tell which bytes a write changed (lane-major
-like Lmem.data, so a write copies its bytes there without a gather; zero pages until touched).
+like Lmem.data, so a write copies its bytes there without a gather; zero pages until touched;
+behind data where a replay left bytes to copy, below).
 
 Footprints: a local view's entry knows its start lane and channel count (memory.LaneLayout), so
 its bytes are exact: each channel slot on the lanes that hold a channel in it (a tensor of 67
@@ -53,6 +54,15 @@ then (LmemCheck._again): where they all changed again, only the other cells are 
 the first difference (another log, another answer, an error) the checks of the instructions
 before it are made from the kept logs and answers, and the run goes on checked one
 instruction at a time. tests/sim/test_lmemcheck_replay.py holds replays to that.
+
+A replay copies into prev only the writes a later question of the run may compare (_Lag):
+prev is read only by questions, which compare bytes this run wrote, and by imprecise writes
+(never in a kept run). The bytes of the copies it skips are left in `_lag`, where data holds
+what prev should (nothing writes local memory unseen: the host's writes copy their own bytes,
+an unchecked run makes the next checked one copy everything); they are copied (_sync) before
+a run that is not a replay, and before one that is, of a program whose footprints depend on
+the data (memory.AccessLog.sized: its instructions may write other bytes on the next run), and
+after the instruction where a replay stops.
 """
 import mmap
 import weakref
@@ -61,6 +71,7 @@ from operator import is_
 
 import numpy as np
 
+from bmk.errors import SimulationError
 from bmk.sim.intervals import normal_form
 from bmk.sim.lanemap import LaneMap, runs
 from bmk.sim.report import OVERWRITTEN, UNINITIALIZED, MemoryWarning
@@ -190,6 +201,27 @@ class _Piece:
                  "own", "sv", "lv", "written", "parts", "first", "order")
 
 
+class _Lag:
+    """A kept run's write whose bytes a replay copies into prev only where a later question of
+    the run compares them (_Recording.plan_copies): now / prev, views of that box of its bytes
+    (None: none), the rest left to copy (LmemCheck._lag)."""
+
+    __slots__ = ("piece", "now", "prev")
+
+    def __init__(self, piece, box):
+        self.piece = piece
+        self.now = self.prev = None
+        if box is None:
+            return
+        l0, l1, o0, o1 = box
+        lanes = slice(l0 - piece.a, l1 - piece.a)
+        if piece.now.ndim == 2:         # one run a lane: the box's offsets too
+            at = (lanes, slice(o0 - piece.first, o1 - piece.first))
+        else:
+            at = lanes
+        self.now, self.prev = piece.now[at], piece.prev[at]
+
+
 class _Recording:
     """A checked run of one program kept for replay (LmemCheck.start): what the checks of its
     instructions depended on, and what they left.
@@ -200,8 +232,8 @@ class _Recording:
     for dead writes; prev holds the bytes as they were). A run of the same program from the
     same state, whose instructions log the same entries (the same objects: the simulator
     memoizes views) and whose writes change the same bytes, makes the same checks: its end
-    state and warnings are this run's. Replaying it copies each write's bytes into prev and
-    asks only those questions; on the first difference the checks of the instructions before it
+    state and warnings are this run's. Replaying it copies into prev the writes' bytes those
+    questions compare (plan_copies) and asks only them; on the first difference the checks of the instructions before it
     are made (from the recorded logs and answers) and the run goes on checked as usual.
     A run with an imprecise write (_write_bytes: every byte it changed matters) or that cut the
     map (its breakpoints differ from the next run's start) is not kept.
@@ -212,7 +244,7 @@ class _Recording:
     it anew. The end is kept as the map rows the run changed."""
 
     __slots__ = ("key", "state", "version", "order", "entries", "copied", "ops", "begun", "end", "name",
-                 "warnings", "clobbers", "reported", "lost", "whole", "asked")
+                 "warnings", "clobbers", "reported", "lost", "whole", "asked", "sized")
 
     def __init__(self, key, lc):
         m = lc.map
@@ -221,6 +253,7 @@ class _Recording:
         self.order, self.entries, self.copied, self.ops = [], [], [], []
         self.whole = True           # every instruction's checks kept (no imprecise write, map not cut)
         self.asked = 0              # cells of the questions kept (ops)
+        self.sized = False          # an instruction's footprint depends on the data (memory.AccessLog.sized)
 
     def keep_end(self, lc):
         """The run ended: its outcome (the rows it changed, its warnings) kept."""
@@ -234,6 +267,44 @@ class _Recording:
         self.name = object()            # the state it ends in (a name: it keeps nothing alive)
         self.warnings, self.lost = tuple(lc.warnings), lc._lost
         self.clobbers, self.reported = frozenset(lc.clobbers), frozenset(lc.reported)
+        self.plan_copies(lc.map)
+
+    def plan_copies(self, m):
+        """What a replay copies into prev of each write: the box of the cells it was the last to
+        write that a later question of the run compares (_Lag, with the rest of its bytes left
+        to copy), nothing (_Lag), or all of it (the write itself: every write in a run whose
+        footprints depend on the data). m: the map (the run did not cut it: its pieces' rows
+        are still theirs)."""
+        asks = self.asked and not self.sized         # (no question: no write to copy, no map to look at)
+        last = np.full(m.owner.shape, -1, np.int32) if asks else None      # cell -> the write that wrote it last
+        keeps, boxes = [], {}           # boxes: write -> [first lane, end lane, first offset, end offset] to copy
+        for ops in self.ops:
+            for k, op in enumerate(ops):
+                if op.__class__ is _Lag:        # (a replay that stopped: its first ops kept again)
+                    ops[k] = op = op.piece
+                if op.__class__ is _Piece:
+                    if not self.sized:
+                        if asks:
+                            last[op.rows, op.a:op.b] = len(keeps)
+                        keeps.append((ops, k))
+                    continue
+                if not asks:
+                    continue
+                p, cells = op[0], op[1]
+                r, lane = np.nonzero(cells)
+                rows, lanes = p.ids[r], p.a + lane
+                by = last[rows, lanes]
+                for n in np.unique(by).tolist():
+                    if n >= 0:
+                        sel = by == n
+                        box = boxes.setdefault(n, [m.npu_num, 0, m.lane_size, 0])
+                        box[0], box[1] = min(box[0], int(lanes[sel].min())), max(box[1], int(lanes[sel].max()) + 1)
+                        box[2] = min(box[2], int(m.bp[rows[sel]].min()))
+                        box[3] = max(box[3], int(m.bp[rows[sel] + 1].max()))
+        for n, (ops, k) in enumerate(keeps):
+            lag = _Lag(ops[k], boxes.get(n))
+            if lag.now is None or lag.now.shape != lag.piece.now.shape:     # (else: copied whole, as it was)
+                ops[k] = lag
 
     def cells(self):
         """The map cells this recording holds: its end's and its questions'."""
@@ -262,6 +333,7 @@ class LmemCheck:
         self._making = self._replay = self._ops = None
         self._script = deque()                   # answers to _changed_now's questions, when known
         self._keeping = True                     # writes copy their bytes into prev (not while catching up)
+        self._lag = {}                           # id -> a _Piece whose bytes prev may not hold yet (_sync)
         self.renew(host_writes, unknown)
 
     def renew(self, host_writes=(), unknown=False):
@@ -269,6 +341,7 @@ class LmemCheck:
         place, the breakpoints and pieces kept (a program run again finds its segments made).
         prev is left as it is: it is only read where an owner is not 0."""
         self.map.clear()
+        self._lag.clear()               # (prev is only read where an owner is not 0: every owner is now)
         self.cleared += 1               # pieces found all written (_Piece.written) are to be checked again
         self.base = FIRST
         self._state = ("cleared", self.map.version)
@@ -308,6 +381,7 @@ class LmemCheck:
         if self.stale:          # instructions ran unchecked: any byte may have been written
             self._state = object()
             np.copyto(self.prev, self.lmem.data)
+            self._lag.clear()
             m.owner[...] = BEFORE
             m.lost[...] = 0
             self.base, self.stale = FIRST, False
@@ -321,14 +395,21 @@ class LmemCheck:
         self.warnings, self.clobbers, self.reported = [], set(), set()
         self._making = self._replay = self._ops = None
         self._pos = 0
-        if key is None:
-            return
-        key = key, self.base         # (a program may run several times in a sequence of runs: a model's groups)
-        rec = self._recordings.get(key)
-        if rec is not None and rec.state == self._state and rec.version == m.version:
-            self._replay = rec
-        elif m.owner.size <= MAX_RECORDED_CELLS:
-            self._making = _Recording(key, self)
+        if key is not None:
+            key = key, self.base         # (a program may run several times in a sequence of runs: a model's groups)
+            rec = self._recordings.get(key)
+            if rec is not None and rec.state == self._state and rec.version == m.version:
+                self._replay = rec
+            elif m.owner.size <= MAX_RECORDED_CELLS:
+                self._making = _Recording(key, self)
+        if self._replay is None or self._replay.sized:
+            self._sync()
+
+    def _sync(self):
+        """prev made to hold the bytes of every write a replay did not copy (_Lag): data holds them."""
+        for p in self._lag.values():
+            p.prev[...] = p.now
+        self._lag.clear()
 
     def finish(self, n):
         """The run ended: its owners (and lost values) fall below the next run's base."""
@@ -362,7 +443,9 @@ class LmemCheck:
 
     def abort(self):
         """The run stopped at an error: the checks of the instructions that ran, made (a replay's
-        are caught up), so the state is what checking them one by one leaves."""
+        are caught up), so the state is what checking them one by one leaves. (But for prev where
+        the failing instruction wrote over bytes a replay left to copy: the next run copies them as
+        that instruction left them. Its writes are checked by no one either way.)"""
         rec = self._replay
         if rec is not None:
             self._replay = None
@@ -370,14 +453,16 @@ class LmemCheck:
         self._making = self._ops = None
         self._state = object()
 
-    def instruction(self, i, entries, copies=False):
+    def instruction(self, i, entries, copies=False, sized=False):
         """Instruction i ran and logged `entries`: check its reads, then record its writes.
-        copies: i writes the values it read unchanged (memory.AccessLog.copies)."""
+        copies: i writes the values it read unchanged (memory.AccessLog.copies); sized: its
+        footprint depends on the data (memory.AccessLog.sized)."""
         if self._replay is not None:
             self._replayed(i, entries, copies)
             return
         rec = self._making
         if rec is not None:
+            rec.sized = rec.sized or sized
             rec.order.append(i)
             rec.entries.append(entries)
             rec.copied.append(copies)
@@ -403,8 +488,14 @@ class LmemCheck:
         got = []
         ops = rec.ops[pos]
         for k, op in enumerate(ops):
-            if op.__class__ is _Piece:
+            cls = op.__class__
+            if cls is _Piece:
                 self._keep(op)
+                continue
+            if cls is _Lag:
+                if op.now is not None:
+                    op.prev[...] = op.now
+                self._lag[id(op.piece)] = op.piece
                 continue
             now = self._again(ops, k)
             got.append(now)
@@ -446,18 +537,35 @@ class LmemCheck:
         new = _Recording(rec.key, self)         # (the map and its state's name are still the run's start)
         self._catch_up(rec, pos)
         new.order, new.entries, new.copied = rec.order[:pos], rec.entries[:pos], rec.copied[:pos]
+        new.sized = rec.sized                   # (its instructions: the program's)
         new.ops = rec.ops[:pos]
         new.asked = sum(op[1].size for ops in new.ops for op in ops if op.__class__ is tuple)
         self._making = new
+        if self._lag and not self._logged_as_kept(rec, pos, i, entries, copies):
+            raise SimulationError(f"local-memory checks: instruction {i} logged other local-memory bytes than when "
+                                  "its program's run was kept, and its kind does not say its footprint depends on "
+                                  "the data (memory.AccessLog.sized): the checks cannot be exact here; run with "
+                                  "checks=False")
         self._script.extend(answers)            # the questions i asked already, answered
         self.instruction(i, entries, copies)
         self._script.clear()
+        self._sync()            # (i's questions compared only bytes the kept run's copied: its log is the kept one)
+
+    def _logged_as_kept(self, rec, pos, i, entries, copies):
+        """Instruction i's log says what the kept run's pos-th said (the same bytes, maybe not the
+        same entry objects)."""
+        if pos >= len(rec.order) or rec.order[pos] != i or rec.copied[pos] != copies:
+            return False
+        want, mine = self._mine(rec.entries[pos]), self._mine(entries)
+        return len(want) == len(mine) and all(
+            a == b and getattr(a[5], "start_lane", None) == getattr(b[5], "start_lane", None)
+            and getattr(a[5], "channels", None) == getattr(b[5], "channels", None) for a, b in zip(want, mine))
 
     def _catch_up(self, rec, upto):
         """The checks of the recorded run's first `upto` instructions, made now: the state from
         the run's start to where the replay stopped. Their writes' bytes are in prev already
-        (copied as they ran) and the data has moved on since, so nothing is copied and the
-        questions take their recorded answers."""
+        (copied as they ran, or left to copy in _lag) and the data has moved on since, so nothing
+        is copied and the questions take their recorded answers."""
         self._script.extend(rec.answers(upto))
         self._keeping = False
         try:

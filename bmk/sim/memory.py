@@ -111,12 +111,16 @@ class AccessLog:
     (base + sum(i_k * strides_k), i_k < dims_k) for the race detector.
     """
 
-    __slots__ = ("entries", "elements", "copies")
+    __slots__ = ("entries", "elements", "copies", "sized")
 
     def __init__(self):
         self.entries = []
         self.elements = 0       # elements of the instruction's views so far (MAX_INSTRUCTION_ELEMENTS)
         self.copies = False     # the instruction writes the values it read, unchanged (a copy in one type)
+        # the instruction's footprint depends on the data (a count of selected elements): set by
+        # such a kind, whatever it found, for the local-memory checks (bmk/sim/lmemcheck.py: a run of
+        # a program with one never leaves prev behind data)
+        self.sized = False
 
     def add(self, space, mask, lo, hi, write, layout=None):
         self.entries.append((space, mask, lo, hi, write, layout))

@@ -27,7 +27,8 @@ def _one_by_one(self, n, key=None):
 
 def _state(sim, span=4096):
     """The checker's state per byte of the first `span` offsets of every lane (owner, seen, lost,
-    and prev where an owner is set: lanes x offsets), its base. The programs here touch no byte
+    and prev where an owner is set, with the writes a replay did not copy (LmemCheck._lag) in it:
+    lanes x offsets), its base. The programs here touch no byte
     past them."""
     lc = sim._lcheck
     m = lc.map
@@ -35,7 +36,10 @@ def _state(sim, span=4096):
     past = seg[-1] + (m.bp[seg[-1] + 1] == span)
     assert not (m.owner[past:].any() or m.seen[past:].any() or m.lost[past:].any())
     owner, seen, lost = (arr[seg].T for arr in (m.owner, m.seen, m.lost))
-    prev = lc.prev.reshape(m.npu_num, -1)[:, :span]
+    kept, lag = lc.prev.copy(), dict(lc._lag)       # prev as it stands for: the bytes a replay left to copy, copied
+    lc._sync()
+    prev = lc.prev.reshape(m.npu_num, -1)[:, :span].copy()
+    lc.prev[...], lc._lag = kept, lag
     return owner.tobytes(), seen.tobytes(), lost.tobytes(), np.where(owner != 0, prev, 0).tobytes(), lc.base
 
 
@@ -51,10 +55,10 @@ def _runs(buf, seeds, replay, twist=None):
     original = LmemCheck.instruction
     count = {"run": -1}
 
-    def instruction(self, i, entries, copies=False):
+    def instruction(self, i, entries, *flags):
         if twist is not None:
             entries = twist(count["run"], i, entries)
-        return original(self, i, entries, copies)
+        return original(self, i, entries, *flags)
 
     out = []
     with mock.patch.object(LmemCheck, "instruction", instruction), \
@@ -171,10 +175,10 @@ def test_a_run_stopped_by_an_error_leaves_the_checks_of_what_ran():
     buf = _middle_slot_dead_write().acquire_cmdbuf()
     original = LmemCheck.instruction
 
-    def stop_at_2(self, i, entries, copies=False):
+    def stop_at_2(self, i, entries, *flags):
         if i == 2:
             raise _Stop()
-        return original(self, i, entries, copies)
+        return original(self, i, entries, *flags)
 
     states = []
     for start in (_start, _one_by_one):
@@ -288,3 +292,158 @@ def test_a_prev_array_holding_other_bytes_checks_the_same(ops, seeds):
         clean = _runs(buf, seeds, replay=True)
     with mock.patch.dict(lmemcheck._SPARE_PREV, clear=True), mock.patch.object(lmemcheck, "_zeros", noise):
         assert _runs(buf, seeds, replay=True) == clean
+
+
+def _copies(sim, buf):
+    """A checked run of buf: the bytes it copies into prev of whole writes, those of the boxes its
+    kept run copies of the other writes (lmemcheck._Lag) on a replay, the pieces left to copy."""
+    copied = []
+    keep, lagged = LmemCheck._keep, lmemcheck._Lag
+
+    def counted(self, p):
+        copied.append(p.now.size if self._keeping else 0)
+        return keep(self, p)
+    with mock.patch.object(LmemCheck, "_keep", counted):
+        sim.run(buf)
+    recs = sim._lcheck._recordings.values()
+    boxes = sum(op.now.size for r in recs for ops in r.ops for op in ops if op.__class__ is lagged and op.now is not None)
+    return sum(copied), boxes, len(sim._lcheck._lag)
+
+
+def test_a_replay_copies_only_the_bytes_a_later_question_compares():
+    """The middle-slot dead write: the second load's question compares slot 2's lanes 40-63 and
+    slot 3's lanes 0-7 of the first load, so a replay copies those boxes of it and none of the
+    other two writes (the store writes no local byte); the rest waits in LmemCheck._lag until a
+    run that is not a replay, and the state is that of checking one by one (the tests above)."""
+    buf = _middle_slot_dead_write().acquire_cmdbuf()
+    sim, ref = bmk.Simulator("bm1684x"), bmk.Simulator("bm1684x")
+    data = np.arange(1, 1 + 0x8000, dtype=np.int64).astype(np.int8)
+    got = []
+    for run in range(4):
+        for s in (sim, ref):
+            s.reset()
+            s.gmem_write(G, data)
+        got.append(_copies(sim, buf))
+        with mock.patch.object(LmemCheck, "start", _one_by_one):
+            ref.run(buf)
+        assert _state(sim) == _state(ref)
+    # (whole writes copied, boxes a replay copies, pieces left to copy) per run: the first load's
+    # 200 channels (16 bytes each) and the second's 40 on runs 0 (it cuts the map) and 1 (kept);
+    # then the first load's slot-3 piece whole (lanes 0-7: every byte compared) and of its slot 2
+    # lanes 40-63 (24 x 16 bytes); slots 0, 1, 2 and the second load's two pieces left to copy
+    assert got == [(3840, 0, 0), (3840, 384, 0), (128, 384, 5), (128, 384, 5)]
+    sim.reset()
+    with mock.patch.object(LmemCheck, "start", _one_by_one):      # not a replay: what waits is copied first
+        sim.run(buf)
+    assert not sim._lcheck._lag
+
+
+def _alternating(bufs, order, replay):
+    """The warnings and state after each run of bufs[k] for k in order, on one Simulator never
+    reset: each run starts where the last one ended (another program's replay leaves its own
+    bytes to copy)."""
+    sim = bmk.Simulator("bm1684x")
+    sim.gmem_write(G, _data(0))
+    out = []
+    with mock.patch.object(LmemCheck, "start", _start if replay else _one_by_one):
+        for k in order:
+            out.append((_warnings(sim.run(bufs[k])), _state(sim)))
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(_OP, min_size=1, max_size=5), st.lists(_OP, min_size=1, max_size=5),
+       st.lists(st.integers(0, 1), min_size=4, max_size=9))
+def test_programs_replayed_in_turn_check_as_one_by_one(ops, other, order):
+    """Two programs run in turn without a reset (a model's groups): a replay of one starts with
+    bytes the other's replays left to copy."""
+    bufs = [_program(ops).acquire_cmdbuf(), _program(other).acquire_cmdbuf()]
+    assert _alternating(bufs, order, replay=True) == _alternating(bufs, order, replay=False)
+
+
+def _selects():
+    """Two masked selects of 64 int8 values into one local run (the second over the first's
+    values, unread), then a copy of 64 bytes of it out: each writes as many bytes as its mask
+    selects (memory.AccessLog.sized), so on other masks the second write meets other bytes."""
+    from tests.chips.bm1684x.sim.helpers import GLOBAL_BASE, LOCAL_BASE, program, rec
+    from tests.chips.bm1684x.sim.test_gdma import addr_fields, dma, fmt
+
+    def select(k):
+        src = GLOBAL_BASE + 0x1000 * k
+        return rec("gdma", "DMA_masked_select", "dma.masked_select", src_data_format=fmt(bmk.dtypes.INT8),
+                   mask_data_format=fmt(bmk.dtypes.UINT8), **addr_fields("src", src),
+                   **addr_fields("dst", LOCAL_BASE), **addr_fields("mask", src + 0x400),
+                   localmem_mask_l32=0xFFFFFFFF, localmem_mask_h32=0xFFFFFFFF,
+                   src_nsize=1, src_csize=1, src_hsize=1, src_wsize=64)
+    out = dma(LOCAL_BASE, (1, 1, 1, 64), (64, 64, 64, 1), GLOBAL_BASE + 0x8000, (1, 1, 1, 64), (64, 64, 64, 1),
+              bmk.dtypes.INT8)
+    return bmk.encode("bm1684x", program([select(0), select(1), out])), GLOBAL_BASE
+
+
+def test_a_program_whose_footprints_depend_on_the_data_copies_every_write():
+    """Replays of the two masked selects, on masks selecting 10 to 60 values: every write is
+    copied into prev (no _Lag), nothing is left to copy at a run's start, and the warnings and
+    state are those of checking one by one."""
+    buf, g = _selects()
+    rng = np.random.default_rng(3)
+    sims = {True: bmk.Simulator("bm1684x"), False: bmk.Simulator("bm1684x")}
+    got = {True: [], False: []}
+    for run in range(6):
+        values = rng.integers(1, 3, (2, 64)).astype(np.int8)
+        masks = np.zeros((2, 64), np.uint8)
+        for k, n in enumerate(rng.integers(10, 61, 2)):
+            masks[k, :n] = 1
+        for replay, sim in sims.items():
+            sim.reset()
+            for k in range(2):
+                sim.gmem_write(g + 0x1000 * k, values[k])
+                sim.gmem_write(g + 0x1000 * k + 0x400, masks[k])
+            with mock.patch.object(LmemCheck, "start", _start if replay else _one_by_one):
+                got[replay].append((_warnings(sim.run(buf)), _state(sim)))
+            assert not sim._lcheck._lag
+    assert got[True] == got[False]
+    (rec,) = sims[True]._lcheck._recordings.values()
+    assert rec.sized and not any(op.__class__ is lmemcheck._Lag for ops in rec.ops for op in ops)
+
+
+def test_a_log_of_other_bytes_from_a_kind_not_saying_so_is_refused():
+    """A replay that left bytes to copy meets an instruction logging other local bytes than the
+    kept run's (as a kind whose footprint depends on the data but does not set AccessLog.sized
+    would): the bytes it wrote over may have been left to copy, so the checks cannot be exact,
+    and the run says so rather than guessing."""
+    buf = _middle_slot_dead_write().acquire_cmdbuf()
+
+    def shifted(r, i, entries):         # run 3, the second load: 16 bytes further along its lanes
+        if (r, i) != (3, 1):
+            return entries
+        return [e if getattr(e[5], "start_lane", None) is None else
+                e[:2] + (e[2] + 16, e[3] + 16) + e[4:5] + (type(e[5])((e[5][0] + 16,) + e[5][1:], e[5].start_lane,
+                                                                    e[5].channels),) for e in entries]
+    with pytest.raises(bmk.errors.SimulationError, match="instruction 1 logged other local-memory bytes"):
+        _runs(buf, [0, 0, 0, 0], replay=True, twist=shifted)
+
+
+def test_a_run_that_is_not_a_replay_first_copies_what_replays_left():
+    """Replays of the middle-slot program on data that changes from run to run leave prev behind
+    data where they did not copy; a run of another program checked one by one (which may meet
+    any byte: an imprecise write compares every byte it covers with prev) finds prev holding data
+    wherever an owner is set."""
+    buf = _middle_slot_dead_write().acquire_cmdbuf()
+    other = _program([("load", 0, 40, 8, 16)]).acquire_cmdbuf()        # bytes none of buf's
+    sim = bmk.Simulator("bm1684x")
+    for seed in range(4):
+        sim.reset()
+        sim.gmem_write(G, _data(seed))
+        sim.run(buf)
+    lc = sim._lcheck
+    m = lc.map
+    seg = np.searchsorted(m.bp, np.arange(4096), side="right") - 1
+    written = (m.owner[seg].T != 0).ravel()
+
+    def behind():
+        return int((lc.prev.reshape(m.npu_num, -1)[:, :4096].ravel() != sim.lmem.data.reshape(m.npu_num, -1)[
+            :, :4096].ravel())[written].sum())
+    assert lc._lag and behind()         # (the test means something: the replays left bytes behind)
+    with mock.patch.object(LmemCheck, "start", _one_by_one):
+        sim.run(other)
+    assert not lc._lag and not behind()

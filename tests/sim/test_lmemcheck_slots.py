@@ -101,10 +101,10 @@ def _report_rows(ctx, gated=True):
     sim.gmem_write(G, np.arange(1, 1 + 0x8000, dtype=np.int64).astype(np.int8))
     original = LmemCheck.instruction
 
-    def instruction(self, i, entries, copies=False):
+    def instruction(self, i, entries, *flags):
         if not gated:
             self.map.lost_rows[...] = True
-        original(self, i, entries, copies)
+        original(self, i, entries, *flags)
         m = self.map
         assert not ((m.lost >= self.base).any(axis=1) & ~m.lost_rows).any()
 

@@ -154,7 +154,14 @@ def _linear_out(m, f, values, e):
     dst.write(values.reshape(dst.shape))
 
 
+def _sized(m):
+    """The run's access log learns that this instruction writes as many elements as it selects."""
+    if m.log is not None:
+        m.log.sized = True
+
+
 def masked_select(m, f):
+    _sized(m)
     e = element_bytes(m, f)
     shp = shape(f, "src")
     data = _dense(m, f, "src", shp, e).read().reshape(-1)
@@ -164,6 +171,7 @@ def masked_select(m, f):
 
 
 def nonzero(m, f):
+    _sized(m)
     e = element_bytes(m, f)
     shp = shape(f, "src")
     data = _dense(m, f, "src", shp, e).read().reshape(-1)
