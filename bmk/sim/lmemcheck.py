@@ -201,6 +201,18 @@ class _Piece:
                  "own", "sv", "lv", "written", "parts", "first", "order")
 
 
+class _Question:
+    """A kept run's dead-write question (LmemCheck._changed_now): the write's piece, the cells
+    asked about, the answer, the witnesses (_changed_seen: None, or (at, shown)) and, once a
+    replay asked it, what it compares again (LmemCheck._again)."""
+
+    __slots__ = ("piece", "cells", "answer", "witnesses", "again")
+
+    def __init__(self, piece, cells, answer, witnesses):
+        self.piece, self.cells, self.answer, self.witnesses = piece, cells, answer, witnesses
+        self.again = None
+
+
 class _Lag:
     """A kept run's write whose bytes a replay copies into prev only where a later question of
     the run compares them (_Recording.plan_copies): now / prev, views of that box of its bytes
@@ -290,7 +302,7 @@ class _Recording:
                     continue
                 if not asks:
                     continue
-                p, cells = op[0], op[1]
+                p, cells = op.piece, op.cells
                 r, lane = np.nonzero(cells)
                 rows, lanes = p.ids[r], p.a + lane
                 by = last[rows, lanes]
@@ -312,7 +324,7 @@ class _Recording:
 
     def answers(self, upto):
         """The answers of the recorded questions of the first `upto` instructions, in order."""
-        return [op[2] for ops in self.ops[:upto] for op in ops if op.__class__ is tuple]
+        return [op.answer for ops in self.ops[:upto] for op in ops if op.__class__ is _Question]
 
 
 class LmemCheck:
@@ -487,7 +499,7 @@ class LmemCheck:
         self._pos = pos + 1
         got = []
         ops = rec.ops[pos]
-        for k, op in enumerate(ops):
+        for op in ops:
             cls = op.__class__
             if cls is _Piece:
                 self._keep(op)
@@ -497,33 +509,36 @@ class LmemCheck:
                     op.prev[...] = op.now
                 self._lag[id(op.piece)] = op.piece
                 continue
-            now = self._again(ops, k)
+            now = self._again(op)
             got.append(now)
-            if not np.array_equal(now, op[2]):
+            if not np.array_equal(now, op.answer):
                 self._diverge(rec, pos, i, entries, copies, got)
                 return
 
-    def _again(self, ops, k):
-        """The recorded question ops[k], (piece, cells, answer, witnesses), asked again: _changed
-        over its cells. witnesses (_changed_seen: bytes the write changed when the run was kept,
-        one in each of some cells the answer holds for, and those cells; None: none kept) are
-        asked first: where each byte changed again, its cell's answer stands and only the other
-        cells are compared (a dead write mostly changes what it overwrites: most of its bytes
-        then need no compare). Where one did not, every cell is compared and they are dropped."""
-        p, cells, answer, witnesses = ops[k]
-        if witnesses is not None:
-            at, shown = witnesses
-            if (self.lmem.data[at] != self.prev[at]).all():
-                rest = cells & ~shown
-                if not _any(rest):
-                    return shown            # (its callers change no answer)
-                now = self._changed(p, rest)
-                now &= rest
-                now |= shown
-                return now
-            ops[k] = (p, cells, answer, None)
-        now = self._changed(p, cells)
-        now &= cells
+    def _again(self, q):
+        """The recorded question q (_Question) asked again: _changed over its cells. Its witnesses
+        (_changed_seen: bytes the write changed when the run was kept, one in each of some cells
+        the answer holds for, and those cells; None: none kept) are asked first: where each byte
+        changed again, its cell's answer stands and only the other cells are compared (a dead
+        write mostly changes what it overwrites: most of its bytes then need no compare). Where
+        one did not, every cell is compared and they are dropped. What is compared (the cells,
+        their box: _box) is worked out on the first replay and kept in q.again."""
+        w = q.witnesses
+        if w is not None and not (self.lmem.data[w[0]] != self.prev[w[0]]).all():
+            q.witnesses = q.again = w = None
+        if q.again is None:
+            todo = q.cells if w is None else q.cells & ~w[1]
+            if not _any(todo):
+                q.again = None, None
+            else:
+                q.again = todo, self._box(q.piece, todo) if q.piece.now.size > SMALL_PIECE else None
+        todo, box = q.again
+        if todo is None:                        # every cell witnessed
+            return w[1]                         # (its callers change no answer)
+        now = self._changed(q.piece, todo) if box is None else self._compared(q.piece, todo, box)[0]
+        now &= todo
+        if w is not None:
+            now |= w[1]
         return now
 
     def _diverge(self, rec, pos, i, entries, copies, answers):
@@ -539,7 +554,7 @@ class LmemCheck:
         new.order, new.entries, new.copied = rec.order[:pos], rec.entries[:pos], rec.copied[:pos]
         new.sized = rec.sized                   # (its instructions: the program's)
         new.ops = rec.ops[:pos]
-        new.asked = sum(op[1].size for ops in new.ops for op in ops if op.__class__ is tuple)
+        new.asked = sum(op.cells.size for ops in new.ops for op in ops if op.__class__ is _Question)
         self._making = new
         if self._lag and not self._logged_as_kept(rec, pos, i, entries, copies):
             raise SimulationError(f"local-memory checks: instruction {i} logged other local-memory bytes than when "
@@ -595,7 +610,7 @@ class LmemCheck:
             got = self._changed(p, cells)
             got &= cells
         if self._ops is not None:
-            self._ops.append((p, cells.copy(), got.copy(), witnesses))
+            self._ops.append(_Question(p, cells.copy(), got.copy(), witnesses))
             rec = self._making
             rec.asked += cells.size
             if rec.asked > MAX_KEPT_CELLS:      # its questions alone would hold more than the kept runs may:
@@ -963,12 +978,12 @@ class LmemCheck:
                 return np.logical_or.reduceat(diff, at, axis=1).T
         return self._compared(p, cells)[0]
 
-    def _compared(self, p, cells):
-        """_changed over the box of a piece's cells (its rows with a cell, its lanes [l0, l1) with
-        one), and how: out, rws, l0, the box's first lane and offset in lmem (la, lo), the cuts
-        of the rows' bytes [start, end) along a lane (the odd ones span the gaps between rows),
-        the word they are compared in (8, 4, 2 or 1 bytes: the widest every cut allows) and diff
-        (lanes x words: Lmem.data against prev), cuts counted in words."""
+    def _box(self, p, cells):
+        """How _compared compares a piece's cells: the box of them (its rows with a cell, its lanes
+        [l0, l1) with one), as (rws, l0, l1, the box's first lane and offset in lmem (la, lo), the
+        cuts of the rows' bytes [start, end) along a lane (the odd ones span the gaps between
+        rows), the word they are compared in (8, 4, 2 or 1 bytes: the widest every cut allows),
+        and the box's views of Lmem.data and prev (lanes x words)), cuts counted in words."""
         lane, bp = self.lmem.lane_size, self.map.bp
         rws, lns = np.flatnonzero(cells.any(axis=1)), np.flatnonzero(cells.any(axis=0))
         l0, l1 = int(lns[0]), int(lns[-1]) + 1
@@ -981,6 +996,13 @@ class LmemCheck:
         word = _word(lo, hi, lane, cuts)
         if word > 1:
             now, was, cuts = now.view(f"u{word}"), was.view(f"u{word}"), cuts // word
+        return rws, l0, l1, la, lo, cuts, word, now, was
+
+    def _compared(self, p, cells, box=None):
+        """_changed over the box of a piece's cells (_box, or `box`, made for them before), and
+        how: out, rws, l0, la, lo, cuts, word (_box) and diff (lanes x words: Lmem.data against
+        prev)."""
+        rws, l0, l1, la, lo, cuts, word, now, was = self._box(p, cells) if box is None else box
         diff = now != was
         out = np.zeros(cells.shape, bool)
         out[rws, l0:l1] = np.logical_or.reduceat(diff, cuts, axis=1)[:, ::2].T

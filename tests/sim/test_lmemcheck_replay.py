@@ -27,16 +27,15 @@ def _one_by_one(self, n, key=None):
 
 def _state(sim, span=4096):
     """The checker's state per byte of the first `span` offsets of every lane (owner, seen, lost,
-    and prev where an owner is set, with the writes a replay did not copy (LmemCheck._lag) in it:
-    lanes x offsets), its base. The programs here touch no byte
-    past them."""
+    and prev where an owner is set, counting the bytes a replay left to copy (LmemCheck._lag) as
+    copied: lanes x offsets), its base. The programs here touch no byte past them."""
     lc = sim._lcheck
     m = lc.map
     seg = np.searchsorted(m.bp, np.arange(span), side="right") - 1
     past = seg[-1] + (m.bp[seg[-1] + 1] == span)
     assert not (m.owner[past:].any() or m.seen[past:].any() or m.lost[past:].any())
     owner, seen, lost = (arr[seg].T for arr in (m.owner, m.seen, m.lost))
-    kept, lag = lc.prev.copy(), dict(lc._lag)       # prev as it stands for: the bytes a replay left to copy, copied
+    kept, lag = lc.prev.copy(), dict(lc._lag)       # (copied here, then put back as they were)
     lc._sync()
     prev = lc.prev.reshape(m.npu_num, -1)[:, :span].copy()
     lc.prev[...], lc._lag = kept, lag
@@ -226,7 +225,7 @@ def test_a_run_whose_questions_hold_more_than_the_bound_is_not_kept():
         return _warnings(s.run(buf))
     run(sim), run(sim)
     (rec,) = sim._lcheck._recordings.values()
-    asked = sum(op[1].size for ops in rec.ops for op in ops if op.__class__ is tuple)
+    asked = sum(op.cells.size for ops in rec.ops for op in ops if op.__class__ is lmemcheck._Question)
     assert asked and rec.cells() == rec.end[1].size + asked
     with mock.patch.object(lmemcheck, "MAX_KEPT_CELLS", asked - 1):
         sim._lcheck._recordings.clear()
@@ -306,7 +305,8 @@ def _copies(sim, buf):
     with mock.patch.object(LmemCheck, "_keep", counted):
         sim.run(buf)
     recs = sim._lcheck._recordings.values()
-    boxes = sum(op.now.size for r in recs for ops in r.ops for op in ops if op.__class__ is lagged and op.now is not None)
+    boxes = sum(op.now.size for r in recs for ops in r.ops for op in ops
+                if op.__class__ is lagged and op.now is not None)
     return sum(copied), boxes, len(sim._lcheck._lag)
 
 
@@ -440,9 +440,9 @@ def test_a_run_that_is_not_a_replay_first_copies_what_replays_left():
     seg = np.searchsorted(m.bp, np.arange(4096), side="right") - 1
     written = (m.owner[seg].T != 0).ravel()
 
-    def behind():
-        return int((lc.prev.reshape(m.npu_num, -1)[:, :4096].ravel() != sim.lmem.data.reshape(m.npu_num, -1)[
-            :, :4096].ravel())[written].sum())
+    def behind():           # bytes with an owner where prev is not data
+        now, was = (a.reshape(m.npu_num, -1)[:, :4096].ravel() for a in (sim.lmem.data, lc.prev))
+        return int((now != was)[written].sum())
     assert lc._lag and behind()         # (the test means something: the replays left bytes behind)
     with mock.patch.object(LmemCheck, "start", _one_by_one):
         sim.run(other)

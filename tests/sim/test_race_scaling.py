@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import bmk
+from bmk.sim import lmemcheck
 from bmk.sim.lmemcheck import _distinct, _distinct_pairs
 from bmk.sim.races import find_races
 from bmk.sim.memory import LaneLayout
@@ -205,13 +206,15 @@ def test_a_replayed_question_asks_its_witnesses_first():
         assert (where[pos] == at).all()           # bytes of the piece, one in each cell named, all changed
         assert sorted(zip(row[pos].tolist(), lanes[pos].tolist())) == list(map(tuple, np.argwhere(shown)))
         assert not (shown & ~answer).any()
-        ops = [(piece, cells, answer, witnesses)]
-        assert np.array_equal(lc._again(ops, 0), answer) and ops[0][3] is witnesses
+        q = lmemcheck._Question(piece, cells, answer, witnesses)
+        assert np.array_equal(lc._again(q), answer) and q.witnesses is witnesses
         still = where[~np.isin(where, at)]
         sim.lmem.data[still[rng.random(len(still)) < 0.01]] ^= 0x33         # cells that kept their bytes may not now
-        assert np.array_equal(lc._again(ops, 0), changed())
+        assert np.array_equal(lc._again(q), changed())
         lc.prev[at[:1]] = sim.lmem.data[at[:1]]                         # a witness no longer changed
-        assert np.array_equal(lc._again(ops, 0), changed()) and ops[0][3] is None
+        assert np.array_equal(lc._again(q), changed()) and q.witnesses is None
+        sim.lmem.data[where[rng.random(len(where)) < 0.01]] ^= 0x11         # (asked again: compared as planned)
+        assert np.array_equal(lc._again(q), changed())
 
 
 def test_located_is_rows_where_every_run_end_is_a_breakpoint():
