@@ -289,7 +289,7 @@ class _Recording:
         are still theirs)."""
         asks = self.asked and not self.sized         # (no question: no write to copy, no map to look at)
         last = np.full(m.owner.shape, -1, np.int32) if asks else None      # cell -> the write that wrote it last
-        keeps, boxes = [], {}           # boxes: write -> [first lane, end lane, first offset, end offset] to copy
+        keeps, seen = [], []            # seen: per question, (its cells' last writers, their lanes, rows)
         for ops in self.ops:
             for k, op in enumerate(ops):
                 if op.__class__ is _Lag:        # (a replay that stopped: its first ops kept again)
@@ -299,22 +299,26 @@ class _Recording:
                         if asks:
                             last[op.rows, op.a:op.b] = len(keeps)
                         keeps.append((ops, k))
-                    continue
-                if not asks:
-                    continue
-                p, cells = op.piece, op.cells
-                r, lane = np.nonzero(cells)
-                rows, lanes = p.ids[r], p.a + lane
-                by = last[rows, lanes]
-                for n in np.unique(by).tolist():
-                    if n >= 0:
-                        sel = by == n
-                        box = boxes.setdefault(n, [m.npu_num, 0, m.lane_size, 0])
-                        box[0], box[1] = min(box[0], int(lanes[sel].min())), max(box[1], int(lanes[sel].max()) + 1)
-                        box[2] = min(box[2], int(m.bp[rows[sel]].min()))
-                        box[3] = max(box[3], int(m.bp[rows[sel] + 1].max()))
-        for n, (ops, k) in enumerate(keeps):
-            lag = _Lag(ops[k], boxes.get(n))
+                elif asks:
+                    p = op.piece
+                    r, lane = np.nonzero(op.cells)
+                    rows, lanes = p.ids[r], p.a + lane
+                    seen.append((last[rows, lanes], lanes, rows))
+        if not keeps:
+            return
+        # per write, the box of the cells it last wrote that a question compares: first and end
+        # lane, first and end offset (an empty box where none)
+        box = np.array([[m.npu_num], [0], [m.lane_size], [0]]).repeat(len(keeps), axis=1)
+        if seen:
+            by, lanes, rows = (np.concatenate(a) for a in zip(*seen))
+            hit = by >= 0
+            by, lanes, rows = by[hit], lanes[hit], rows[hit]
+            np.minimum.at(box[0], by, lanes)
+            np.maximum.at(box[1], by, lanes + 1)
+            np.minimum.at(box[2], by, m.bp[rows])
+            np.maximum.at(box[3], by, m.bp[rows + 1])
+        for (ops, k), b in zip(keeps, box.T.tolist()):
+            lag = _Lag(ops[k], b if b[0] < b[1] else None)
             if lag.now is None or lag.now.shape != lag.piece.now.shape:     # (else: copied whole, as it was)
                 ops[k] = lag
 
