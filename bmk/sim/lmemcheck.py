@@ -204,18 +204,21 @@ class _Piece:
 class _Question:
     """A kept run's dead-write question (LmemCheck._changed_now): the write's piece, the cells
     asked about, the answer, the witnesses (_changed_seen: None, or (at, shown)) and, once a
-    replay asked it, what it compares again (LmemCheck._again)."""
+    replay asked it, what it compares again (LmemCheck._again). skip: no later instruction of
+    the run reads the writer's values, so no answer changes what the run reports
+    (_Recording.plan_replay): a replay takes the kept one."""
 
-    __slots__ = ("piece", "cells", "answer", "witnesses", "again")
+    __slots__ = ("piece", "cells", "answer", "witnesses", "again", "skip")
 
     def __init__(self, piece, cells, answer, witnesses):
         self.piece, self.cells, self.answer, self.witnesses = piece, cells, answer, witnesses
         self.again = None
+        self.skip = False
 
 
 class _Lag:
     """A kept run's write whose bytes a replay copies into prev only where a later question of
-    the run compares them (_Recording.plan_copies): now / prev, views of that box of its bytes
+    the run compares them (_Recording.plan_replay): now / prev, views of that box of its bytes
     (None: none), the rest left to copy (LmemCheck._lag)."""
 
     __slots__ = ("piece", "now", "prev")
@@ -245,7 +248,8 @@ class _Recording:
     same state, whose instructions log the same entries (the same objects: the simulator
     memoizes views) and whose writes change the same bytes, makes the same checks: its end
     state and warnings are this run's. Replaying it copies into prev the writes' bytes those
-    questions compare (plan_copies) and asks only them; on the first difference the checks of the instructions before it
+    questions compare and asks only them (plan_replay); on the first difference the checks of
+    the instructions before it
     are made (from the recorded logs and answers) and the run goes on checked as usual.
     A run with an imprecise write (_write_bytes: every byte it changed matters) or that cut the
     map (its breakpoints differ from the next run's start) is not kept.
@@ -256,7 +260,7 @@ class _Recording:
     it anew. The end is kept as the map rows the run changed."""
 
     __slots__ = ("key", "state", "version", "order", "entries", "copied", "ops", "begun", "end", "name",
-                 "warnings", "clobbers", "reported", "lost", "whole", "asked", "sized")
+                 "warnings", "clobbers", "reported", "lost", "whole", "asked", "sized", "read", "skips")
 
     def __init__(self, key, lc):
         m = lc.map
@@ -266,6 +270,8 @@ class _Recording:
         self.whole = True           # every instruction's checks kept (no imprecise write, map not cut)
         self.asked = 0              # cells of the questions kept (ops)
         self.sized = False          # an instruction's footprint depends on the data (memory.AccessLog.sized)
+        self.read = set()           # owners some instruction read a value of (LmemCheck._note_read)
+        self.skips = False          # a question a replay does not ask (_Question.skip)
 
     def keep_end(self, lc):
         """The run ended: its outcome (the rows it changed, its warnings) kept."""
@@ -279,31 +285,42 @@ class _Recording:
         self.name = object()            # the state it ends in (a name: it keeps nothing alive)
         self.warnings, self.lost = tuple(lc.warnings), lc._lost
         self.clobbers, self.reported = frozenset(lc.clobbers), frozenset(lc.reported)
-        self.plan_copies(lc.map)
+        m = lc.map
+        self.read.update(_set(m.owner[m.seen]))     # (and the values read that no one overwrote)
+        self.plan_replay(m)
 
-    def plan_copies(self, m):
-        """What a replay copies into prev of each write: the box of the cells it was the last to
-        write that a later question of the run compares (_Lag, with the rest of its bytes left
-        to copy), nothing (_Lag), or all of it (the write itself: every write in a run whose
-        footprints depend on the data). m: the map (the run did not cut it: its pieces' rows
-        are still theirs)."""
-        asks = self.asked and not self.sized         # (no question: no write to copy, no map to look at)
-        last = np.full(m.owner.shape, -1, np.int32) if asks else None      # cell -> the write that wrote it last
-        keeps, seen = [], []            # seen: per question, (its cells' last writers, their lanes, rows)
-        for ops in self.ops:
+    def plan_replay(self, m):
+        """What a replay asks and copies. A question of an instruction whose values no later
+        instruction of the run read (self.read) is not asked (_Question.skip): whatever it
+        answers, only reads of those values could see it (the lost values and (clobber, writer)
+        pairs it makes are the writer's). Of each write a replay copies into prev the box of the
+        cells it was the last to write that a later question asked compares (_Lag, with the rest
+        of its bytes left to copy), nothing (_Lag), or all of it (the write itself). A run whose
+        footprints depend on the data skips nothing and copies every write. m: the map (the run
+        did not cut it: its pieces' rows are still theirs)."""
+        base, sized = self.key[1], self.sized
+        last = np.full(m.owner.shape, -1, np.int32) if self.asked and not sized else None  # cell -> its last write
+        keeps, seen = [], []            # seen: per question asked, (its cells' last writers, their lanes, rows)
+        self.skips = False
+        for pos, ops in enumerate(self.ops):
             for k, op in enumerate(ops):
                 if op.__class__ is _Lag:        # (a replay that stopped: its first ops kept again)
                     ops[k] = op = op.piece
+                if sized:
+                    continue
                 if op.__class__ is _Piece:
-                    if not self.sized:
-                        if asks:
-                            last[op.rows, op.a:op.b] = len(keeps)
-                        keeps.append((ops, k))
-                elif asks:
-                    p = op.piece
-                    r, lane = np.nonzero(op.cells)
-                    rows, lanes = p.ids[r], p.a + lane
-                    seen.append((last[rows, lanes], lanes, rows))
+                    if last is not None:
+                        last[op.rows, op.a:op.b] = len(keeps)
+                    keeps.append((ops, k))
+                    continue
+                op.skip = base + self.order[pos] not in self.read
+                if op.skip:
+                    self.skips = True
+                    continue
+                p = op.piece
+                r, lane = np.nonzero(op.cells)
+                rows, lanes = p.ids[r], p.a + lane
+                seen.append((last[rows, lanes], lanes, rows))
         if not keeps:
             return
         # per write, the box of the cells it last wrote that a question compares: first and end
@@ -513,6 +530,9 @@ class LmemCheck:
                     op.prev[...] = op.now
                 self._lag[id(op.piece)] = op.piece
                 continue
+            if op.skip:
+                got.append(op.answer)
+                continue
             now = self._again(op)
             got.append(now)
             if not np.array_equal(now, op.answer):
@@ -554,13 +574,13 @@ class LmemCheck:
         if self._recordings.pop(rec.key, None) is not None:
             self._kept_cells -= rec.cells()
         new = _Recording(rec.key, self)         # (the map and its state's name are still the run's start)
+        self._making = new                      # (the catch-up notes the values read: new.read)
         self._catch_up(rec, pos)
         new.order, new.entries, new.copied = rec.order[:pos], rec.entries[:pos], rec.copied[:pos]
         new.sized = rec.sized                   # (its instructions: the program's)
         new.ops = rec.ops[:pos]
         new.asked = sum(op.cells.size for ops in new.ops for op in ops if op.__class__ is _Question)
-        self._making = new
-        if self._lag and not self._logged_as_kept(rec, pos, i, entries, copies):
+        if (self._lag or rec.skips) and not self._logged_as_kept(rec, pos, i, entries, copies):
             raise SimulationError(f"local-memory checks: instruction {i} logged other local-memory bytes than when "
                                   "its program's run was kept, and its kind does not say its footprint depends on "
                                   "the data (memory.AccessLog.sized): the checks cannot be exact here; run with "
@@ -687,6 +707,10 @@ class LmemCheck:
                     if not p.exact:                 # its owners depend on the bytes it changed
                         self._write_bytes(p, me, set(), set())
                         continue
+                    if self._making is not None:
+                        m = self.map
+                        self._note_read(m.owner[p.rows, p.a:p.b] if p.own is None else p.own,
+                                        m.seen[p.rows, p.a:p.b] if p.sv is None else p.sv)
                     if p.own is not None:
                         p.own[...] = me
                     else:
@@ -930,6 +954,7 @@ class LmemCheck:
             if p.own is not None:
                 self._record(p, p.own, p.sv, p.lv, me, victims, others)
             elif _all(m.seen[p.rows, p.a:p.b]):     # several runs, every value read: _record's outcome stored
+                self._note_read(m.owner[p.rows, p.a:p.b], None)
                 m.owner[p.rows, p.a:p.b] = me
                 m.seen[p.rows, p.a:p.b] = False
                 if self._lost:
@@ -941,9 +966,20 @@ class LmemCheck:
                     arr[p.rows, p.a:p.b] = c
             self._keep(p)
 
+    def _note_read(self, own, seen):
+        """A run being kept learns whose values were read, from the cells a write takes (their
+        owners, and which of their values were read: seen, None: all): _Recording.read."""
+        rec = self._making
+        if rec is not None:
+            if seen is None:
+                rec.read.update(_set(own))
+            elif _any(seen):
+                rec.read.update(_set(own[seen]))
+
     def _record(self, p, own, seen, lost, me, victims, others):
         """An exact write of piece p by `me` on its cells (own, seen, lost: changed in place)."""
         base = self.base
+        self._note_read(own, seen)
         dead = None                             # unread values of this run's instructions, changed
         if not _all(seen):
             dead = ~seen
