@@ -47,22 +47,27 @@ Races (two engines at once) are the race detector's business; here order is the 
 Replay (issue 34 item 4: a model checked on input after input): the checks of a run depend on
 the data only through one question, which bytes of an unread value a write changed. A run that
 could be kept (_Recording) is replayed when the same program runs again from the same state:
-each instruction's log must be the kept one (the same entry objects), its writes' bytes are
-copied into prev and the kept questions asked again; its warnings and end state are then the
-kept run's. A question asks first, for each cell a write changed last time, a byte it changed
-then (LmemCheck._again): where they all changed again, only the other cells are compared. On
-the first difference (another log, another answer, an error) the checks of the instructions
-before it are made from the kept logs and answers, and the run goes on checked one
-instruction at a time. tests/sim/test_lmemcheck_replay.py holds replays to that.
+each instruction's log must be the kept one (the same entry objects) and the kept questions
+are asked again; its warnings and end state are then the kept run's. Not every question: the
+answer about a write whose values no later instruction of the run reads changes no warning,
+and the kept one stands (_Question.skip). A question asks first, for each cell a write changed
+last time, a byte it changed then (LmemCheck._again): where they all changed again, only the
+other cells are compared. On the first difference (another log, another answer, an error) the
+checks of the instructions before it are made from the kept logs and answers, and the run
+goes on checked one instruction at a time. tests/sim/test_lmemcheck_replay.py holds replays to
+that.
 
-A replay copies into prev only the writes a later question of the run may compare (_Lag):
-prev is read only by questions, which compare bytes this run wrote, and by imprecise writes
-(never in a kept run). The bytes of the copies it skips are left in `_lag`, where data holds
-what prev should (nothing writes local memory unseen: the host's writes copy their own bytes,
-an unchecked run makes the next checked one copy everything); they are copied (_sync) before
-a run that is not a replay, and before one that is, of a program whose footprints depend on
-the data (memory.AccessLog.sized: its instructions may write other bytes on the next run), and
-after the instruction where a replay stops.
+A replay copies into prev only the bytes of its writes that a later question it asks compares
+(_Recording.plan_replay, _Lag): prev is read only by questions, which compare bytes this run
+wrote, and by imprecise writes (never in a kept run). The bytes it does not copy are left in
+`_lag`, where data holds what prev should (nothing writes local memory unseen: the host's
+writes copy their own bytes, an unchecked run makes the next checked one copy everything);
+they are copied (_sync) before a run that is not a replay, and before one that is, of a
+program whose footprints depend on the data (memory.AccessLog.sized: its instructions may
+write other bytes on the next run; such a run also asks every question), and after the
+instruction where a replay stops. A replay that left bytes to copy or skipped a question
+refuses an instruction logging other bytes than the kept run's (a kind whose footprint
+depends on the data and does not say so): its checks could not be exact.
 """
 import mmap
 import weakref
@@ -247,10 +252,10 @@ class _Recording:
     for dead writes; prev holds the bytes as they were). A run of the same program from the
     same state, whose instructions log the same entries (the same objects: the simulator
     memoizes views) and whose writes change the same bytes, makes the same checks: its end
-    state and warnings are this run's. Replaying it copies into prev the writes' bytes those
-    questions compare and asks only them (plan_replay); on the first difference the checks of
-    the instructions before it
-    are made (from the recorded logs and answers) and the run goes on checked as usual.
+    state and warnings are this run's. Replaying it asks only those questions (those whose
+    answer a later read could see) and copies into prev only the bytes they compare
+    (plan_replay); on the first difference the checks of the instructions before it are made
+    (from the recorded logs and answers) and the run goes on checked as usual.
     A run with an imprecise write (_write_bytes: every byte it changed matters) or that cut the
     map (its breakpoints differ from the next run's start) is not kept.
 
@@ -260,7 +265,8 @@ class _Recording:
     it anew. The end is kept as the map rows the run changed."""
 
     __slots__ = ("key", "state", "version", "order", "entries", "copied", "ops", "begun", "end", "name",
-                 "warnings", "clobbers", "reported", "lost", "whole", "asked", "sized", "read", "skips")
+                 "warnings", "clobbers", "reported", "lost", "whole", "asked", "sized", "read", "pending",
+                 "skips")
 
     def __init__(self, key, lc):
         m = lc.map
@@ -270,7 +276,8 @@ class _Recording:
         self.whole = True           # every instruction's checks kept (no imprecise write, map not cut)
         self.asked = 0              # cells of the questions kept (ops)
         self.sized = False          # an instruction's footprint depends on the data (memory.AccessLog.sized)
-        self.read = set()           # owners some instruction read a value of (LmemCheck._note_read)
+        self.read = set()           # instructions (owners) that asked a question and whose values were read
+        self.pending = set()        # those that asked one, not known read yet (LmemCheck._note_read)
         self.skips = False          # a question a replay does not ask (_Question.skip)
 
     def keep_end(self, lc):
@@ -286,7 +293,8 @@ class _Recording:
         self.warnings, self.lost = tuple(lc.warnings), lc._lost
         self.clobbers, self.reported = frozenset(lc.clobbers), frozenset(lc.reported)
         m = lc.map
-        self.read.update(_set(m.owner[m.seen]))     # (and the values read that no one overwrote)
+        if self.pending:        # (and the values read that no one overwrote)
+            self.read.update(self.pending.intersection(_set(m.owner[m.seen])))
         self.plan_replay(m)
 
     def plan_replay(self, m):
@@ -300,7 +308,7 @@ class _Recording:
         did not cut it: its pieces' rows are still theirs)."""
         base, sized = self.key[1], self.sized
         last = np.full(m.owner.shape, -1, np.int32) if self.asked and not sized else None  # cell -> its last write
-        keeps, seen = [], []            # seen: per question asked, (its cells' last writers, their lanes, rows)
+        keeps, compares = [], []        # per question asked, (its cells' last writers, their lanes, rows)
         self.skips = False
         for pos, ops in enumerate(self.ops):
             for k, op in enumerate(ops):
@@ -320,14 +328,14 @@ class _Recording:
                 p = op.piece
                 r, lane = np.nonzero(op.cells)
                 rows, lanes = p.ids[r], p.a + lane
-                seen.append((last[rows, lanes], lanes, rows))
+                compares.append((last[rows, lanes], lanes, rows))
         if not keeps:
             return
         # per write, the box of the cells it last wrote that a question compares: first and end
         # lane, first and end offset (an empty box where none)
         box = np.array([[m.npu_num], [0], [m.lane_size], [0]]).repeat(len(keeps), axis=1)
-        if seen:
-            by, lanes, rows = (np.concatenate(a) for a in zip(*seen))
+        if compares:
+            by, lanes, rows = (np.concatenate(a) for a in zip(*compares))
             hit = by >= 0
             by, lanes, rows = by[hit], lanes[hit], rows[hit]
             np.minimum.at(box[0], by, lanes)
@@ -574,12 +582,14 @@ class LmemCheck:
         if self._recordings.pop(rec.key, None) is not None:
             self._kept_cells -= rec.cells()
         new = _Recording(rec.key, self)         # (the map and its state's name are still the run's start)
-        self._making = new                      # (the catch-up notes the values read: new.read)
-        self._catch_up(rec, pos)
         new.order, new.entries, new.copied = rec.order[:pos], rec.entries[:pos], rec.copied[:pos]
         new.sized = rec.sized                   # (its instructions: the program's)
         new.ops = rec.ops[:pos]
         new.asked = sum(op.cells.size for ops in new.ops for op in ops if op.__class__ is _Question)
+        new.pending = {rec.key[1] + i for i, ops in zip(new.order, new.ops) if any(
+            op.__class__ is _Question for op in ops)}
+        self._making = new                      # (the catch-up notes the values read: new.read)
+        self._catch_up(rec, pos)
         if (self._lag or rec.skips) and not self._logged_as_kept(rec, pos, i, entries, copies):
             raise SimulationError(f"local-memory checks: instruction {i} logged other local-memory bytes than when "
                                   "its program's run was kept, and its kind does not say its footprint depends on "
@@ -967,14 +977,22 @@ class LmemCheck:
             self._keep(p)
 
     def _note_read(self, own, seen):
-        """A run being kept learns whose values were read, from the cells a write takes (their
-        owners, and which of their values were read: seen, None: all): _Recording.read."""
+        """A run being kept learns which instructions that asked a question had their values
+        read (_Recording.read), from the cells a write takes: their owners, and which of their
+        values were read (seen; None: all). (A question comes at the write that makes the values:
+        only the owners pending then are looked for.)"""
         rec = self._making
-        if rec is not None:
-            if seen is None:
-                rec.read.update(_set(own))
-            elif _any(seen):
-                rec.read.update(_set(own[seen]))
+        if rec is None or not rec.pending:
+            return
+        if seen is not None:
+            if not _any(seen):
+                return
+            own = own[seen]
+        lo, hi = int(_min(own)), int(_max(own))
+        for a in [a for a in rec.pending if lo <= a <= hi]:
+            if _any(own == a):
+                rec.pending.discard(a)
+                rec.read.add(a)
 
     def _record(self, p, own, seen, lost, me, victims, others):
         """An exact write of piece p by `me` on its cells (own, seen, lost: changed in place)."""
@@ -987,6 +1005,8 @@ class LmemCheck:
             dead &= own != me
             if _any(dead):
                 dead &= self._changed_now(p, dead)
+                if self._ops is not None and me not in self._making.read:       # (a question kept)
+                    self._making.pending.add(me)
         if dead is not None and _any(dead):
             victims.update(_set(own[dead]))
             others.update(_set(own))
