@@ -71,6 +71,7 @@ depends on the data and does not say so): its checks could not be exact.
 """
 import mmap
 import weakref
+from bisect import bisect_left, bisect_right, insort
 from collections import deque
 from operator import is_
 
@@ -277,7 +278,7 @@ class _Recording:
         self.asked = 0              # cells of the questions kept (ops)
         self.sized = False          # an instruction's footprint depends on the data (memory.AccessLog.sized)
         self.read = set()           # instructions (owners) that asked a question and whose values were read
-        self.pending = set()        # those that asked one, not known read yet (LmemCheck._note_read)
+        self.pending = []           # those that asked one, not known read yet, sorted (LmemCheck._note_read)
         self.skips = False          # a question a replay does not ask (_Question.skip)
 
     def keep_end(self, lc):
@@ -294,7 +295,7 @@ class _Recording:
         self.clobbers, self.reported = frozenset(lc.clobbers), frozenset(lc.reported)
         m = lc.map
         if self.pending:        # (and the values read that no one overwrote)
-            self.read.update(self.pending.intersection(_set(m.owner[m.seen])))
+            self.read.update(_set(m.owner[m.seen]).intersection(self.pending))
         self.plan_replay(m)
 
     def plan_replay(self, m):
@@ -586,8 +587,8 @@ class LmemCheck:
         new.sized = rec.sized                   # (its instructions: the program's)
         new.ops = rec.ops[:pos]
         new.asked = sum(op.cells.size for ops in new.ops for op in ops if op.__class__ is _Question)
-        new.pending = {rec.key[1] + i for i, ops in zip(new.order, new.ops) if any(
-            op.__class__ is _Question for op in ops)}
+        new.pending = sorted({rec.key[1] + i for i, ops in zip(new.order, new.ops) if any(
+            op.__class__ is _Question for op in ops)})
         self._making = new                      # (the catch-up notes the values read: new.read)
         self._catch_up(rec, pos)
         if (self._lag or rec.skips) and not self._logged_as_kept(rec, pos, i, entries, copies):
@@ -988,11 +989,15 @@ class LmemCheck:
             if not _any(seen):
                 return
             own = own[seen]
-        lo, hi = int(_min(own)), int(_max(own))
-        for a in [a for a in rec.pending if lo <= a <= hi]:
-            if _any(own == a):
-                rec.pending.discard(a)
-                rec.read.add(a)
+        pending = rec.pending
+        lo, hi = bisect_left(pending, int(_min(own))), bisect_right(pending, int(_max(own)))
+        if lo == hi:
+            return
+        found = _set(own).intersection(pending[lo:hi]) if hi - lo > 4 else [
+            a for a in pending[lo:hi] if _any(own == a)]
+        for a in found:
+            pending.remove(a)
+            rec.read.add(a)
 
     def _record(self, p, own, seen, lost, me, victims, others):
         """An exact write of piece p by `me` on its cells (own, seen, lost: changed in place)."""
@@ -1005,8 +1010,9 @@ class LmemCheck:
             dead &= own != me
             if _any(dead):
                 dead &= self._changed_now(p, dead)
-                if self._ops is not None and me not in self._making.read:       # (a question kept)
-                    self._making.pending.add(me)
+                rec = self._making
+                if self._ops is not None and me not in rec.read and me not in rec.pending:    # (a question kept)
+                    insort(rec.pending, me)
         if dead is not None and _any(dead):
             victims.update(_set(own[dead]))
             others.update(_set(own))
